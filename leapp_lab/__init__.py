@@ -1,0 +1,54 @@
+"""leapp_lab: find why, and where, an exported LEAPP model disagrees with the Python it came from.
+
+The public API is imported lazily so that ``import leapp_lab`` (and ``%load_ext leapp_lab``) stays
+fast and does not import torch until a feature needs it.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._compat import check_leapp_version
+
+__version__ = "0.1.0"
+
+check_leapp_version()
+
+_LAZY = {
+    "tap": "leapp_lab.taps.marker",
+    "Tap": "leapp_lab.taps.marker",
+    "trace": "leapp_lab.trace.session",
+    "prepare": "leapp_lab.taps.prepare",
+    "compile": "leapp_lab.engines.build",
+    "verify": "leapp_lab.compare.verify",
+    "replay": "leapp_lab.trace.replay",
+    "report": "leapp_lab.views.html",
+    "load": "leapp_lab.model.base",
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'leapp_lab' has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from .magics import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .magics import unload_ipython_extension as _unload
+
+    _unload(ipython)

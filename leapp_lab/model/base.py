@@ -1,0 +1,113 @@
+"""The report base shared by every run kind (trace, verify, ...).
+
+A report is a plain dataclass with a ``kind`` and a ``schema_version``. ``save(dir)`` writes
+``report.json`` (strict JSON) plus any arrays as uncompressed npz beside it; ``leapp_lab.load(dir)``
+reads ``report.json`` and dispatches on ``kind`` to the registered class. Views only read reports.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .jsonio import read_json, write_json
+
+SCHEMA_VERSION = 1
+REPORT_FILE = "report.json"
+
+_KINDS: dict[str, type["Report"]] = {}
+
+
+def register(cls: type["Report"]) -> type["Report"]:
+    """Class decorator: make ``load`` dispatch ``cls.kind`` to ``cls``."""
+    if not getattr(cls, "kind", None):
+        raise TypeError(f"{cls.__name__} has no kind")
+    _KINDS[cls.kind] = cls
+    return cls
+
+
+class Report:
+    """Mixin for report dataclasses.
+
+    Subclasses set ``kind`` and implement ``to_dict()`` / ``from_dict(d, path)``; arrays are written
+    by ``_save_arrays(dir)`` and loaded lazily by the subclass from ``self.path``.
+    """
+
+    kind: ClassVar[str] = ""
+    schema_version: ClassVar[int] = SCHEMA_VERSION
+
+    # -- to override ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "Report":  # pragma: no cover
+        raise NotImplementedError
+
+    def _save_arrays(self, directory: Path) -> None:
+        """Write npz files next to report.json (default: none)."""
+
+    # -- shared --------------------------------------------------------------------------------
+    def save(self, directory: str | os.PathLike) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self._save_arrays(directory)
+        body = {"kind": self.kind, "schema_version": self.schema_version}
+        body.update(self.to_dict())
+        write_json(directory / REPORT_FILE, body)
+        self.path = directory
+        return directory
+
+
+def resolve_report_path(path: str | os.PathLike) -> Path:
+    """Accept a run folder, its report.json, or a folder holding ``latest`` (a runs root)."""
+    from .runs import latest_run, lab_dir
+
+    p = Path(path)
+    if p.is_file() and p.name == REPORT_FILE:
+        return p.parent
+    if (p / REPORT_FILE).is_file():
+        return p
+    for root in (p, lab_dir(p)):
+        run = latest_run(root)
+        if run is not None and (run / REPORT_FILE).is_file():
+            return run
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file or folder")
+    raise FileNotFoundError(
+        f"{p}: no {REPORT_FILE} here, and no 'latest' run under it; pass a run folder "
+        f"(…/leapp_lab/runs/<run id>) or the folder that holds 'latest'")
+
+
+def load(path: str | os.PathLike) -> Report:
+    """Load any report from disk; dispatches on its ``kind``."""
+    _import_report_kinds()
+    run = resolve_report_path(path)
+    d = read_json(run / REPORT_FILE)
+    if not isinstance(d, dict) or "kind" not in d:
+        raise ValueError(f"{run / REPORT_FILE}: not a leapp_lab report (no 'kind')")
+    kind = d["kind"]
+    cls = _KINDS.get(kind)
+    if cls is None:
+        raise ValueError(f"{run / REPORT_FILE}: unknown report kind {kind!r}; known: {sorted(_KINDS)}")
+    ver = d.get("schema_version")
+    if not isinstance(ver, int) or ver > cls.schema_version:
+        raise ValueError(
+            f"{run / REPORT_FILE}: schema_version {ver!r} of kind {kind!r} is newer than this "
+            f"leapp_lab understands ({cls.schema_version}); upgrade leapp_lab")
+    report = cls.from_dict(d, run)
+    report.path = run
+    return report
+
+
+def _import_report_kinds() -> None:
+    """Import the modules that register report classes (kept lazy: they are cheap, but optional)."""
+    import importlib
+
+    for mod in ("leapp_lab.model.trace", "leapp_lab.model.verify", "leapp_lab.model.build",
+                "leapp_lab.model.prepare", "leapp_lab.model.replay"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise

@@ -1,0 +1,137 @@
+"""JSON and npz on disk, with the two rules every report obeys.
+
+* JSON never holds ``NaN``/``Infinity``: a non-finite float is written as ``null`` and counted, so a
+  consumer in any language can parse the file and still learn that values were dropped.
+* Arrays go to *uncompressed* ``.npz`` and are read back with ``allow_pickle=False``.
+
+Every write goes to a temporary sibling first and is renamed into place, so a crash half-way never
+leaves a truncated file where a good one stood.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+
+def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
+    """Convert ``obj`` to plain JSON types; non-finite floats become ``None``.
+
+    ``_counter`` (a one-element list) accumulates how many non-finite values were replaced.
+    """
+    if _counter is None:
+        _counter = [0]
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        if math.isfinite(f):
+            return f
+        _counter[0] += 1
+        return None
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, Path):
+        return str(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name), _counter) for f in dataclasses.fields(obj)
+                if not f.metadata.get("transient")}
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v, _counter) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [to_jsonable(v, _counter) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v, _counter) for v in obj.tolist()]
+    raise TypeError(f"cannot write {type(obj).__name__} to JSON: {obj!r:.80}")
+
+
+def dumps(obj: Any, *, indent: int | None = 1) -> tuple[str, int]:
+    """Serialise to strict JSON; returns ``(text, number of non-finite values replaced by null)``."""
+    counter = [0]
+    plain = to_jsonable(obj, counter)
+    return json.dumps(plain, indent=indent, allow_nan=False, ensure_ascii=False), counter[0]
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> int:
+    """Write strict JSON atomically; returns the number of non-finite values written as null."""
+    text, n = dumps(obj)
+    atomic_write_text(path, text + "\n")
+    return n
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+
+
+def save_npz(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
+    """Write an uncompressed npz atomically. Keys are kept verbatim (they may contain '/')."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp.npz", dir=path.parent)
+    os.close(fd)
+    try:
+        clean = {}
+        for k, v in arrays.items():
+            a = np.asarray(v)
+            if a.dtype == object:
+                raise TypeError(f"array {k!r} has dtype object; only numeric arrays are stored")
+            clean[str(k)] = a
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **clean)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_npz(path: str | os.PathLike, *, mmap: bool = False) -> dict[str, np.ndarray]:
+    """Load every array of an npz without ever unpickling. Errors name the file."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except ValueError as exc:
+        raise ValueError(f"{path}: holds an object array, which is never unpickled ({exc})") from None
+    except Exception as exc:  # zipfile.BadZipFile, EOFError, OSError: a truncated or foreign file
+        raise ValueError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})") from None

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs leapp_lab and everything it needs into a Python environment.
+#   - an active virtualenv/conda env is used as it is; otherwise ./.venv is created;
+#   - a torch that is already importable there is kept; otherwise torch==2.13.0 is installed
+#     (pinned exactly, so pip never pulls a multi-GB CUDA build where a CPU wheel is on disk);
+#   - with --dev, also the test extras, Chromium and Graphviz from Debian (for browser tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dev=0
+[ "${1:-}" = "--dev" ] && dev=1
+
+if [ -n "${VIRTUAL_ENV:-}" ]; then
+  py="$VIRTUAL_ENV/bin/python"
+elif [ -n "${CONDA_PREFIX:-}" ]; then
+  py="$CONDA_PREFIX/bin/python"
+else
+  [ -x .venv/bin/python ] || python3 -m venv .venv
+  py="$PWD/.venv/bin/python"
+fi
+echo "leapp_lab: installing into $("$py" -c 'import sys; print(sys.prefix)')" >&2
+
+if "$py" -c 'import torch' 2>/dev/null; then
+  echo "leapp_lab: keeping torch $("$py" -c 'import torch; print(torch.__version__)')" >&2
+else
+  "$py" -m pip install -q torch==2.13.0
+fi
+
+if [ "$dev" = 1 ]; then
+  "$py" -m pip install -q -e ".[dev]"
+  need=()
+  [ -x /usr/bin/chromium ] || need+=(chromium)
+  command -v dot >/dev/null || need+=(graphviz)
+  if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" fonts-dejavu-core >/dev/null
+    else
+      echo "leapp_lab: please install ${need[*]} (Debian: sudo apt-get install -y ${need[*]})" >&2
+      [ -n "${CI:-}" ] && exit 1
+    fi
+  fi
+else
+  "$py" -m pip install -q -e .
+fi
+echo "$py"

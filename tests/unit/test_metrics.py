@@ -1,0 +1,68 @@
+import numpy as np
+import pytest
+
+from leapp_lab.compare.metrics import LogHistogram, diff_stats
+
+
+def _independent(e, r):
+    e = e.astype(np.float64).ravel(); r = r.astype(np.float64).ravel()
+    d = np.abs(e - r)
+    cos = (e @ r) / (np.linalg.norm(e) * np.linalg.norm(r))
+    return dict(max_abs=d.max(), mse=np.mean((e - r) ** 2),
+                mape=100 * np.mean(d / np.maximum(np.abs(r), 1e-6)), cosine=cos)
+
+
+@pytest.mark.parametrize("n,chunk", [(10, 4), (100_003, 4096), (7, 1 << 16)])
+def test_metrics_match_independent_formula(n, chunk):
+    rng = np.random.default_rng(n)
+    r = rng.standard_normal(n).astype(np.float32)
+    e = (r + rng.standard_normal(n).astype(np.float32) * 1e-2).astype(np.float32)
+    s = diff_stats(e, r, rtol=1e-3, chunk=chunk)
+    ref = _independent(e, r)
+    for k, v in ref.items():
+        assert getattr(s, k) == pytest.approx(v, rel=1e-12, abs=1e-15), k
+    d = np.abs(e.astype(np.float64) - r)
+    assert s.min_atol == pytest.approx(max(0.0, (d - 1e-3 * np.abs(r.astype(np.float64))).max()), rel=1e-12)
+    assert np.allclose(e, r, rtol=1e-3, atol=s.min_atol * (1 + 1e-9))
+    assert s.hist.total == n
+
+
+def test_nonfinite_counted_not_dropped():
+    r = np.array([1.0, 2.0, np.nan, 4.0, 5.0])
+    e = np.array([1.0, np.inf, 3.0, 4.5, 5.0])
+    s = diff_stats(e, r)
+    assert (s.nonfinite_engine, s.nonfinite_reference, s.nonfinite_pairs) == (1, 1, 2)
+    assert s.max_abs == 0.5 and s.mse == pytest.approx(0.25 / 3)
+    assert s.hist.total == 3 and s.hist.zero == 2
+
+
+def test_cosine_edge_cases():
+    z = np.zeros(4)
+    assert diff_stats(z, z).cosine == 1.0
+    assert diff_stats(np.ones(4), z).cosine == 0.0
+
+
+def test_histogram_bins_and_percentiles():
+    d = np.array([0.0, 0.0, 1e-6, 1e-3, 1e-3, 1.0, 100.0])
+    s = diff_stats(d, np.zeros_like(d))
+    h = s.hist
+    assert h.zero == 2 and h.total == 7
+    edges = h.edges()
+    # every non-zero value falls inside the edges of its own bin
+    for v in d[d > 0]:
+        i = np.searchsorted(edges, v, side="right") - 1
+        assert edges[i] <= v < edges[i + 1]
+    assert s.percentile(0) == 0.0
+    assert s.percentile(100) == pytest.approx(100.0, rel=0.2)
+    assert 1e-3 / 1.25 <= s.percentile(50) <= 1e-3 * 1.25
+
+
+def test_merge_equals_whole():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 1000)), rng.standard_normal((2, 1000))
+    whole = diff_stats(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]), rtol=1e-2)
+    merged = diff_stats(a[0], a[1], rtol=1e-2).merge(diff_stats(b[0], b[1], rtol=1e-2))
+    for k in ("max_abs", "mse", "mape", "cosine", "min_atol"):
+        assert getattr(merged, k) == pytest.approx(getattr(whole, k), rel=1e-12)
+    assert merged.hist.counts == whole.hist.counts and merged.hist.first_bin == whole.hist.first_bin
+    assert LogHistogram.from_dict(merged.hist.to_dict()).counts == merged.hist.counts

@@ -1,0 +1,90 @@
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from leapp_lab.model import RunFolder, latest_run, list_runs, load, load_npz, register, save_npz
+from leapp_lab.model.base import Report
+from leapp_lab.model.jsonio import dumps, write_json
+
+
+@register
+@dataclass
+class _Toy(Report):
+    kind = "toy-test"
+    values: list = field(default_factory=list)
+
+    def to_dict(self):
+        return {"values": self.values}
+
+    @classmethod
+    def from_dict(cls, d, path=None):
+        return cls(values=d["values"])
+
+
+def test_json_has_no_nan_and_counts_them(tmp_path):
+    text, n = dumps({"a": [1.0, float("nan"), float("inf"), -float("inf")], "b": np.float32(2)})
+    assert n == 3
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text) == {"a": [1.0, None, None, None], "b": 2.0}
+    assert write_json(tmp_path / "x.json", {"v": math.nan}) == 1
+
+
+def test_save_load_dispatches_on_kind(tmp_path):
+    r = _Toy(values=[1, 2.5, float("nan")])
+    r.save(tmp_path / "run")
+    d = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert d["kind"] == "toy-test" and d["schema_version"] == 1 and d["values"][2] is None
+    back = load(tmp_path / "run")
+    assert isinstance(back, _Toy) and back.values == [1, 2.5, None]
+
+
+def test_load_names_unknown_kind_and_newer_schema(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "report.json").write_text('{"kind": "nope", "schema_version": 1}')
+    with pytest.raises(ValueError, match="unknown report kind 'nope'"):
+        load(tmp_path / "a")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "report.json").write_text('{"kind": "toy-test", "schema_version": 99}')
+    with pytest.raises(ValueError, match="newer than this"):
+        load(tmp_path / "b")
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load(tmp_path / "missing")
+
+
+def test_npz_roundtrip_uncompressed_and_never_unpickles(tmp_path):
+    p = save_npz(tmp_path / "a.npz", {"x/y": np.arange(6, dtype=np.float32).reshape(2, 3)})
+    import zipfile
+    with zipfile.ZipFile(p) as z:
+        assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
+    assert load_npz(p)["x/y"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    np.savez(tmp_path / "evil.npz", o=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(ValueError, match="evil.npz"):
+        load_npz(tmp_path / "evil.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="junk.npz"):
+        load_npz(tmp_path / "junk.npz")
+
+
+def test_run_folders_never_overwrite_and_latest_moves(tmp_path):
+    with RunFolder(tmp_path, "one") as a:
+        _Toy(values=[1]).save(a.path)
+    with RunFolder(tmp_path, "two") as b:
+        _Toy(values=[2]).save(b.path)
+    runs = list_runs(tmp_path)
+    assert len(runs) == 2
+    assert latest_run(tmp_path) == b.final_path
+    assert load(tmp_path).values == [2]
+    assert load(a.final_path).values == [1]
+
+
+def test_failed_empty_run_leaves_previous_latest(tmp_path):
+    with RunFolder(tmp_path, "good") as good:
+        _Toy(values=[1]).save(good.path)
+    with pytest.raises(RuntimeError):
+        with RunFolder(tmp_path, "bad"):
+            raise RuntimeError("boom")
+    assert latest_run(tmp_path) == good.final_path
+    assert list_runs(tmp_path) == [good.final_path]
