@@ -1,0 +1,52 @@
+"""Generic dataclass <-> plain dict conversion for report records (no pickling, no magic types)."""
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import Any, get_args, get_origin, get_type_hints
+
+
+def _convert(tp: Any, data: Any) -> Any:
+    if data is None:
+        return None
+    origin = get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        for a in (a for a in get_args(tp) if a is not type(None)):
+            try:
+                return _convert(a, data)
+            except (TypeError, ValueError, KeyError, AttributeError):
+                continue
+        return data
+    if origin in (list, tuple, set):
+        args = get_args(tp)
+        return [_convert(args[0] if args else Any, x) for x in data]
+    if origin is dict:
+        args = get_args(tp)
+        return {k: _convert(args[1] if args else Any, v) for k, v in data.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise TypeError(f"{tp.__name__} expects an object, got {type(data).__name__}")
+        return tp.from_dict(data) if hasattr(tp, "from_dict") else fields_from_dict(tp, data)
+    if tp is float and isinstance(data, (int, float)) and not isinstance(data, bool):
+        return float(data)
+    return data
+
+
+def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
+    hints = get_type_hints(cls)
+    kwargs = {f.name: _convert(hints.get(f.name, Any), data[f.name])
+              for f in dataclasses.fields(cls) if f.init and f.name in data}
+    return cls(**kwargs)
+
+
+class Plain:
+    """Mixin for record dataclasses: ``to_dict`` / ``from_dict`` straight from the fields."""
+
+    def to_dict(self) -> dict[str, Any]:
+        from .jsonio import to_jsonable
+        return to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        return fields_from_dict(cls, data)

@@ -1,0 +1,252 @@
+"""The trace report: what one LEAPP tracing session captured and what it means.
+
+Shape (JSON, see docs/json-schema.md)::
+
+    TraceReport{graphs: [GraphReport{name, status, nodes: [NodeReport{ports: [PortInfo]}],
+                                     edges, validation: [SampleCheck], hazards: [Hazard], log}]}
+
+``leapp_lab.trace(...)`` yields one graph; ``leapp-lab run SCRIPT`` yields one per compile_graph
+call. Each graph is saved in its own run folder ``<graph dir>/leapp_lab/runs/<run id>/`` holding
+``report.json``, ``arrays.npz`` (recorded / FX replay / exported outputs and inputs per sample),
+``<graph>.yaml`` (a copy: LEAPP overwrites it on the next start) and ``log.txt`` (likewise).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .base import Report, register
+from .dc import Plain
+from .jsonio import load_npz
+
+VERDICTS = ("pass", "fail", "error", "skipped")
+HAZARD_KINDS = (
+    "frozen-constant", "export-mismatch", "mutated-after-trace", "unfilled-cache", "single-sample",
+    "identical-samples", "constant-output", "trace-loss", "dropped-input", "tolerance-only",
+    "trace-refused",
+)
+PERCENTILE_KEYS = ("p50", "p75", "p90", "p99", "p995", "max", "mean")
+
+
+@dataclass
+class PortInfo(Plain):
+    name: str                       # after compile (ONNX may rename h -> h_in / h_out)
+    direction: str                  # "in" | "out"
+    dtype: str | None = None
+    shape: list[int] | None = None
+    role: str = "data"              # "data" | "state"
+    traced_name: str | None = None  # the name at trace time, when compile renamed it
+    source: str | None = None       # inputs: "node/port" that feeds it, None for graph inputs
+    feedback: bool = False          # inputs: fed back from a later (or the same) node
+
+
+@dataclass
+class FxNode(Plain):
+    op: str                         # placeholder | call_function | call_method | call_module | get_attr | output
+    name: str
+    target: str
+    args: list[str] = field(default_factory=list)     # repr of each positional / keyword argument
+    users: list[str] = field(default_factory=list)
+    literals: list[Any] = field(default_factory=list)  # scalar literals found in the call arguments
+    suspect: bool = False           # a literal that may be a frozen live value (.item(), float())
+    weight: bool = False            # get_attr of a module weight / captured tensor (_tensor_constant*)
+
+
+@dataclass
+class FxGraph(Plain):
+    code: str = ""
+    nodes: list[FxNode] = field(default_factory=list)
+    weights: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NodeReport(Plain):
+    name: str
+    index: int                      # completion order
+    backend: str | None = None      # onnx-dynamo, jit-script, exported-program, None (not exported)
+    artifact: str | None = None     # model file, relative to the graph dir
+    sha256: str | None = None
+    verdict: str = "skipped"        # pass | fail | error | skipped
+    error: str | None = None        # LEAPP's message when the verdict is "error"
+    samples: int = 0                # samples LEAPP really recorded (sample 0 + filled cache slots)
+    ports: list[PortInfo] = field(default_factory=list)
+    fx: FxGraph | None = None
+
+    def inputs(self) -> list[PortInfo]:
+        return [p for p in self.ports if p.direction == "in"]
+
+    def outputs(self) -> list[PortInfo]:
+        return [p for p in self.ports if p.direction == "out"]
+
+
+@dataclass
+class Edge(Plain):
+    src: str                        # "node/port"
+    dst: str                        # "node/port"
+    kind: str = "data"              # "data" | "feedback"
+
+
+@dataclass
+class SampleCheck(Plain):
+    """One node / output port / sample: recorded Python vs FX replay vs exported model."""
+    node: str
+    port: str
+    sample: int
+    passed: bool | None             # LEAPP's allclose verdict for this port+sample (None: not run)
+    rtol: float
+    atol: float
+    shape: list[int] | None = None             # recorded
+    exported_shape: list[int] | None = None
+    dtype: str | None = None
+    exported_dtype: str | None = None
+    recorded_range: list[float | None] | None = None   # [min, max]
+    exported_range: list[float | None] | None = None
+    fx_range: list[float | None] | None = None
+    stats: dict[str, float | None] = field(default_factory=dict)     # |exported-recorded|: PERCENTILE_KEYS
+    fx_stats: dict[str, float | None] = field(default_factory=dict)  # |fx-recorded|
+    export_vs_fx_max: float | None = None
+    nonfinite_recorded: int = 0
+    nonfinite_exported: int = 0
+    min_atol: float | None = None   # smallest atol that would pass at this rtol
+    hist: dict[str, Any] | None = None          # LogHistogram.to_dict() of |exported-recorded|
+    placeholder: bool = False       # the recorded value is LEAPP's unfilled zero placeholder
+
+    @property
+    def row_id(self) -> str:
+        return f"{self.node}/{self.port}/{self.sample}"
+
+
+@dataclass
+class Hazard(Plain):
+    kind: str
+    node: str | None
+    port: str | None
+    samples: list[int]
+    message: str
+
+
+@dataclass
+class LogRecord(Plain):
+    level: str                      # DEBUG INFO SECTION WARNING SYSTEM ERROR FATAL
+    levelno: int
+    message: str                    # without ANSI codes
+    section: str | None = None      # the last [SECTION] before it
+
+
+class ValidationTable(list):
+    """The SampleCheck rows of a graph (or of every graph) with a pandas view."""
+
+    def to_dataframe(self):
+        import pandas as pd
+        rows = []
+        for c in self:
+            row = {"node": c.node, "port": c.port, "sample": c.sample, "passed": c.passed,
+                   "rtol": c.rtol, "atol": c.atol, "min_atol": c.min_atol,
+                   "placeholder": c.placeholder, "shape": c.shape, "dtype": c.dtype}
+            row.update({k: c.stats.get(k) for k in PERCENTILE_KEYS})
+            row["fx_max"] = c.fx_stats.get("max")
+            rows.append(row)
+        cols = ["node", "port", "sample", "passed", "rtol", "atol", "min_atol", *PERCENTILE_KEYS,
+                "fx_max", "placeholder", "shape", "dtype"]
+        return pd.DataFrame(rows, columns=cols)
+
+
+@dataclass
+class GraphReport(Plain):
+    name: str
+    graph_dir: str | None = None
+    status: str = "compiled"        # compiled | refused | dry-run | error
+    error: str | None = None        # LEAPP's message when refused / when the body raised
+    verdict: str = "pass"           # pass | fail | error | skipped, over all nodes
+    options: dict[str, Any] = field(default_factory=dict)   # start/compile options used
+    leapp_result: dict[str, Any] = field(default_factory=dict)  # compile_graph's dict, stringified
+    nodes: list[NodeReport] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    graph_inputs: list[str] = field(default_factory=list)
+    graph_outputs: list[str] = field(default_factory=list)
+    checks: list[SampleCheck] = field(default_factory=list)
+    hazards: list[Hazard] = field(default_factory=list)
+    log: list[LogRecord] = field(default_factory=list)
+    yaml_file: str | None = None    # copy inside the run folder
+    run_dir: str | None = None      # where this graph's run folder was committed
+    run_id: str | None = None
+
+    def node(self, name: str) -> NodeReport:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(f"graph {self.name!r} has no node {name!r}; nodes: {[n.name for n in self.nodes]}")
+
+    @property
+    def validation(self) -> ValidationTable:
+        return ValidationTable(self.checks)
+
+
+@register
+@dataclass
+class TraceReport(Report, Plain):
+    kind: ClassVar[str] = "trace"
+    graphs: list[GraphReport] = field(default_factory=list)
+    created: str | None = None
+    leapp_version: str | None = None
+    torch_version: str | None = None
+    script: str | None = None       # leapp-lab run: the script and its exit status
+    script_exit: int | None = None
+    script_error: str | None = None  # the traceback text when the script raised
+
+    path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
+    _arrays: dict | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
+
+    # -- model API -----------------------------------------------------------------------------
+    @property
+    def graph(self) -> GraphReport:
+        if len(self.graphs) != 1:
+            raise ValueError(f"this report holds {len(self.graphs)} graphs; use .graphs")
+        return self.graphs[0]
+
+    @property
+    def validation(self) -> ValidationTable:
+        return ValidationTable(c for g in self.graphs for c in g.checks)
+
+    @property
+    def hazards(self) -> list[Hazard]:
+        return [h for g in self.graphs for h in g.hazards]
+
+    @property
+    def ok(self) -> bool:
+        return all(g.verdict in ("pass", "skipped") and g.status != "refused" for g in self.graphs)
+
+    def arrays(self) -> dict:
+        """The stored arrays (lazy): keys ``<node>/<port>/<sample>/<recorded|exported|fx|input>``."""
+        if self._arrays is None:
+            p = self.path / "arrays.npz" if self.path else None
+            self._arrays = load_npz(p) if p is not None and p.exists() else {}
+        return self._arrays
+
+    # -- persistence ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = Plain.to_dict(self)
+        for k in ("path", "_arrays"):
+            d.pop(k, None)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "TraceReport":
+        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
+        r = Plain.from_dict.__func__(cls, d)
+        r.path = path
+        return r
+
+    # -- views ---------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        from leapp_lab.views.text import render_trace
+        return render_trace(self)
+
+    def to_html(self, path=None):
+        from leapp_lab.views.html import to_html
+        return to_html(self, path)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from leapp_lab.views.widget import mimebundle
+        return mimebundle(self, include=include, exclude=exclude)
