@@ -70,6 +70,7 @@ class NodeReport(Plain):
     verdict: str = "skipped"        # pass | fail | error | skipped
     error: str | None = None        # LEAPP's message when the verdict is "error"
     samples: int = 0                # samples LEAPP really recorded (sample 0 + filled cache slots)
+    dropped_inputs: list[str] = field(default_factory=list)  # traced inputs LEAPP trimmed as unused
     ports: list[PortInfo] = field(default_factory=list)
     fx: FxGraph | None = None
 
@@ -240,7 +241,7 @@ class TraceReport(Report, Plain):
 
     # -- views ---------------------------------------------------------------------------------
     def __str__(self) -> str:
-        from leapp_lab.views.text import render_trace
+        from leapp_lab.views.text_trace import render_trace
         return render_trace(self)
 
     def to_html(self, path=None):
