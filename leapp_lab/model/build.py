@@ -1,0 +1,166 @@
+"""The build report: what ``leapp_lab.compile(onnx, engine=...)`` built, bound and measured.
+
+Saved as ``build.json`` in the build folder ``build/model.<engine>/`` (or inside ``.tgz``), next to
+the engine artifact, ``sample_outputs.npz`` and ``compile.log``. See docs/schema-verify.md.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .base import Report, register
+from .dc import Plain
+from .jsonio import read_json, write_json
+
+BUILD_FILE = "build.json"
+SAMPLE_OUTPUTS = "sample_outputs.npz"
+COMPILE_LOG = "compile.log"
+
+#: TapBinding.status values: ``bound`` (an engine output carries it and a reference exists),
+#: ``uncompared`` (an engine output carries it, but the manifest has no reference: why in
+#: ``reason``), ``unbound`` (the conversion removed the tensor; no engine value).
+BINDING_STATUSES = ("bound", "uncompared", "unbound")
+
+
+@dataclass
+class TapBinding(Plain):
+    """One tap of the manifest and how the build exposes it.
+
+    ``name``: engine output name (= reference npz key); ``tensor``: the internal value it shows;
+    ``bound_to``: the tensor of the *converted* graph actually exposed (``tensor``, or for int8
+    the dequantized copy of its quantized value: ``via`` = ``dequantize``; ``via`` = ``direct``
+    otherwise); ``status`` / ``reason``: see BINDING_STATUSES.
+    """
+    name: str
+    kind: str
+    order: int | None = None
+    tensor: str | None = None
+    status: str = "bound"
+    reason: str | None = None
+    bound_to: str | None = None
+    via: str | None = None
+    reference_source: str | None = None
+    producer_op: str | None = None
+    source: str | None = None
+
+
+@dataclass
+class KernelDiff(Plain):
+    """An op type whose node count differs between the optimized untapped and tapped graphs
+    (the nodes leapp_lab added to expose taps are not counted)."""
+    op: str
+    untapped: int
+    tapped: int
+
+
+@dataclass
+class ObserverEffect(Plain):
+    """Do the taps change the engine being debugged?
+
+    ``checked``: both engines were built and run on every sample. ``outputs_agree``: the model
+    outputs of the tapped engine equal (bitwise) those of the untapped one on every sample;
+    ``max_abs_diff``: per model output, max |tapped - untapped|. ``kernels_untapped`` /
+    ``kernels_tapped``: op type -> node count of the engines' optimized graphs (onnxruntime's
+    ``optimized_model_filepath``), tap-exposure nodes excluded; ``kernels_differ``: the op types
+    whose counts differ (empty: same kernels). ``naive``: the same record for the *naive* way (taps
+    as outputs of the model before conversion), showing what the tap-after-convert design avoids;
+    None when not measured. ``note``: a human sentence.
+    """
+    checked: bool = False
+    outputs_agree: bool | None = None
+    max_abs_diff: dict[str, float | None] = field(default_factory=dict)
+    kernels_untapped: dict[str, int] = field(default_factory=dict)
+    kernels_tapped: dict[str, int] = field(default_factory=dict)
+    kernels_differ: list[KernelDiff] = field(default_factory=list)
+    naive: "ObserverEffect | None" = None
+    note: str | None = None
+
+
+@register
+@dataclass
+class BuildReport(Report, Plain):
+    """One build. ``engine``: ort | ort-fp16 | ort-int8 | trt-fp32 | trt-fp16 | trt-int8.
+    ``onnx`` / ``npz``: the sources; ``artifact``: the engine file name inside the build folder;
+    ``untapped_artifact``: the untapped engine (observer-effect check) or None.
+    ``inputs`` / ``outputs``: engine input/output names in order (outputs include taps);
+    ``model_outputs``: the real outputs; ``samples``: samples run; ``taps``: TapBinding per
+    manifest tap in model order; ``manifest``: the raw ``leapp_lab.manifest`` (None: no taps);
+    ``observer``: ObserverEffect; ``timings_s``: convert / build / run seconds; ``versions``;
+    ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
+    ``warnings``: human sentences; ``archive``: written as .tgz.
+    """
+    kind: ClassVar[str] = "build"
+    engine: str = "ort"
+    onnx: str = ""
+    npz: str = ""
+    artifact: str = ""
+    untapped_artifact: str | None = None
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    model_outputs: list[str] = field(default_factory=list)
+    samples: int = 0
+    taps: list[TapBinding] = field(default_factory=list)
+    manifest: dict[str, Any] | None = None
+    observer: ObserverEffect = field(default_factory=ObserverEffect)
+    timings_s: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    custom_ops: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    archive: bool = False
+    created: str | None = None
+
+    path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
+
+    def tap(self, name: str) -> TapBinding:
+        for t in self.taps:
+            if t.name == name:
+                return t
+        raise KeyError(f"build has no tap {name!r}; taps: {[t.name for t in self.taps]}")
+
+    def __bool__(self) -> bool:
+        return all(t.status != "unbound" or t.kind == "plugin" for t in self.taps)
+
+    def to_dataframe(self):
+        import pandas as pd
+        cols = ["name", "kind", "order", "status", "reason", "tensor", "bound_to", "via",
+                "reference_source", "producer_op", "source"]
+        return pd.DataFrame([{c: getattr(t, c) for c in cols} for t in self.taps], columns=cols)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = Plain.to_dict(self)
+        d.pop("path", None)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "BuildReport":
+        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
+        r = Plain.from_dict.__func__(cls, d)
+        r.path = path
+        return r
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        """Write ``build.json`` (not report.json: the build folder's file name is part of the
+        contract)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        body = {"kind": self.kind, "schema_version": self.schema_version}
+        body.update(self.to_dict())
+        write_json(directory / BUILD_FILE, body)
+        self.path = directory
+        return directory
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> "BuildReport":
+        p = Path(path)
+        if p.is_dir():
+            p = p / BUILD_FILE
+        d = read_json(p)
+        if not isinstance(d, dict) or d.get("kind") != cls.kind:
+            raise ValueError(f"{p}: not a leapp_lab build.json (kind {d.get('kind') if isinstance(d, dict) else None!r})")
+        return cls.from_dict(d, p.parent)
+
+    def __str__(self) -> str:
+        from leapp_lab.views.text_verify import render_build
+        return render_build(self)

@@ -1,0 +1,92 @@
+"""Plain-text rendering of verify and build reports (terminals, ``str(report)``). Reads fields only."""
+from __future__ import annotations
+
+import math
+
+
+def _num(v, fmt="{:.3g}") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "-"
+    return fmt.format(v)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i < 3 else c.rjust(w)  # noqa: E731
+                                  for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+def render_verify(report, verbose: bool | None = None) -> str:
+    name = report.build_name or report.build
+    lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
+             f"reference={report.reference}"]
+    header = ["", "name", "kind", "order", "status", "mape%", "mse", "max_abs", "cosine",
+              "min_atol", "growth", "source"]
+    body = []
+    for r in report.table(verbose):
+        mark = ">>" if r.first_divergent else ("!!" if r.exceeded else ("~ " if r.self_compare else "  "))
+        status = r.status if r.status == "compared" else r.status.upper()
+        body.append([mark, r.name, r.kind, _num(r.order, "{}"), status, _num(r.mape), _num(r.mse),
+                     _num(r.max_abs), _num(r.cosine, "{:.6f}"), _num(r.min_atol),
+                     _num(r.growth, "{:.3g}x"), r.source or ""])
+    # first column (mark) left-justified, name and kind too; numbers right-justified
+    header2 = [header[0], header[1], header[2]] + header[3:]
+    lines += _table(header2, body)
+    rule = report.rule
+    lines.append("")
+    lines.append(f"first divergent (mape > {rule.mape_pct:g}% or cosine < {rule.min_cosine:g}"
+                 f"{' or non-finite' if rule.nonfinite else ''}): {report.first_divergent or 'none'}")
+    if report.worst_tap or report.largest_jump:
+        lines.append(f"worst row: {report.worst_tap or 'none'}   largest error jump: "
+                     f"{report.largest_jump or 'none'}")
+    if report.self_compare_note:
+        lines.append(f"~ {report.self_compare_note}")
+    for r in report.table(verbose):
+        if r.note and r.status != "compared":
+            lines.append(f"  {r.name}: {r.note}")
+        nf = r.nonfinite_engine + r.nonfinite_reference
+        if nf:
+            lines.append(f"  {r.name}: {r.nonfinite_engine} non-finite engine values, "
+                         f"{r.nonfinite_reference} non-finite reference values (left out of the metrics)")
+    for w in report.warnings:
+        lines.append(f"warning: {w}")
+    if report.max_mape is not None:
+        scope = "outputs and taps" if report.max_mape_taps else "model outputs"
+        if report.exceeded:
+            lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
+                         + ", ".join(report.exceeded))
+        else:
+            lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
+    if report.path:
+        lines.append(f"run folder: {report.path}")
+    return "\n".join(lines)
+
+
+def render_build(report) -> str:
+    lines = [f"build engine={report.engine}  artifact={report.artifact}  samples={report.samples}  "
+             f"onnx={report.onnx}"]
+    if report.taps:
+        body = [[t.name, t.kind, _num(t.order, "{}"), t.status, t.via or "", t.reason or ""]
+                for t in report.taps]
+        lines += _table(["tap", "kind", "order", "status", "via", "reason"], body)
+    ob = report.observer
+    if ob.checked:
+        agree = "agree" if ob.outputs_agree else "DIFFER"
+        lines.append(f"observer effect: outputs with and without taps {agree}; "
+                     + ("same kernels" if not ob.kernels_differ else
+                        "kernels differ: " + ", ".join(f"{k.op} {k.untapped}->{k.tapped}"
+                                                       for k in ob.kernels_differ)))
+        if ob.naive is not None and ob.naive.kernels_differ:
+            lines.append("  (taps added before conversion would have changed: "
+                         + ", ".join(f"{k.op} {k.untapped}->{k.tapped}" for k in ob.naive.kernels_differ)
+                         + ")")
+    elif ob.note:
+        lines.append(f"observer effect: {ob.note}")
+    for w in report.warnings:
+        lines.append(f"warning: {w}")
+    if report.path:
+        lines.append(f"build folder: {report.path}")
+    return "\n".join(lines)
