@@ -1,0 +1,98 @@
+"""Write one graph run: ``<graph dir>/leapp_lab/runs/<run id>/``.
+
+LEAPP truncates ``log.txt`` and overwrites the YAML and models on every ``start()`` of the same
+graph, so the run folder keeps its own copies (YAML, log.txt, initial values) and the sha256 of
+every model file as it was when this run ended.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from leapp_lab.model import RunFolder, lab_dir, save_npz
+from leapp_lab.model.jsonio import atomic_write_text
+from leapp_lab.model.trace import GraphReport, LogRecord, TraceReport
+
+ARRAYS_FILE = "arrays.npz"
+HASHES_FILE = "models.sha256"
+
+
+def versions() -> dict:
+    from leapp_lab._compat import leapp_version
+    try:
+        import torch
+        tv = torch.__version__
+    except ImportError:  # pragma: no cover
+        tv = None
+    return {"leapp_version": leapp_version(), "torch_version": tv}
+
+
+def new_report(graphs: list[GraphReport] | None = None, **kw) -> TraceReport:
+    return TraceReport(graphs=list(graphs or []),
+                       created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+                       **versions(), **kw)
+
+
+def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray]) -> None:
+    """Fill ``graph.hazards`` with H2's rules when they are installed (they may not be yet)."""
+    try:
+        from leapp_lab.trace.hazards import diagnose as _diagnose
+    except ImportError as exc:
+        if getattr(exc, "name", None) not in ("leapp_lab.trace.hazards",):
+            raise
+        return
+    try:
+        graph.hazards = list(_diagnose(graph, arrays) or [])
+    except Exception as exc:  # a broken rule must not cost the user the report
+        graph.log.append(LogRecord("ERROR", 40, f"leapp_lab: hazard diagnosis failed: "
+                                                f"{type(exc).__name__}: {exc}", "leapp_lab"))
+        print(f"leapp_lab: hazard diagnosis failed for graph {graph.name!r}: {exc}", file=sys.stderr)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
+                   log_file: str | None = None, **report_kw) -> TraceReport:
+    """Commit one run folder for ``graph`` and return its (single-graph) TraceReport."""
+    if not graph.graph_dir:
+        raise ValueError(f"graph {graph.name!r} has no graph directory to write its run into")
+    gdir = Path(graph.graph_dir)
+    report = new_report([graph], **report_kw)
+    with RunFolder(lab_dir(gdir), label=graph.name) as run:
+        graph.run_id = run.run_id
+        graph.run_dir = str(run.final_path)
+        yaml_src = gdir / f"{graph.name}.yaml"
+        if graph.status in ("compiled", "dry-run") and yaml_src.is_file():
+            shutil.copy2(yaml_src, run.path / yaml_src.name)
+            graph.yaml_file = yaml_src.name
+            iv = gdir / f"{graph.name}_initial_values.safetensors"
+            if iv.is_file():
+                shutil.copy2(iv, run.path / iv.name)
+        src_log = Path(log_file) if log_file else gdir / "log.txt"
+        if src_log.is_file():
+            shutil.copy2(src_log, run.path / "log.txt")
+        lines = []
+        for n in graph.nodes:
+            if n.artifact:
+                p = gdir / n.artifact
+                if p.is_file():
+                    lines.append(f"{_sha256(p)}  {n.artifact}")
+        if lines:
+            atomic_write_text(run.path / HASHES_FILE, "\n".join(lines) + "\n")
+        save_npz(run.path / ARRAYS_FILE, arrays)
+        report.save(run.path)
+    report.path = run.final_path
+    report._arrays = dict(arrays)
+    return report

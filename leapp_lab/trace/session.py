@@ -1,0 +1,164 @@
+"""``leapp_lab.trace(name, ...)``: one LEAPP session, captured, validated three ways, saved.
+
+    with leapp_lab.trace("policy", save_path="out", max_cached_io=4) as t:
+        for obs in observations:
+            run_pipeline(obs)          # annotate.input_tensors / output_tensors as usual
+    print(t.report)                    # saved in out/policy/leapp_lab/runs/<run id>/
+
+On exit: ``leapp.stop()``, ``compile_graph(validate=False)``, a recorder around every compiled
+model, LEAPP's own ``validate_all_models`` (its verdicts, plus what the exported models returned),
+an FX replay of every node on every sample, hazards, and the run folder. The process is left
+clean whatever happens in the body; a body that raises still gets a saved report
+(status "error") and its exception is re-raised.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from leapp_lab.model.trace import TraceReport
+from leapp_lab.trace import lifecycle
+from leapp_lab.trace.capture import build_graph, compile_captured
+from leapp_lab.trace.persist import diagnose, save_graph_run
+
+
+def graph_dir_of(name: str, save_path: str) -> tuple[str, str]:
+    """(graph name, output dir) exactly as ``leapp.start`` resolves them (leapp.py:53-68)."""
+    norm = os.path.normpath(os.path.expanduser(name))
+    name_dir, graph = os.path.split(norm)
+    return graph, os.path.join(save_path, name_dir, graph)
+
+
+def _jsonable_options(opts: dict) -> dict:
+    out = {}
+    for k, v in opts.items():
+        if v is None or isinstance(v, (bool, int, float, str)):
+            out[k] = v
+        elif isinstance(v, (list, tuple)) and all(isinstance(x, (str, int, float)) for x in v):
+            out[k] = list(v)
+        elif hasattr(v, "to_dict"):
+            try:
+                out[k] = v.to_dict()
+            except Exception:
+                out[k] = repr(v)
+        else:
+            out[k] = repr(v)
+    return out
+
+
+class TraceSession:
+    """The object ``with leapp_lab.trace(...) as t`` yields; ``t.report`` after the block."""
+
+    def __init__(self, name: str, *, save_path: str = ".", max_cached_io: int = 5,
+                 validate: bool = True, rtol: float = 1e-3, atol: float = 1e-5,
+                 strict: bool = False, dry_run: bool = False, non_traced=(),
+                 global_patching: bool = True, patching=None, verbose: bool = False,
+                 visualize: bool = False, graph_configs=None) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"leapp_lab.trace: the graph name must be a non-empty string, got {name!r}")
+        self.name = name
+        self.start_options = dict(save_path=os.fspath(save_path), verbose=verbose, dry_run=dry_run,
+                                  non_traced=list(non_traced) if non_traced else None,
+                                  max_cached_io=max_cached_io, global_patching=global_patching,
+                                  patching=patching)
+        self.compile_options = dict(visualize=visualize, verbose=verbose, validate=validate,
+                                    rtol=rtol, atol=atol, strict=strict, graph_configs=graph_configs)
+        self.graph_name, self.graph_dir = graph_dir_of(name, os.fspath(save_path))
+        self.report: TraceReport | None = None
+        self.result: Any = None            # what compile_graph would have returned
+        self.capture = lifecycle.LogCapture()
+        self._started = False
+
+    # -- context manager ---------------------------------------------------------------------
+    def __enter__(self) -> "TraceSession":
+        import leapp
+        if lifecycle.session_open():     # a session someone else left open (a crashed cell)
+            lifecycle.hard_reset()
+        try:
+            leapp.start(self.name, **self.start_options)
+        except BaseException:
+            lifecycle.hard_reset()
+            raise
+        self._started = True
+        self.capture.attach()
+        if not self.start_options["verbose"]:
+            lifecycle.quiet_console()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        try:
+            pending = self._finish(exc)
+        finally:
+            self.capture.detach()
+            lifecycle.loud_console()
+            if lifecycle.session_open() or lifecycle.manager().patcher.installed:
+                lifecycle.hard_reset()
+        if exc is None and pending is not None:
+            raise pending
+        return False  # the body's exception (if any) propagates
+
+    # -- the work ------------------------------------------------------------------------------
+    def _options(self) -> dict:
+        return _jsonable_options({**self.start_options, **self.compile_options})
+
+    def _finish(self, body_exc: BaseException | None) -> BaseException | None:
+        import leapp
+
+        co = self.compile_options
+        if body_exc is not None:
+            fatal = self.capture.fatal_messages()
+            status = "refused" if fatal else "error"
+            msg = fatal[-1] if fatal else f"{type(body_exc).__name__}: {body_exc}"
+            lifecycle.hard_reset()
+            graph, arrays = build_graph(self.graph_name, self.graph_dir, None, self.capture.records,
+                                        status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
+                                        options=self._options())
+            self._save(graph, arrays)
+            return None
+
+        outcome, refusal = None, None
+        try:
+            leapp.stop()
+        except Exception as exc:
+            status, msg, refusal = "refused", f"{type(exc).__name__}: {exc}", exc
+        else:
+            outcome = compile_captured(leapp.compile_graph, self.capture, **co)
+            self.result = outcome.result
+            if outcome.compile_error is not None:
+                status, msg = "refused", f"{type(outcome.compile_error).__name__}: {outcome.compile_error}"
+            else:
+                status = "dry-run" if self.start_options["dry_run"] else "compiled"
+                msg = None
+                # a FATAL LEAPP logged and someone swallowed (not the strict validation raise)
+                lo, hi = outcome.validation_log
+                fatal = [r.message for i, r in enumerate(self.capture.records)
+                         if r.levelno == lifecycle.FATAL and not (lo <= i < hi)]
+                if fatal:
+                    status, msg = "refused", fatal[-1]
+        lifecycle.flush_file_log()
+        graph, arrays = build_graph(self.graph_name, self.graph_dir, outcome, self.capture.records,
+                                    status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
+                                    options=self._options())
+        self._save(graph, arrays)
+        # what compile_graph would have raised (a refused compile, or strict=True's validation
+        # failure), now that the report exists
+        return refusal if outcome is None else outcome.raised
+
+    def _save(self, graph, arrays) -> None:
+        diagnose(graph, arrays)
+        self.report = save_graph_run(graph, arrays)
+
+
+def trace(name: str, save_path: str = ".", max_cached_io: int = 5, validate: bool = True,
+          rtol: float = 1e-3, atol: float = 1e-5, strict: bool = False, dry_run: bool = False,
+          non_traced=(), global_patching: bool = True, patching=None, verbose: bool = False,
+          visualize: bool = False, graph_configs=None) -> TraceSession:
+    """Context manager around one LEAPP session; every ``leapp.start`` / ``compile_graph`` option.
+
+    ``strict=True`` raises LEAPP's validation exception after the report is saved;
+    ``validate=False`` skips validation (the FX replay is still recorded).
+    """
+    return TraceSession(name, save_path=save_path, max_cached_io=max_cached_io, validate=validate,
+                        rtol=rtol, atol=atol, strict=strict, dry_run=dry_run, non_traced=non_traced,
+                        global_patching=global_patching, patching=patching, verbose=verbose,
+                        visualize=visualize, graph_configs=graph_configs)
