@@ -1,0 +1,24 @@
+"""Engines: build an engine from a prepared ONNX and run it on every sample (Polygraphy-style runners).
+
+``ENGINES`` maps the ``--engine`` names to engine classes. onnxruntime engines run everywhere;
+TensorRT ones import ``tensorrt`` only when asked for (GPU only).
+"""
+from __future__ import annotations
+
+from .base import CompileError, Engine, EngineUnavailable, Runner
+
+ENGINE_NAMES = ("ort", "ort-fp16", "ort-int8", "trt-fp32", "trt-fp16", "trt-int8")
+
+
+def get_engine(name: str) -> Engine:
+    from . import onnxrt, tensorrt
+
+    table = {"ort": onnxrt.OrtEngine, "ort-fp16": onnxrt.OrtFp16Engine, "ort-int8": onnxrt.OrtInt8Engine,
+             "trt-fp32": tensorrt.TrtEngine, "trt-fp16": tensorrt.TrtFp16Engine,
+             "trt-int8": tensorrt.TrtInt8Engine}
+    if name not in table:
+        raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")
+    return table[name]()
+
+
+__all__ = ["CompileError", "Engine", "EngineUnavailable", "Runner", "ENGINE_NAMES", "get_engine"]

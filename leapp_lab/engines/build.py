@@ -1,0 +1,274 @@
+"""``leapp_lab.compile(onnx, engine="ort", npz=None, out=None, archive=False)``: build an engine from
+a prepared ONNX, run it on every input sample, and write the build folder::
+
+    build/model.<engine>/          (or build/model.<engine>.tgz with archive=True)
+        engine.onnx                the engine artifact (taps exposed), engine.untapped.onnx beside it
+        sample_outputs.npz         every output and bound tap on every sample (leading sample axis)
+        compile.log                what the build did, line by line
+        build.json                 BuildReport (kind "build"): per-tap binding, observer effect
+
+Everything is written to a hidden temporary sibling first and renamed into place at the end, so a
+failed build never destroys the previous one.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import sys
+import tarfile
+import time
+import uuid
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
+                                   ObserverEffect, TapBinding)
+from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
+
+from . import get_engine
+from .base import CompileError, ProgressFn
+from .manifest import ManifestError, read_manifest, strip_taps
+
+
+def stderr_progress(stage: str, done: int, total: int) -> None:
+    """A ready-made progress hook: one stderr line per step (what the CLI uses)."""
+    print(f"[leapp-lab compile] {stage} {done}/{total}", file=sys.stderr, flush=True)
+
+
+def default_npz(onnx_path: Path) -> Path:
+    return onnx_path.with_name(onnx_path.stem + ".npz")
+
+
+def default_out(onnx_path: Path, engine: str, archive: bool) -> Path:
+    return onnx_path.with_name(f"{onnx_path.stem}.{engine}" + (".tgz" if archive else ""))
+
+
+def load_inputs(npz: Path, names: list[str]) -> tuple[list[dict[str, np.ndarray]], list[str]]:
+    """Per-sample feeds from model.npz (every ONNX input, leading sample axis)."""
+    arrays = load_npz(npz)
+    missing = [n for n in names if n not in arrays]
+    if missing:
+        raise CompileError(f"{npz}: has no array for model input(s) {missing} (it holds {sorted(arrays)}); "
+                           f"re-run prepare or pass the matching --npz")
+    counts = {n: (arrays[n].shape[0] if arrays[n].ndim else None) for n in names}
+    bad = [n for n, c in counts.items() if c is None]
+    if bad:
+        raise CompileError(f"{npz}: input(s) {bad} are scalars; every input needs a leading sample axis")
+    if len(set(counts.values())) > 1:
+        raise CompileError(f"{npz}: inputs have different sample counts {counts}; every input needs the "
+                           f"same leading sample axis")
+    n = next(iter(counts.values()), 0)
+    extra = sorted(set(arrays) - set(names))
+    return [{k: np.ascontiguousarray(arrays[k][i]) for k in names} for i in range(n)], extra
+
+
+def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False, *,
+            progress: ProgressFn | None = None, naive_check: bool = True,
+            log: Callable[[str], None] | None = None) -> BuildReport:
+    """Build ``engine`` from the prepared ONNX ``onnx`` and run it on every sample of ``npz``.
+
+    Raises FileNotFoundError (a missing file, named), ValueError (an unknown engine, a bad manifest)
+    or CompileError (a custom op onnxruntime cannot run, a manual tap the engine lost, a missing
+    package/GPU for TensorRT). ``progress(stage, done, total)`` is called during long steps;
+    ``log(line)`` receives compile.log lines as they are written.
+    """
+    import onnx as onnx_mod
+
+    onnx_path = Path(onnx)
+    if not onnx_path.is_file():
+        raise FileNotFoundError(f"{onnx_path}: no such ONNX model (run leapp-lab prepare first)")
+    npz_path = Path(npz) if npz is not None else default_npz(onnx_path)
+    if not npz_path.is_file():
+        raise FileNotFoundError(f"{npz_path}: no such input npz (the default is <onnx stem>.npz beside "
+                                f"the model; pass --npz FILE)")
+    eng = get_engine(engine)
+    out_path = Path(out) if out is not None else default_out(onnx_path, engine, archive)
+    if archive and not out_path.name.endswith((".tgz", ".tar.gz")):
+        out_path = out_path.with_name(out_path.name + ".tgz")
+    eng.check_available()
+
+    lines: list[str] = []
+    t_start = time.perf_counter()
+
+    def say(msg: str) -> None:
+        line = f"[{time.perf_counter() - t_start:7.2f}s] {msg}"
+        lines.append(line)
+        if log is not None:
+            log(line)
+
+    try:
+        model = onnx_mod.load(str(onnx_path))
+    except Exception as exc:  # noqa: BLE001
+        raise ValueError(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+    try:
+        manifest = read_manifest(model, str(onnx_path))
+    except ManifestError:
+        raise
+    say(f"compile {onnx_path} engine={engine} npz={npz_path}")
+    say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
+    feeds, extra = load_inputs(npz_path, manifest.inputs)
+    if extra:
+        say(f"note: {npz_path.name} also holds {extra}, which are not model inputs (ignored)")
+    if not feeds:
+        raise CompileError(f"{npz_path}: holds zero samples")
+    say(f"inputs: {manifest.inputs}, {len(feeds)} samples")
+
+    tmp = out_path.with_name(f".{out_path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    work = tmp if not archive else tmp.with_name(tmp.name + ".d")
+    work.mkdir(parents=True)
+    try:
+        report = _build(eng, model, manifest, feeds, work, onnx_path, npz_path, say, progress, naive_check)
+        report.archive = archive
+        report.timings_s["total"] = round(time.perf_counter() - t_start, 4)
+        say(f"done in {report.timings_s['total']:.2f}s")
+        atomic_write_text(work / COMPILE_LOG, "\n".join(lines) + "\n")
+        report.save(work)
+        if archive:
+            with tarfile.open(tmp, "w:gz") as tf:
+                for p in sorted(work.iterdir()):
+                    tf.add(p, arcname=p.name)
+            shutil.rmtree(work)
+        _replace(tmp, out_path)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink()
+        raise
+    report.path = out_path
+    return report
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    """Put ``tmp`` where ``final`` is; the old build is removed only once the new one is in place."""
+    if final.exists() or final.is_symlink():
+        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
+    else:
+        os.replace(tmp, final)
+
+
+def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: Path, say, progress,
+           naive_check: bool) -> BuildReport:
+    import onnx as onnx_mod
+    import onnxruntime
+
+    untapped = strip_taps(model, manifest)
+    naive = None
+    if naive_check and manifest.taps:
+        naive = onnx_mod.ModelProto()
+        naive.CopyFrom(model)
+    t0 = time.perf_counter()
+    built = eng.build(untapped, manifest.taps, feeds, work, say, progress, naive=naive)
+    t_build = time.perf_counter() - t0
+    for k, v in built.custom_ops.items():
+        say(f"custom op {k} (first node {v!r}) runs through onnxruntime-extensions' registered kernels")
+
+    taps: list[TapBinding] = []
+    errors = []
+    for t in manifest.taps:
+        status, bound_to, via, reason = built.bindings.get(t.name, ("unbound", None, None, "not bound"))
+        if status == "bound" and (t.reference_source is None or t.uncompared_reason):
+            status = "uncompared"
+            reason = t.uncompared_reason or "the manifest gives it no reference (reference_source null)"
+        if status == "unbound" and (t.kind == "manual" or (t.kind == "plugin" and t.reference_source)):
+            errors.append(f"tap {t.name!r} ({t.kind}, {t.source or 'source unknown'}): {reason}")
+        taps.append(TapBinding(name=t.name, kind=t.kind, order=t.order, tensor=t.value, status=status,
+                               reason=reason, bound_to=bound_to, via=via,
+                               reference_source=t.reference_source, producer_op=t.producer_op,
+                               source=t.source))
+        say(f"tap {t.name}: {status}" + (f" via {via} ({bound_to})" if bound_to else "")
+            + (f" - {reason}" if reason else ""))
+    if errors:
+        raise CompileError(f"engine {eng.name} lost the binding of {len(errors)} tap(s) that must be "
+                           "compared: " + "; ".join(errors))
+
+    model_outputs = [o["name"] for o in manifest.outputs]
+    t0 = time.perf_counter()
+    results: dict[str, list[np.ndarray]] = {}
+    with eng.runner(built.artifact) as r:
+        out_names = list(r.output_names)
+        in_names = list(r.input_names)
+        for i, feed in enumerate(feeds):
+            vals = r.run(feed)  # one engine call per sample yields every output and tap
+            for k, v in vals.items():
+                results.setdefault(k, []).append(np.asarray(v))
+            if progress:
+                progress("run", i + 1, len(feeds))
+    t_run = time.perf_counter() - t0
+    say(f"ran {len(feeds)} samples in {t_run:.2f}s")
+    stacked = {}
+    for k in out_names:
+        vs = results[k]
+        if len({v.shape for v in vs}) > 1:
+            raise CompileError(f"output {k!r} changes shape across samples ({[v.shape for v in vs]}); "
+                               f"samples must share shapes to be stacked along the sample axis")
+        stacked[k] = np.stack(vs)
+    for t in taps:  # taps that show a model output's own value
+        if t.via == "alias" and t.bound_to in stacked:
+            stacked[t.name] = stacked[t.bound_to]
+            out_names.append(t.name)
+    save_npz(work / SAMPLE_OUTPUTS, stacked)
+
+    observer = _observer(eng, built, feeds, model_outputs, stacked, say)
+    versions = {"onnxruntime": onnxruntime.__version__, "onnx": onnx_mod.__version__}
+    warnings = []
+    unb = [t.name for t in taps if t.status == "unbound"]
+    if unb:
+        warnings.append(f"{len(unb)} taps are unbound (the engine fused their tensors away): {', '.join(unb)}")
+    if observer.checked and not observer.outputs_agree:
+        warnings.append("the model outputs with and without taps differ: the taps change this engine")
+    return BuildReport(
+        engine=eng.name, onnx=str(onnx_path), npz=str(npz_path), artifact=built.artifact.name,
+        untapped_artifact=built.untapped_artifact.name if built.untapped_artifact.exists() else None,
+        inputs=in_names, outputs=out_names, model_outputs=model_outputs, samples=len(feeds), taps=taps,
+        manifest=manifest.raw, observer=observer,
+        timings_s={"build": round(t_build, 4), "run": round(t_run, 4)}, versions=versions,
+        custom_ops=built.custom_ops, warnings=warnings,
+        created=_dt.datetime.now().isoformat(timespec="seconds"))
+
+
+def _kdiff(a: dict[str, int], b: dict[str, int]) -> list[KernelDiff]:
+    return [KernelDiff(op, a.get(op, 0), b.get(op, 0)) for op in sorted(set(a) | set(b))
+            if a.get(op, 0) != b.get(op, 0)]
+
+
+def _observer(eng, built, feeds, model_outputs, tapped_vals, say) -> ObserverEffect:
+    ob = ObserverEffect(kernels_untapped=built.kernels_untapped, kernels_tapped=built.kernels_tapped,
+                        kernels_differ=_kdiff(built.kernels_untapped, built.kernels_tapped))
+    if built.naive_kernels is not None:
+        ob.naive = ObserverEffect(checked=False, kernels_untapped=built.kernels_untapped,
+                                  kernels_tapped=built.naive_kernels,
+                                  kernels_differ=_kdiff(built.kernels_untapped, built.naive_kernels),
+                                  note="taps exposed before conversion (not built, kernels only)")
+    if not built.untapped_artifact.exists():
+        ob.note = "untapped engine not built"
+        return ob
+    agree = True
+    with eng.runner(built.untapped_artifact) as r:
+        for i, feed in enumerate(feeds):
+            vals = r.run(feed, model_outputs)
+            for k in model_outputs:
+                a, b = np.asarray(vals[k]), tapped_vals[k][i]
+                same = a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+                agree &= bool(same)
+                d = (float(np.max(np.abs(a.astype(np.float64) - b))) if a.shape == b.shape and a.size
+                     else (0.0 if a.shape == b.shape else None))
+                prev = ob.max_abs_diff.get(k)
+                ob.max_abs_diff[k] = d if prev is None or d is None else max(prev, d)
+    ob.checked = True
+    ob.outputs_agree = agree
+    ob.note = ("taps do not change this engine: same kernels, bitwise identical outputs"
+               if agree and not ob.kernels_differ else
+               "the taps change this engine: see kernels_differ / max_abs_diff")
+    say(f"observer effect: outputs {'agree' if agree else 'DIFFER'} with/without taps; kernels "
+        + ("identical" if not ob.kernels_differ else
+           "differ: " + ", ".join(f"{k.op} {k.untapped}->{k.tapped}" for k in ob.kernels_differ)))
+    if ob.naive is not None and ob.naive.kernels_differ:
+        say("naive tapping (taps as outputs before conversion) would have changed kernels: "
+            + ", ".join(f"{k.op} {k.untapped}->{k.tapped}" for k in ob.naive.kernels_differ))
+    return ob

@@ -1,0 +1,164 @@
+"""TensorRT engines (``trt-fp32``, ``trt-fp16``, ``trt-int8``): GPU only, optional.
+
+TensorRT is an optional extra (``pip install 'leapp-lab[tensorrt]'``) that cannot be installed on
+machines without NVIDIA's package index, and needs a CUDA GPU. It is imported only when one of these
+engines is asked for; anywhere else compile fails with :class:`EngineUnavailable` naming what is
+missing. Taps follow the same rule as the onnxruntime engines: the untapped network is built first,
+then the tapped one; build.json records whether outputs and layer kinds agree.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .base import Built, CompileError, Engine, EngineUnavailable, Runner
+
+
+def _import_trt():
+    try:
+        import tensorrt as trt  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - ImportError, or OSError from missing libnvinfer
+        raise EngineUnavailable(
+            "TensorRT engines need the 'tensorrt' Python package (pip install 'leapp-lab[tensorrt]', "
+            "from NVIDIA's index) and an NVIDIA GPU with a CUDA driver; importing tensorrt failed: "
+            f"{type(exc).__name__}: {exc}. Use --engine ort / ort-fp16 / ort-int8 on this machine."
+        ) from None
+    return trt
+
+
+def _cuda_torch():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        raise EngineUnavailable(
+            "TensorRT engines need an NVIDIA GPU visible to torch (torch.cuda.is_available() is "
+            "False here: no GPU, no CUDA driver, or a CPU-only torch build)")
+    return torch
+
+
+class TrtRunner(Runner):
+    name = "tensorrt"
+
+    def __init__(self, artifact: Path):
+        super().__init__()
+        self.artifact = Path(artifact)
+
+    def _activate_impl(self) -> None:
+        trt = _import_trt()
+        self.torch = _cuda_torch()
+        self.logger = trt.Logger(trt.Logger.WARNING)
+        rt = trt.Runtime(self.logger)
+        self.engine = rt.deserialize_cuda_engine(self.artifact.read_bytes())
+        if self.engine is None:
+            raise CompileError(f"{self.artifact}: TensorRT could not deserialize this engine")
+        self.context = self.engine.create_execution_context()
+        self.trt = trt
+        names = [self.engine.get_tensor_name(i) for i in range(self.engine.num_io_tensors)]
+        mode = trt.TensorIOMode.INPUT
+        self._inputs = [n for n in names if self.engine.get_tensor_mode(n) == mode]
+        self._outputs = [n for n in names if self.engine.get_tensor_mode(n) != mode]
+
+    def _run_impl(self, feed, output_names):
+        torch, trt = self.torch, self.trt
+        keep = []
+        for n in self._inputs:
+            t = torch.from_numpy(np.ascontiguousarray(feed[n])).cuda()
+            keep.append(t)
+            self.context.set_input_shape(n, tuple(t.shape))
+            self.context.set_tensor_address(n, t.data_ptr())
+        outs = {}
+        for n in self._outputs:
+            shape = tuple(self.context.get_tensor_shape(n))
+            dt = trt.nptype(self.engine.get_tensor_dtype(n))
+            t = torch.empty(shape, dtype=torch.from_numpy(np.zeros(0, dt)).dtype, device="cuda")
+            outs[n] = t
+            self.context.set_tensor_address(n, t.data_ptr())
+        stream = torch.cuda.current_stream()
+        if not self.context.execute_async_v3(stream.cuda_stream):
+            raise CompileError("TensorRT execute_async_v3 failed")
+        stream.synchronize()
+        names = output_names or self._outputs
+        return {n: outs[n].cpu().numpy() for n in names}
+
+    def _deactivate_impl(self) -> None:
+        self.context = self.engine = None
+
+    @property
+    def input_names(self):
+        return list(self._inputs)
+
+    @property
+    def output_names(self):
+        return list(self._outputs)
+
+
+class TrtEngine(Engine):
+    name = "trt-fp32"
+    precision = "fp32"
+    artifact_suffix = ".engine"
+
+    def check_available(self) -> None:
+        _import_trt()
+        _cuda_torch()
+
+    def _build_one(self, model, mark: list[str], calibration, log):
+        import onnx
+        trt = _import_trt()
+        logger = trt.Logger(trt.Logger.WARNING)
+        builder = trt.Builder(logger)
+        network = builder.create_network(0)
+        parser = trt.OnnxParser(network, logger)
+        if not parser.parse(model.SerializeToString()):
+            errs = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
+            raise CompileError(f"TensorRT's ONNX parser rejected the model: {errs}")
+        tensors = {}
+        for i in range(network.num_layers):
+            layer = network.get_layer(i)
+            for j in range(layer.num_outputs):
+                tensors[layer.get_output(j).name] = layer.get_output(j)
+        unbound = {}
+        for name in mark:
+            if name in tensors:
+                tensors[name].name = name
+                network.mark_output(tensors[name])
+            else:
+                unbound[name] = f"tensor {name!r} is not in the TensorRT network"
+        config = builder.create_builder_config()
+        if self.precision == "fp16":
+            config.set_flag(trt.BuilderFlag.FP16)
+        if self.precision == "int8":
+            raise CompileError("trt-int8 needs a calibrated QDQ model: build it from an ort-int8 "
+                               "converted graph (not implemented in this version)")
+        blob = builder.build_serialized_network(network, config)
+        if blob is None:
+            raise CompileError("TensorRT failed to build the engine (see compile.log)")
+        del onnx
+        return bytes(blob), unbound
+
+    def build(self, untapped, taps, calibration, workdir: Path, log, progress=None, naive=None) -> Built:
+        t0 = time.perf_counter()
+        blob_u, _ = self._build_one(untapped, [], calibration, log)
+        (workdir / "engine.untapped.engine").write_bytes(blob_u)
+        blob_t, unbound = self._build_one(untapped, [t.value for t in taps], calibration, log)
+        (workdir / "engine.engine").write_bytes(blob_t)
+        log(f"{self.name}: built in {time.perf_counter() - t0:.1f}s")
+        bindings = {t.name: (("unbound", None, None, unbound[t.value]) if t.value in unbound
+                             else ("bound", t.value, "direct", None)) for t in taps}
+        return Built(workdir / "engine.engine", workdir / "engine.untapped.engine", bindings, {}, {})
+
+    def runner(self, artifact: Path) -> Runner:
+        return TrtRunner(artifact)
+
+
+class TrtFp16Engine(TrtEngine):
+    name = "trt-fp16"
+    precision = "fp16"
+
+
+class TrtInt8Engine(TrtEngine):
+    name = "trt-int8"
+    precision = "int8"
