@@ -18,7 +18,7 @@ from typing import Any
 
 from leapp_lab.model.trace import TraceReport
 from leapp_lab.trace import lifecycle
-from leapp_lab.trace.capture import build_graph, compile_captured
+from leapp_lab.trace.capture import CompileOutcome, build_graph, compile_captured, snapshot
 from leapp_lab.trace.persist import diagnose, save_graph_run
 
 
@@ -109,8 +109,9 @@ class TraceSession:
             fatal = self.capture.fatal_messages()
             status = "refused" if fatal else "error"
             msg = fatal[-1] if fatal else f"{type(body_exc).__name__}: {body_exc}"
+            partial = CompileOutcome(snap=snapshot(lifecycle.manager()))  # before reset drops them
             lifecycle.hard_reset()
-            graph, arrays = build_graph(self.graph_name, self.graph_dir, None, self.capture.records,
+            graph, arrays = build_graph(self.graph_name, self.graph_dir, partial, self.capture.records,
                                         status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
                                         options=self._options())
             self._save(graph, arrays)

@@ -49,7 +49,9 @@ def render_graph(g) -> list[str]:
         L.append(f"  run folder: {g.run_dir}")
     if g.error:
         first = g.error.strip().splitlines()
-        L.append(f"  LEAPP said: {first[0] if first else g.error}")
+        label = {"refused": "LEAPP refused the trace", "error": "the traced code raised"}.get(
+            g.status, "error")
+        L.append(f"  {label}: {first[0] if first else g.error}")
         L.extend(f"    {x}" for x in first[1:6])
     if g.nodes:
         L.append("  nodes (completion order):")

@@ -1,0 +1,93 @@
+"""``leapp-lab run SCRIPT.py [--json FILE] [--no-fail] [-- ARGS...]``: attach mode.
+
+Runs an unchanged LEAPP export script and captures every graph it compiles (docs/trace.md).
+Exit status: 0 every graph validated (or was not asked to validate); 1 a validation failed, a
+trace was refused, or no graph was compiled (0 with --no-fail); 2 the script raised (its
+traceback is shown), including LEAPP's strict=True raise, or bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from leapp_lab.cli import UsageError
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "run", help="run an export script that calls leapp.start/stop/compile_graph and diagnose it",
+        description="Run an unchanged LEAPP export script (as __main__), capture every graph it "
+                    "compiles, validate it three ways (recorded / FX replay / exported), write a "
+                    "run folder per graph and print the diagnosis. Arguments for the script go "
+                    "after '--'.")
+    p.add_argument("script", help="the export script (.py)")
+    p.add_argument("rest", nargs=argparse.REMAINDER,
+                   help="[--json FILE] [--no-fail] [-- ARGS for the script]")
+    return p
+
+
+def _options() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="leapp-lab run SCRIPT", add_help=False)
+    p.add_argument("--json", metavar="FILE", help="write the combined report as JSON")
+    p.add_argument("--no-fail", action="store_true",
+                   help="exit 0 even when a validation failed or a trace was refused")
+    p.add_argument("--quiet", action="store_true", help="do not print the text summary")
+    return p
+
+
+def parse_rest(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Our options and the script's arguments from what follows SCRIPT.
+
+    Everything after a '--' belongs to the script. Before it (or without one), the options of
+    ``leapp-lab run`` are taken out and any other token is passed to the script, in order.
+    (argparse itself may already have dropped a '--' that directly follows SCRIPT.)
+    """
+    if "--" in rest:
+        i = rest.index("--")
+        ours, theirs = rest[:i], rest[i + 1:]
+    else:
+        ours, theirs = rest, []
+    try:
+        opts, unknown = _options().parse_known_args(ours)
+    except SystemExit:
+        raise UsageError("bad options; usage: leapp-lab run SCRIPT.py [--json FILE] [--no-fail] "
+                         "[-- ARGS for the script]") from None
+    return opts, unknown + theirs
+
+
+def execute(args):
+    """Run the script and return the AttachResult (report + whether the script raised)."""
+    from pathlib import Path
+
+    from leapp_lab.trace.attach import run_script
+    script = Path(args.script)
+    if not script.is_file():
+        raise UsageError(f"{script}: no such script; pass the path of a Python file that calls "
+                         f"leapp.start / leapp.stop / leapp.compile_graph")
+    opts, script_args = parse_rest(list(args.rest or []))
+    args.json, args.no_fail, args.quiet, args.script_args = opts.json, opts.no_fail, opts.quiet, script_args
+    return run_script(script, script_args)
+
+
+def main(args) -> int:
+    from leapp_lab.model.jsonio import write_json
+    from leapp_lab.trace.attach import exit_status, summary_json
+
+    result = execute(args)
+    report = result.report
+    if result.traceback:
+        print(result.traceback.rstrip(), file=sys.stderr)
+    if args.json:
+        n = write_json(args.json, summary_json(report))
+        note = f" ({n} non-finite values written as null)" if n else ""
+        print(f"leapp-lab run: report written to {args.json}{note}", file=sys.stderr)
+    if not args.quiet:
+        print(str(report))
+    code = exit_status(result, no_fail=args.no_fail)
+    if code == 1:
+        print("leapp-lab run: exit 1 (a validation failed, a trace was refused, or no graph was "
+              "compiled; --no-fail exits 0)", file=sys.stderr)
+    elif code == 2:
+        print("leapp-lab run: exit 2 (the script raised)", file=sys.stderr)
+    sys.stdout.flush()
+    return code

@@ -1,0 +1,255 @@
+"""Attach mode: run an unchanged LEAPP export script and capture every graph it compiles.
+
+``leapp.start`` / ``leapp.stop`` / ``leapp.compile_graph`` are replaced, before the script runs,
+everywhere they are bound (``leapp``, ``leapp.leapp`` and any module already holding them by
+name), so ``from leapp import compile_graph`` inside the script gets the capturing version too.
+
+- ``start`` runs LEAPP's own start with the script's options, then attaches a LogCapture and
+  (unless ``verbose``) quiets LEAPP's console.
+- ``compile_graph`` runs :func:`compile_captured` with the script's own validate/rtol/atol/strict
+  (LEAPP defaults: validate=True, strict=True, visualize=True), writes the graph's run folder, and
+  then returns or raises exactly what LEAPP would have: the verdict dict, ``True``, or LEAPP's
+  exception (after the artifacts and the run folder exist).
+- A session that never reaches ``compile_graph`` (the script crashed, or started again) becomes a
+  graph with status "refused".
+"""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from leapp_lab.model.trace import GraphReport, TraceReport
+from leapp_lab.trace import lifecycle
+from leapp_lab.trace.capture import CompileOutcome, build_graph, compile_captured, snapshot
+from leapp_lab.trace.persist import diagnose, new_report, save_graph_run
+from leapp_lab.trace.session import _jsonable_options
+
+_START_DEFAULTS = dict(save_path=".", verbose=False, dry_run=False, non_traced=None,
+                       max_cached_io=5, global_patching=True, patching=None)
+_COMPILE_DEFAULTS = dict(visualize=True, verbose=None, validate=True, rtol=1e-3, atol=1e-5,
+                         strict=True, graph_configs=None)
+
+
+def _bind(defaults: dict, names: tuple, args: tuple, kwargs: dict) -> dict:
+    out = dict(defaults)
+    out.update(zip(names, args))
+    out.update(kwargs)
+    return out
+
+
+@dataclass
+class _Session:
+    graph_name: str
+    graph_dir: str
+    start_options: dict
+    capture: lifecycle.LogCapture
+    compiled: bool = False
+
+
+@dataclass
+class Attachment:
+    """Collects the graphs; ``install()`` / ``uninstall()`` swap LEAPP's entry points."""
+    graphs: list[GraphReport] = field(default_factory=list)
+    runs: list[TraceReport] = field(default_factory=list)     # one saved report per graph
+    session: _Session | None = None
+    _orig: dict = field(default_factory=dict)
+    _patched: list = field(default_factory=list)              # (module dict, attr, original)
+
+    # -- patching ----------------------------------------------------------------------------
+    def install(self) -> None:
+        import leapp
+        import leapp.leapp as ll
+        self._orig = {"start": ll.start, "stop": ll.stop, "compile_graph": ll.compile_graph}
+        repl = {"start": self.start, "stop": self.stop, "compile_graph": self.compile_graph}
+        by_id = {id(f): name for name, f in self._orig.items()}
+        for mod in list(sys.modules.values()):
+            d = getattr(mod, "__dict__", None)
+            if not isinstance(d, dict):
+                continue
+            for attr, val in list(d.items()):
+                name = by_id.get(id(val))
+                if name is not None and val is self._orig[name]:
+                    d[attr] = repl[name]
+                    self._patched.append((d, attr, val))
+        for mod in (leapp, ll):  # in case LEAPP binds them lazily
+            for name in repl:
+                if getattr(mod, name, None) is not repl[name]:
+                    self._patched.append((mod.__dict__, name, mod.__dict__.get(name)))
+                    mod.__dict__[name] = repl[name]
+
+    def uninstall(self) -> None:
+        for d, attr, val in reversed(self._patched):
+            d[attr] = val
+        self._patched.clear()
+
+    # -- LEAPP entry points ------------------------------------------------------------------
+    def start(self, *args, **kwargs):
+        opts = _bind(_START_DEFAULTS, ("name",) + tuple(_START_DEFAULTS), args, kwargs)
+        if self.session is not None and not self.session.compiled:
+            # started again before compile_graph: the previous session is lost (LEAPP resets)
+            self._refuse(self.session, "leapp.start() was called again before compile_graph(); "
+                                       "the earlier session was never compiled")
+        elif self.session is not None:
+            self.session.capture.detach()
+        self._orig["start"](*args, **kwargs)
+        mgr = lifecycle.manager()
+        cap = lifecycle.LogCapture()
+        cap.attach()
+        if not opts.get("verbose"):
+            lifecycle.quiet_console()
+        self.session = _Session(mgr.get_graph_name(), mgr.get_save_path(),
+                                {k: v for k, v in opts.items() if k != "name"}, cap)
+
+    def stop(self, *args, **kwargs):
+        return self._orig["stop"](*args, **kwargs)
+
+    def compile_graph(self, *args, **kwargs):
+        opts = _bind(_COMPILE_DEFAULTS, tuple(_COMPILE_DEFAULTS), args, kwargs)
+        s = self.session
+        if s is None or s.compiled:
+            # compile_graph again (LEAPP allows re-export) or without a start we saw
+            mgr = lifecycle.manager()
+            cap = lifecycle.LogCapture()
+            cap.attach()
+            if s is not None:
+                s.capture.detach()
+            s = self.session = _Session(mgr.get_graph_name() or "graph", mgr.get_save_path() or ".",
+                                        dict(s.start_options) if s else {}, cap)
+        outcome = compile_captured(self._orig["compile_graph"], s.capture, **opts)
+        s.compiled = True
+        lifecycle.flush_file_log()
+        if outcome.compile_error is not None:
+            e = outcome.compile_error
+            status, msg = "refused", f"{type(e).__name__}: {e}"
+        else:
+            status, msg = ("dry-run" if s.start_options.get("dry_run") else "compiled"), None
+            lo, hi = outcome.validation_log
+            fatal = [r.message for i, r in enumerate(s.capture.records)
+                     if r.levelno == lifecycle.FATAL and not (lo <= i < hi)]
+            if fatal:   # LEAPP refused something and the script swallowed it
+                status, msg = "refused", fatal[-1]
+        self._save(s, outcome, status, msg, opts)
+        if outcome.raised is not None:
+            raise outcome.raised
+        return outcome.result
+
+    # -- graphs --------------------------------------------------------------------------------
+    def _save(self, s: _Session, outcome: CompileOutcome, status: str, msg: str | None,
+              compile_opts: dict) -> None:
+        graph, arrays = build_graph(s.graph_name, s.graph_dir, outcome, s.capture.records,
+                                    status=status, error=msg, rtol=compile_opts.get("rtol", 1e-3),
+                                    atol=compile_opts.get("atol", 1e-5),
+                                    options=_jsonable_options({**s.start_options, **compile_opts}))
+        diagnose(graph, arrays)
+        try:
+            self.runs.append(save_graph_run(graph, arrays))
+        except Exception as exc:  # an unwritable folder must not hide the other graphs
+            print(f"leapp-lab: could not write the run folder of graph {graph.name!r}: {exc}",
+                  file=sys.stderr)
+        self.graphs.append(graph)
+
+    def _refuse(self, s: _Session, message: str) -> None:
+        partial = CompileOutcome(snap=snapshot(lifecycle.manager()))
+        s.compiled = True
+        lifecycle.flush_file_log()
+        fatal = s.capture.fatal_messages()
+        if fatal:
+            message = f"{fatal[-1]}\n({message})"
+        self._save(s, partial, "refused", message, {})
+        s.capture.detach()
+
+    def finish(self, script_exc: BaseException | None) -> None:
+        """End of the script: refuse an uncompiled session, leave the process clean."""
+        try:
+            s = self.session
+            if s is not None and not s.compiled:
+                why = ("the script raised before compile_graph(): "
+                       f"{type(script_exc).__name__}: {script_exc}" if script_exc is not None
+                       else "the script started a LEAPP session but never called compile_graph()")
+                self._refuse(s, why)
+            elif s is not None:
+                s.capture.detach()
+        finally:
+            self.uninstall()
+            lifecycle.loud_console()
+            if lifecycle.session_open() or lifecycle.manager().patcher.installed:
+                lifecycle.hard_reset()
+
+
+def _script_traceback(e: BaseException) -> str:
+    """The script's traceback without the frames of runpy and of this wrapper."""
+    import leapp_lab
+    ours = (os.path.dirname(os.path.abspath(leapp_lab.__file__)), os.path.abspath(runpy.__file__))
+    te = traceback.TracebackException(type(e), e, e.__traceback__)
+    te.stack = traceback.StackSummary.from_list(
+        [f for f in te.stack if not (f.filename.startswith("<frozen runpy")
+                                     or os.path.abspath(f.filename).startswith(ours))])
+    return "".join(te.format())
+
+
+@dataclass
+class AttachResult:
+    report: TraceReport
+    script_raised: bool
+    traceback: str | None = None
+
+
+def run_script(script: str | os.PathLike, argv: list[str] | None = None) -> AttachResult:
+    """Run ``script`` as ``__main__`` with ``sys.argv = [script, *argv]``, capturing its graphs."""
+    path = Path(script)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such script")
+    att = Attachment()
+    old_argv = sys.argv[:]
+    sys.argv = [str(path), *(argv or [])]
+    sys.path.insert(0, str(path.resolve().parent))
+    exc: BaseException | None = None
+    tb_text = None
+    exit_code = 0
+    att.install()
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        if code not in (None, 0):
+            exc = e
+            exit_code = code if isinstance(code, int) else 1
+            tb_text = f"SystemExit: {code}"
+    except BaseException as e:  # noqa: BLE001 - the script's own failure is data here
+        exc = e
+        exit_code = 1
+        tb_text = _script_traceback(e)
+        if isinstance(e, KeyboardInterrupt):
+            att.finish(e)
+            raise
+    finally:
+        sys.argv = old_argv
+        if sys.path and sys.path[0] == str(path.resolve().parent):
+            sys.path.pop(0)
+    att.finish(exc)
+    report = new_report(att.graphs, script=str(path), script_exit=exit_code,
+                        script_error=tb_text)
+    return AttachResult(report=report, script_raised=exc is not None, traceback=tb_text)
+
+
+def exit_status(result: AttachResult, no_fail: bool = False) -> int:
+    """2 the script raised; 1 a validation failed / a trace was refused / no graph (0 with
+    no_fail); 0 otherwise."""
+    if result.script_raised:
+        return 2
+    r = result.report
+    bad = (not r.graphs) or any(g.status in ("refused", "error") or g.verdict in ("fail", "error")
+                                for g in r.graphs)
+    return 1 if bad and not no_fail else 0
+
+
+def summary_json(report: TraceReport) -> dict[str, Any]:
+    """The report as written by ``--json`` (docs/schema-trace.md)."""
+    body = {"kind": report.kind, "schema_version": report.schema_version}
+    body.update(report.to_dict())
+    return body
