@@ -1,0 +1,147 @@
+"""The prepare report: what ``leapp_lab.prepare`` exported, which taps it exposed, and why not.
+
+Saved as ``report.json`` in ``<onnx dir>/<onnx stem>.prepare/`` (see docs/taps.md). The manifest
+itself lives in the ONNX model; this report repeats it with shapes, dtypes and timings.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .base import Report, register
+from .dc import Plain
+
+
+@dataclass
+class TensorInfo(Plain):
+    name: str
+    dtype: str | None = None
+    shape: list[int] | None = None          # per sample (without the leading sample axis)
+
+
+@dataclass
+class PrepareRow(Plain):
+    """One model output or tap, in model order."""
+
+    name: str
+    kind: str                               # output | manual | plugin | op
+    order: int
+    tensor: str | None = None
+    producer_op: str | None = None
+    producer_node: str | None = None
+    reference_source: str | None = None     # torch | onnxruntime | None
+    uncompared_reason: str | None = None
+    source: str | None = None
+    producer_source: str | None = None
+    dtype: str | None = None
+    shape: list[int] | None = None
+
+
+@dataclass
+class PrepareReport(Report, Plain):
+    """``model``: the MODEL.py (or a description); ``onnx`` / ``npz`` / ``reference``: the files
+    written; ``exporter``: ``dynamo`` or ``torchscript`` (``fallback_reason`` says why);
+    ``samples``: sample count; ``requested_taps``: the --debug-taps values; ``plugin_taps`` /
+    ``op_taps``: the flags; ``inputs``; ``rows``: outputs and taps in model order;
+    ``manifest_stamped``: False when nothing was tapped (the ONNX equals the untapped export);
+    ``warnings``: human sentences; ``timings_s``: seconds per stage; ``benchmark_ms``: mean eager
+    forward time per sample."""
+
+    kind: ClassVar[str] = "prepare"
+    model: str = ""
+    onnx: str = ""
+    npz: str = ""
+    reference: str = ""
+    exporter: str = "dynamo"
+    fallback_reason: str | None = None
+    samples: int = 0
+    requested_taps: list[str] = field(default_factory=list)
+    plugin_taps: bool = False
+    op_taps: bool = False
+    inputs: list[TensorInfo] = field(default_factory=list)
+    rows: list[PrepareRow] = field(default_factory=list)
+    manifest_stamped: bool = False
+    warnings: list[str] = field(default_factory=list)
+    timings_s: dict[str, float] = field(default_factory=dict)
+    benchmark_ms: float | None = None
+    created: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+
+    path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
+
+    # -- model API -----------------------------------------------------------------------------
+    def row(self, name: str) -> PrepareRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"no output or tap {name!r} in this prepare report; have {[r.name for r in self.rows]}")
+
+    @property
+    def taps(self) -> list[PrepareRow]:
+        return [r for r in self.rows if r.kind != "output"]
+
+    @property
+    def outputs(self) -> list[PrepareRow]:
+        return [r for r in self.rows if r.kind == "output"]
+
+    @property
+    def uncompared(self) -> list[PrepareRow]:
+        return [r for r in self.taps if r.reference_source is None]
+
+    def to_dataframe(self):
+        import pandas as pd
+        cols = ["name", "kind", "order", "reference_source", "uncompared_reason", "source",
+                "producer_op", "producer_node", "tensor", "dtype", "shape", "producer_source"]
+        return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.rows], columns=cols)
+
+    # -- persistence ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = Plain.to_dict(self)
+        d.pop("path", None)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "PrepareReport":
+        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
+        r = Plain.from_dict.__func__(cls, d)
+        r.path = path
+        return r
+
+    # -- views ---------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        return render_prepare(self)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
+register(PrepareReport)
+
+
+def render_prepare(r: PrepareReport) -> str:
+    n_taps = len(r.taps)
+    kinds = {}
+    for t in r.taps:
+        kinds[t.kind] = kinds.get(t.kind, 0) + 1
+    head = [f"prepare {r.model}: {r.samples} sample(s), exporter {r.exporter}"
+            + (f" (fallback: {r.fallback_reason})" if r.fallback_reason else ""),
+            f"  onnx      {r.onnx}" + ("" if r.manifest_stamped else "  (no taps: identical to the untapped export)"),
+            f"  inputs    {r.npz}  [" + ", ".join(f"{i.name} {i.dtype}{i.shape}" for i in r.inputs) + "]",
+            f"  reference {r.reference}",
+            f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
+            + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
+            + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    w_name = max([4] + [len(x.name) for x in r.rows])
+    w_name = min(w_name, 40)
+    lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<14}  source"]
+    for x in r.rows:
+        ref = x.reference_source or "-"
+        src = x.source or ""
+        line = (f"  {x.order:>5}  {x.name[:w_name]:<{w_name}}  {x.kind:<6}  {ref:<11}  "
+                f"{(x.producer_op or '')[:14]:<14}  {src}")
+        if x.uncompared_reason:
+            line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
+        lines.append(line)
+    tail = [f"  warning: {w}" for w in r.warnings]
+    return "\n".join(head + lines + tail)

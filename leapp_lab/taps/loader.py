@@ -1,0 +1,137 @@
+"""Load a MODEL.py (or a module / namespace / dict) into what prepare needs.
+
+MODEL.py defines ``Model`` (an ``nn.Module`` class or a zero-argument factory) and
+``get_fwd_args()`` (a tuple of forward arguments); optionally ``get_samples()`` (a list of such
+tuples; default ``[get_fwd_args()]``) and ``get_ort_session_options()`` (onnxruntime
+``SessionOptions`` with custom-op libraries registered, used to recompute references of custom-op
+boundaries). A dict or namespace may instead give ``model`` (an instance) and ``args`` / ``samples``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from .errors import PrepareError
+
+SEED = 0
+
+
+@dataclass
+class ModelSource:
+    label: str                          # file path, or a description of the object
+    base_dir: Path | None               # where relative source paths are shortened from
+    make_model: Callable[[], nn.Module]
+    get_samples: Callable[[], list[tuple]]
+    ort_session_options: Callable[[], Any] | None = None
+
+
+def load_module(path: str | os.PathLike) -> types.ModuleType:
+    """Import MODEL.py under a private, path-derived module name (re-importing re-executes it)."""
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise PrepareError(f"{path}: no such model file")
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    name = f"_leapp_lab_model_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise PrepareError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise PrepareError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        try:
+            sys.path.remove(str(path.parent))
+        except ValueError:
+            pass
+    return module
+
+
+def model_source(obj: Any) -> ModelSource:
+    if isinstance(obj, (str, os.PathLike)):
+        module = load_module(obj)
+        return _from_namespace(vars(module), str(Path(obj)), Path(obj).resolve().parent)
+    if isinstance(obj, types.ModuleType):
+        f = getattr(obj, "__file__", None)
+        return _from_namespace(vars(obj), f or obj.__name__, Path(f).resolve().parent if f else None)
+    if isinstance(obj, dict):
+        return _from_namespace(obj, "<namespace>", None)
+    f = getattr(obj, "__file__", None)
+    if isinstance(f, str):
+        return _from_namespace(vars(obj), f, Path(f).resolve().parent)
+    return _from_namespace(vars(obj), f"<{type(obj).__name__}>", None)
+
+
+def _seeded(fn: Callable[[], Any]) -> Callable[[], Any]:
+    def call() -> Any:
+        torch.manual_seed(SEED)
+        return fn()
+    return call
+
+
+def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelSource:
+    if "Model" in ns:
+        factory = ns["Model"]
+        if not callable(factory):
+            raise PrepareError(f"{label}: Model must be an nn.Module class or a zero-argument factory")
+
+        def make() -> nn.Module:
+            torch.manual_seed(SEED)
+            try:
+                m = factory()
+            except TypeError as exc:
+                raise PrepareError(f"{label}: Model() must take no arguments ({exc})") from exc
+            if not isinstance(m, nn.Module):
+                raise PrepareError(f"{label}: Model() returned {type(m).__name__}, not an nn.Module")
+            return m.eval()
+    elif isinstance(ns.get("model"), nn.Module):
+        instance = ns["model"]
+
+        def make() -> nn.Module:
+            return instance.eval()
+    else:
+        raise PrepareError(f"{label}: defines no Model (an nn.Module class or a zero-argument factory); "
+                           f"add `Model = MyNet` or `def Model(): return MyNet(...)`")
+
+    if callable(ns.get("get_samples")):
+        samples_fn = _seeded(ns["get_samples"])
+    elif callable(ns.get("get_fwd_args")):
+        fwd = ns["get_fwd_args"]
+        samples_fn = _seeded(lambda: [fwd()])
+    elif "samples" in ns:
+        samples_fn = lambda: list(ns["samples"])  # noqa: E731
+    elif "args" in ns:
+        samples_fn = lambda: [ns["args"]]  # noqa: E731
+    else:
+        raise PrepareError(f"{label}: defines no get_fwd_args(); add `def get_fwd_args(): return "
+                           f"(torch.randn(1, 8),)` returning the forward arguments as a tuple")
+
+    def samples() -> list[tuple]:
+        raw = samples_fn()
+        out = []
+        for i, s in enumerate(list(raw)):
+            if isinstance(s, torch.Tensor):
+                s = (s,)
+            if not isinstance(s, (tuple, list)):
+                raise PrepareError(f"{label}: sample {i} is a {type(s).__name__}; each sample must be a "
+                                   f"tuple of forward arguments")
+            out.append(tuple(s))
+        if not out:
+            raise PrepareError(f"{label}: get_samples() returned no samples")
+        return out
+
+    opts = ns.get("get_ort_session_options")
+    return ModelSource(label, base, make, samples, opts if callable(opts) else None)
