@@ -1,0 +1,95 @@
+"""A script-free HTML rendering of a view dict: the ``text/html`` fallback of every notebook view.
+
+Shown where widgets cannot run (nbconvert, GitHub, a notebook opened without its kernel): the
+summary, the table with the same DOM hooks as the live view, and the graph SVGs. No JavaScript, so
+it also renders in untrusted notebooks. Every string is escaped.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from . import assets
+
+MAX_STATIC_ROWS = 300
+
+
+def esc(v: Any) -> str:
+    return html.escape("" if v is None else str(v), quote=True)
+
+
+def fmt(v: Any) -> str:
+    """Same number format as the front-end's ``fmt``."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        if v.is_integer() and abs(v) < 1e6:
+            return str(int(v))
+        a = abs(v)
+        return f"{v:.4g}" if 1e-3 <= a < 1e5 else f"{v:.3e}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def row_attrs(r: dict[str, Any]) -> str:
+    """The DOM hooks of one table row (the front-end writes the same attributes)."""
+    a = f'data-leapp-row="{esc(r["id"])}" data-leapp-status="{esc(r["status"])}"'
+    if r.get("tap_status"):
+        a += f' data-leapp-tap-status="{esc(r["tap_status"])}"'
+    if r.get("first_divergent"):
+        a += ' data-leapp-first-divergent="true"'
+    return a
+
+
+def render_static(view: dict[str, Any], include_css: bool = True) -> str:
+    t = view.get("table") or {}
+    cols = t.get("columns") or []
+    rows = t.get("rows") or []
+    out = []
+    if include_css:
+        out.append(f"<style>{assets.renderer_css()}</style>")
+    out.append(f'<div class="leapp-view leapp-static" data-leapp-kind="{esc(view.get("kind"))}" '
+               f'data-leapp-status="{esc(view.get("status"))}">')
+    out.append(f'<div class="leapp-head"><div class="leapp-title"><span class="leapp-dot leapp-{esc(view.get("status"))}">'
+               f'</span>{esc(view.get("title"))}</div>')
+    if view.get("subtitle"):
+        out.append(f'<div class="leapp-subtitle">{esc(view["subtitle"])}</div>')
+    out.append('<div class="leapp-badges">' + "".join(
+        f'<span class="leapp-badge{" leapp-" + esc(b["status"]) if b.get("status") else ""}"><b>{esc(b["label"])}</b> '
+        f'{esc(fmt(b["value"]))}</span>' for b in view.get("badges") or []) + "</div>")
+    if view.get("notes"):
+        out.append('<ul class="leapp-notes">' + "".join(f"<li>{esc(n)}</li>" for n in view["notes"]) + "</ul>")
+    out.append("</div>")
+    out.append(f'<div class="leapp-sub">{esc(t.get("title"))}</div>')
+    if t.get("rule"):
+        out.append(f'<div class="leapp-rule">{esc(t["rule"])}</div>')
+    out.append('<div class="leapp-tablewrap"><table class="leapp-table"><thead><tr>'
+               + "".join(f"<th>{esc(c['label'])}</th>" for c in cols) + "</tr></thead><tbody>")
+    for r in rows[:MAX_STATIC_ROWS]:
+        cls = f'leapp-row leapp-{esc(r["status"])}' + (" leapp-first" if r.get("first_divergent") else "")
+        cells = []
+        for c in cols:
+            v = r["cells"].get(c["key"])
+            if c["type"] == "status":
+                v = r.get("tap_status") or v
+                mark = ' <span class="leapp-firstmark">◀ first</span>' if r.get("first_divergent") else ""
+                cells.append(f'<td><span class="leapp-pill leapp-{esc(r["status"])}">{esc(v)}</span>{mark}</td>')
+            else:
+                cells.append(f'<td class="leapp-{esc(c["type"])}">{esc(fmt(v))}</td>')
+        out.append(f'<tr class="{cls}" {row_attrs(r)}>' + "".join(cells) + "</tr>")
+    out.append("</tbody></table></div>")
+    if len(rows) > MAX_STATIC_ROWS:
+        out.append(f'<div class="leapp-muted">{len(rows) - MAX_STATIC_ROWS} more rows in the interactive view</div>')
+    for g in view.get("graphs") or []:
+        if g.get("svg"):
+            out.append(f'<div class="leapp-graphhead"><b>{esc(g["name"])}</b></div><div class="leapp-graph">{g["svg"]}</div>')
+    out.append('<div class="leapp-muted">Static view: run the notebook (or open the HTML report) for the '
+               'interactive table, histograms and graphs.</div></div>')
+    return "".join(out)

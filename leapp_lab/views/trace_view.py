@@ -1,0 +1,234 @@
+"""View dict of a TraceReport: connectivity graph, node panels (FX graph + code), validation table
+(one row per node / output port / sample), hazards and the LEAPP log."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from leapp_lab.model.arraysummary import array_summary
+
+from .graphs import Arrow, Box, Drawing, render_svg
+from .viewdict import VIEW_SCHEMA, badge, hist_dict
+
+MAX_LOG_RECORDS = 5000
+MAX_FX_NODES = 400          # bigger FX graphs show their code only
+_VERDICT_KIND = {"pass": "pass", "fail": "fail", "error": "error", "skipped": "skipped"}
+
+
+def _status(passed: bool | None) -> str:
+    return "uncompared" if passed is None else ("pass" if passed else "fail")
+
+
+def _port_text(p: Any) -> str:
+    shape = "?" if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
+    arrow = "in " if p.direction == "in" else "out"
+    role = " (state)" if p.role == "state" else ""
+    return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"
+
+
+def _row_prefix(graph: Any, many: bool) -> str:
+    return f"{graph.name}:" if many else ""
+
+
+def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
+    d = Drawing(rankdir="LR")
+    names = {n.name for n in graph.nodes}
+    for n in graph.nodes:
+        lines = [f"{n.backend or 'not exported'} · {n.verdict}"] + [_port_text(p) for p in n.ports]
+        d.boxes.append(Box(key=prefix + n.name, title=n.name, lines=lines,
+                           kind=_VERDICT_KIND.get(n.verdict, "plain")))
+    io_boxes: set[str] = set()
+
+    def io_box(label: str, direction: str) -> str:
+        key = f"{prefix}{direction}:{label}"
+        if key not in io_boxes:
+            io_boxes.add(key)
+            d.boxes.append(Box(key=key, title=label, lines=[f"graph {direction}"], kind="io",
+                               attr="data-leapp-io", shape="ellipse"))
+        return key
+
+    def node_of(endpoint: str) -> str | None:
+        head = endpoint.split("/", 1)[0]
+        return head if head in names else None
+
+    for e in graph.edges:
+        s, t = node_of(e.src), node_of(e.dst)
+        src = prefix + s if s else io_box(e.src, "input")
+        dst = prefix + t if t else io_box(e.dst, "output")
+        sp, tp = e.src.split("/", 1)[-1], e.dst.split("/", 1)[-1]
+        d.arrows.append(Arrow(src, dst, label=sp if sp == tp else f"{sp}→{tp}", feedback=e.kind == "feedback"))
+    for g in graph.graph_inputs:
+        n = node_of(g)
+        targets = [prefix + n] if n else [prefix + x.name for x in graph.nodes
+                                          if any(p.direction == "in" and p.name == g and not p.source for p in x.ports)]
+        for t in targets:
+            d.arrows.append(Arrow(io_box(g.split("/", 1)[-1], "input"), t))
+    for g in graph.graph_outputs:
+        n = node_of(g)
+        if n:
+            d.arrows.append(Arrow(prefix + n, io_box(g.split("/", 1)[-1], "output")))
+    return d
+
+
+def fx_drawing(fx: Any) -> Drawing:
+    d = Drawing(rankdir="TB")
+    known = {x.name for x in fx.nodes}
+    for x in fx.nodes:
+        kind = "suspect" if x.suspect else "weight" if x.weight else "io" if x.op in ("placeholder", "output") else "plain"
+        lines = [f"{x.op}: {x.target}"[:60]]
+        if x.literals:
+            lines.append("literals: " + ", ".join(repr(v) for v in x.literals)[:60])
+        d.boxes.append(Box(key=x.name, title=x.name, lines=lines, kind=kind, attr="data-leapp-fx"))
+    for x in fx.nodes:
+        for u in x.users:
+            if u in known:
+                d.arrows.append(Arrow(x.name, u))
+    return d
+
+
+def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
+    fx = None
+    if node.fx is not None:
+        svg, layout = ("", "none")
+        if 0 < len(node.fx.nodes) <= MAX_FX_NODES:
+            svg, layout = render_svg(fx_drawing(node.fx))
+        suspects = [x for x in node.fx.nodes if x.suspect]
+        code = node.fx.code.strip("\n")
+        marks = [i for i, line in enumerate(code.splitlines()) if any(_assigns(line, s.name) for s in suspects)]
+        fx = {"svg": svg, "layout": layout, "code": code, "code_marks": marks,
+              "weights": list(node.fx.weights), "n_nodes": len(node.fx.nodes),
+              "suspects": [{"name": s.name, "target": s.target, "args": list(s.args),
+                            "literals": [repr(v) for v in s.literals]} for s in suspects]}
+    return {"name": node.name, "graph": graph.name, "index": node.index, "backend": node.backend,
+            "verdict": node.verdict, "artifact": node.artifact, "sha256": node.sha256, "error": node.error,
+            "samples": node.samples, "dropped_inputs": list(node.dropped_inputs),
+            "ports": [{"name": p.name, "direction": p.direction, "dtype": p.dtype, "shape": p.shape,
+                       "role": p.role, "traced_name": p.traced_name, "source": p.source,
+                       "feedback": p.feedback} for p in node.ports],
+            "hazards": [h for h in hazards if h["node"] == node.name], "fx": fx}
+
+
+def _assigns(line: str, name: str) -> bool:
+    """Is this FX code line the one that computes ``name``?"""
+    return re.match(rf"\s*{re.escape(name)}\s*=", line) is not None
+
+
+def _inputs(report: Any, node: Any, sample: int) -> list[dict[str, Any]]:
+    arrays = report.arrays() if hasattr(report, "arrays") else {}
+    out = []
+    for p in node.inputs():
+        a = arrays.get(f"{node.name}/{p.name}/{sample}/input")
+        if a is None:
+            continue
+        s = array_summary(a)
+        out.append({"name": p.name, "shape": s["shape"], "dtype": s["dtype"], "range": s["range"],
+                    "nonfinite": s["nonfinite"], "index": sample})
+    return out
+
+
+def _sample_metrics(c: Any) -> list[list[Any]]:
+    st, fx = c.stats or {}, c.fx_stats or {}
+    m = [["max |exported − recorded|", st.get("max")], ["mean", st.get("mean")], ["p50", st.get("p50")],
+         ["p90", st.get("p90")], ["p99", st.get("p99")], ["p99.5", st.get("p995")],
+         ["max |fx − recorded|", fx.get("max")], ["max |exported − fx|", c.export_vs_fx_max],
+         ["min atol that passes", c.min_atol], ["rtol", c.rtol], ["atol", c.atol],
+         ["shape (recorded)", c.shape], ["shape (exported)", c.exported_shape],
+         ["dtype (recorded)", c.dtype], ["dtype (exported)", c.exported_dtype],
+         ["range (recorded)", c.recorded_range], ["range (exported)", c.exported_range]]
+    if c.nonfinite_recorded or c.nonfinite_exported:
+        m.append(["non-finite recorded / exported", f"{c.nonfinite_recorded} / {c.nonfinite_exported}"])
+    return m
+
+
+def trace_view(report: Any) -> dict[str, Any]:
+    many = len(report.graphs) > 1
+    rows: list[dict[str, Any]] = []
+    graphs, nodes, hazards_all, log = [], {}, [], []
+    for g in report.graphs:
+        prefix = _row_prefix(g, many)
+        hz = [{"kind": h.kind, "node": h.node, "port": h.port, "samples": list(h.samples),
+               "message": h.message, "graph": g.name} for h in g.hazards]
+        hazards_all += hz
+        svg, layout = render_svg(connectivity_drawing(g, prefix))
+        graphs.append({"name": g.name, "svg": svg, "layout": layout, "status": g.status, "error": g.error,
+                       "verdict": g.verdict})
+        order = {n.name: (n.index, i) for i, n in enumerate(g.nodes)}
+        port_order = {(n.name, p.name): j for n in g.nodes for j, p in enumerate(n.ports)}
+        by_node = {n.name: n for n in g.nodes}
+        for n in g.nodes:
+            nodes[prefix + n.name] = _node_panel(g, n, hz)
+        checks = sorted(g.checks, key=lambda c: (order.get(c.node, (1 << 30, 0)),
+                                                 port_order.get((c.node, c.port), 1 << 30), c.sample))
+        for c in checks:
+            kinds = sorted({h["kind"] for h in hz if h["node"] in (None, c.node)
+                            and h["port"] in (None, c.port) and (not h["samples"] or c.sample in h["samples"])})
+            node = by_node.get(c.node)
+            note = ("the recorded value is LEAPP's unfilled zero placeholder, not a real sample"
+                    if c.placeholder else None)
+            rows.append({
+                "id": f"{prefix}{c.node}/{c.port}/{c.sample}", "status": _status(c.passed), "tap_status": None,
+                "first_divergent": False, "node": prefix + c.node, "group": f"{prefix}{c.node}/{c.port}",
+                "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": _status(c.passed),
+                          "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
+                          "mean": (c.stats or {}).get("mean"), "fx_max": (c.fx_stats or {}).get("max"),
+                          "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "atol": c.atol,
+                          "rtol": c.rtol, "hazards": ", ".join(kinds)},
+                "samples": [{"key": str(c.sample), "label": f"sample {c.sample}", "hist": hist_dict(c.hist),
+                             "metrics": _sample_metrics(c),
+                             "inputs": _inputs(report, node, c.sample) if node is not None else [],
+                             "note": note}],
+                "default_sample": str(c.sample)})
+        for r in g.log[-MAX_LOG_RECORDS:]:
+            log.append({"level": r.level, "levelno": r.levelno, "section": r.section, "message": r.message,
+                        "graph": g.name})
+    first = next((r for r in rows if r["status"] == "fail"), None)
+    if first is not None:
+        first["first_divergent"] = True
+    n_fail = sum(r["status"] == "fail" for r in rows)
+    n_pass = sum(r["status"] == "pass" for r in rows)
+    status = "fail" if (n_fail or not report.ok) else "pass"
+    title = ", ".join(g.name for g in report.graphs) or "(no graph)"
+    badges = []
+    for g in report.graphs:
+        badges.append(badge(f"{g.name}" if many else "graph", g.status,
+                            "fail" if g.status in ("refused", "error") else None))
+        badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
+    badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
+               badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
+               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+    notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
+    if report.script_error:
+        notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
+    total_log = sum(len(g.log) for g in report.graphs)
+    return {
+        "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
+        "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
+                                           str(report.path) if report.path else None) if x),
+        "status": status, "badges": badges, "notes": notes,
+        "tabs": [{"id": "table", "label": "Validation"}, {"id": "graph", "label": "Graph"},
+                 {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
+                 {"id": "log", "label": "Log"}],
+        "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
+                  "columns": [{"key": "node", "label": "node", "type": "text"},
+                              {"key": "port", "label": "port", "type": "text"},
+                              {"key": "sample", "label": "sample", "type": "int"},
+                              {"key": "status", "label": "status", "type": "status"},
+                              {"key": "max", "label": "max", "type": "num"},
+                              {"key": "p99", "label": "p99", "type": "num"},
+                              {"key": "mean", "label": "mean", "type": "num"},
+                              {"key": "fx_max", "label": "fx max", "type": "num"},
+                              {"key": "export_vs_fx", "label": "exp−fx max", "type": "num"},
+                              {"key": "min_atol", "label": "min atol", "type": "num"},
+                              {"key": "hazards", "label": "hazards", "type": "text"},
+                              {"key": "atol", "label": "atol", "type": "num"},
+                              {"key": "rtol", "label": "rtol", "type": "num"}],
+                  "rows": rows, "first_divergent": first["id"] if first else None,
+                  "filter_label": "failing only",
+                  "rule": "pass/fail is LEAPP's allclose(exported, recorded, rtol, atol) on each sample",
+                  "hist_title": "|exported − recorded|"},
+        "graphs": graphs, "nodes": nodes, "hazards": hazards_all,
+        "log": {"records": log, "truncated": max(0, total_log - len(log)),
+                "levels": sorted({r["level"] for r in log}, key=lambda lv: min(x["levelno"] for x in log if x["level"] == lv)),
+                "sections": sorted({r["section"] for r in log if r["section"]})},
+        "profile": None,
+    }

@@ -1,0 +1,129 @@
+"""The notebook view: an anywidget fed the view dict through one trait.
+
+``LeappView(report)`` syncs ``view`` (the dict from ``build_view``) to the renderer in
+``extensions/leapp_view.js``; the renderer sends the user's selection back in ``selected`` (row id)
+and ``sample`` (sample key), and setting those from Python moves the selection in the browser.
+``mimebundle(report)`` is what reports return from ``_repr_mimebundle_``: ``text/plain`` and a
+script-free ``text/html`` always, plus the widget when a kernel is there to talk to.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import anywidget
+import traitlets
+
+from . import assets
+from .static_html import render_static
+from .viewdict import build_view
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def text_plain(report: Any) -> str:
+    try:
+        return str(report)
+    except Exception as exc:   # a text view that is missing or broken must not hide the others
+        return f"<{type(report).__name__} kind={getattr(report, 'kind', '?')}> (text view failed: {exc})"
+
+
+class LeappView(anywidget.AnyWidget):
+    """Interactive view of a trace or verify report (one renderer, shared with the HTML report)."""
+
+    _esm = traitlets.Unicode().tag(sync=True)
+    _css = traitlets.Unicode().tag(sync=True)
+    view = traitlets.Dict().tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)    # row id shown in the histogram panel
+    sample = traitlets.Unicode("").tag(sync=True)      # sample key of that row ("" = the row's default)
+
+    @traitlets.default("_esm")
+    def _default_esm(self) -> str:
+        return assets.widget_esm()
+
+    @traitlets.default("_css")
+    def _default_css(self) -> str:
+        return assets.renderer_css()
+
+    def __init__(self, report: Any = None, *, view: dict | None = None, **kwargs: Any) -> None:
+        if view is None:
+            if report is None:
+                raise TypeError("LeappView needs a report (or a view dict)")
+            view = build_view(report)
+        from leapp_lab.model.jsonio import to_jsonable
+        view = to_jsonable(view)          # strict JSON: NaN/Inf -> null
+        first = (view.get("table") or {}).get("first_divergent") or ""
+        kwargs.setdefault("selected", first)
+        super().__init__(view=view, **kwargs)
+        self.report = report
+
+    # -- Python-side selection --------------------------------------------------------------------
+    def rows(self) -> list[dict]:
+        return list((self.view.get("table") or {}).get("rows") or [])
+
+    def row(self, row_id: str | None = None) -> dict:
+        row_id = self.selected if row_id is None else row_id
+        for r in self.rows():
+            if r["id"] == row_id:
+                return r
+        known = [r["id"] for r in self.rows()[:8]]
+        raise KeyError(f"no row {row_id!r} in this view; rows look like {known}")
+
+    def select(self, row_id: str, sample: str | int | None = None) -> None:
+        r = self.row(row_id)
+        key = "" if sample is None else str(sample)
+        if key and key not in {s["key"] for s in r["samples"]}:
+            raise KeyError(f"row {row_id!r} has no sample {key!r}; samples: {[s['key'] for s in r['samples']]}")
+        self.sample = key
+        self.selected = row_id
+
+    @traitlets.validate("selected")
+    def _check_selected(self, proposal: Any) -> str:
+        v = proposal["value"]
+        if v and self.view and not any(r["id"] == v for r in self.rows()):
+            raise traitlets.TraitError(f"no row {v!r} in this view")
+        return v
+
+    # -- display ------------------------------------------------------------------------------------
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any):
+        data = super()._repr_mimebundle_(**kwargs) or {}
+        if isinstance(data, tuple):
+            data = data[0]
+        data = dict(data)
+        data["text/html"] = render_static(self.view)
+        if self.report is not None:
+            data["text/plain"] = text_plain(self.report)
+        return _filter(data, include, exclude)
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def _filter(data: dict, include: Any, exclude: Any) -> dict:
+    if include:
+        data = {k: v for k, v in data.items() if k in include}
+    if exclude:
+        data = {k: v for k, v in data.items() if k not in exclude}
+    return data
+
+
+def mimebundle(report: Any, include: Any = None, exclude: Any = None, widget: bool | None = None) -> dict:
+    """``text/plain`` + ``text/html`` (+ the widget when running in a kernel, or ``widget=True``)."""
+    want_widget = _in_kernel() if widget is None else widget
+    if want_widget and not (include and WIDGET_MIME not in include) and not (exclude and WIDGET_MIME in exclude):
+        return LeappView(report)._repr_mimebundle_(include=include, exclude=exclude)
+    view = build_view(report)
+    return _filter({"text/plain": text_plain(report), "text/html": render_static(view)}, include, exclude)
+
+
+def show(report: Any) -> LeappView:
+    """Display the interactive view of ``report`` and return the widget (to read its selection)."""
+    from IPython.display import display
+    w = LeappView(report)
+    display(w)
+    return w

@@ -1,0 +1,80 @@
+"""The standalone HTML report and the script-free text/html fallback, without a browser."""
+import json
+import re
+
+from leapp_lab.model.base import load
+from leapp_lab.views import assets
+from leapp_lab.views.html import page, report, to_html, view_json
+from leapp_lab.views.static_html import render_static
+from leapp_lab.views.viewdict import build_view
+from viewfixtures import EVIL, trace_report, verify_report
+
+URL = re.compile(r"https?://[^\s\"'<>)\\]+")
+NAMESPACES = ("http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink")
+
+
+def _without_plotly(text: str) -> str:
+    bundle = assets.plotly_js()
+    assert text.count(bundle) == 1
+    return text.replace(bundle, "")
+
+
+def test_standalone_html_is_offline_and_complete():
+    text = to_html(trace_report())
+    rest = _without_plotly(text)
+    # nothing outside the vendored bundle names a network address except SVG namespace URIs
+    assert {u for u in URL.findall(rest)} <= set(NAMESPACES)
+    # no element loads anything: no src/href attributes, no CSS url()/@import, no fetch
+    assert not re.search(r"\b(src|href)\s*=", rest)
+    assert "url(" not in rest.replace("url(#leapp-arrow)", "") and "@import" not in rest
+    assert "fetch(" not in assets.renderer_js() and "XMLHttpRequest" not in assets.renderer_js()
+    assert assets.PLOTLY_VERSION in text and assets.renderer_js() in text
+    # the view travels as JSON and parses back to the same dict
+    m = re.search(r'<script type="application/json" id="leapp-view">(.*?)</script>', text, re.S)
+    assert json.loads(m.group(1)) == json.loads(json.dumps(build_view(trace_report())))
+
+
+def test_every_user_string_is_escaped():
+    for rep in (trace_report(evil=True), verify_report(evil=True)):
+        text = to_html(rep)
+        rest = _without_plotly(text)
+        assert "<script>alert" not in rest
+        # the only <script> elements are ours: plotly, the view JSON, the renderer module
+        assert len(re.findall(r"<script\b", rest)) == 3
+        m = re.search(r'<script type="application/json" id="leapp-view">(.*?)</script>', text, re.S)
+        assert "<" not in m.group(1) and json.loads(m.group(1))      # '<' only as \u003c
+        static = render_static(build_view(rep))
+        assert "<script" not in static and "&lt;script&gt;alert(&quot;x&quot;)" in static
+
+
+def test_view_json_escapes_script_breakers():
+    s = view_json({"a": "</script><!-- & \u2028"})
+    assert "</" not in s and "<!--" not in s and "&" not in s
+    assert json.loads(s) == {"a": "</script><!-- & \u2028"}
+
+
+def test_static_fallback_has_the_dom_hooks():
+    v = build_view(verify_report())
+    html = render_static(v)
+    assert 'data-leapp-row="tap_b" data-leapp-status="fail" data-leapp-tap-status="compared" ' \
+           'data-leapp-first-divergent="true"' in html
+    assert 'data-leapp-row="tap_c" data-leapp-status="uncompared" data-leapp-tap-status="no-reference"' in html
+    assert html.count('data-leapp-first-divergent="true"') == 1
+    assert html.count("data-leapp-row=") == 4
+
+
+def test_html_is_deterministic_and_written_atomically(tmp_path):
+    r = verify_report()
+    a = to_html(r, tmp_path / "a.html")
+    assert a == to_html(r) == (tmp_path / "a.html").read_text(encoding="utf-8")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_report_from_a_run_folder(tmp_path):
+    r = trace_report()
+    run = r.save(tmp_path / "run")
+    out = report(run, tmp_path / "r.html")
+    text = out.read_text(encoding="utf-8")
+    assert 'data-leapp-row="scale/y/1"' in text       # inside the <noscript> fallback
+    assert load(run).graph.name == "frozen"
+    assert page(build_view(load(run))) == text
