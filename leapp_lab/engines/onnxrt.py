@@ -217,6 +217,7 @@ def convert_int8_qdq(model: onnx.ModelProto, calibration: list[dict[str, np.ndar
     from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat,
                                           QuantType, quantize_static)
 
+    workdir = Path(workdir).resolve()
     src = workdir / ".int8-src.onnx"
     dst = workdir / ".int8-qdq.onnx"
     onnx.save(model, str(src))

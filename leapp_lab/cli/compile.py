@@ -1,0 +1,70 @@
+"""``leapp-lab compile build/model.onnx --engine ENGINE [--npz F] [--out PATH] [--archive]``."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import UsageError
+
+#: exit status of a build that failed (a custom op onnxruntime cannot run, a lost manual tap...)
+EXIT_BUILD_FAILED = 1
+
+
+class BuildFailed(Exception):
+    """compile ran but could not build the engine; main() prints it and exits 1."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from ..engines import ENGINE_NAMES
+
+    p = sub.add_parser(
+        "compile", help="build an engine from a prepared ONNX and run it on every input sample",
+        description="Build ENGINE from the prepared ONNX (taps come from its manifest), run it on every "
+                    "sample of --npz and write build/model.<engine>/ (or .tgz): the engine artifact, "
+                    "sample_outputs.npz, compile.log and build.json. A failed build never replaces "
+                    "the previous one.")
+    p.add_argument("onnx", metavar="MODEL.onnx", help="the ONNX written by leapp-lab prepare")
+    p.add_argument("--engine", default="ort", choices=ENGINE_NAMES,
+                   help="ort (onnxruntime CPU fp32, default), ort-fp16 (fp16 emulated), ort-int8 "
+                        "(static QDQ), trt-fp32/trt-fp16/trt-int8 (TensorRT, GPU only)")
+    p.add_argument("--npz", metavar="F", help="input samples (default: <onnx stem>.npz beside the model)")
+    p.add_argument("--out", metavar="PATH", help="build folder (default: <onnx dir>/<stem>.<engine>)")
+    p.add_argument("--archive", action="store_true", help="write a .tgz instead of a folder")
+    p.add_argument("--no-naive-check", action="store_true",
+                   help="skip measuring what tapping before conversion would have changed")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(command="compile")
+    return p
+
+
+def execute(args: argparse.Namespace, progress=None):
+    """Build through the Python API. Bad input -> UsageError (exit 2); a failed build -> BuildFailed."""
+    from ..engines.base import CompileError, EngineUnavailable
+    from ..engines.build import compile as compile_
+    from ..engines.build import stderr_progress
+
+    quiet = getattr(args, "quiet", False)
+    if progress is None and not quiet:
+        progress = stderr_progress
+    log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    try:
+        return compile_(args.onnx, engine=args.engine, npz=args.npz, out=args.out,
+                        archive=args.archive, progress=progress,
+                        naive_check=not getattr(args, "no_naive_check", False), log=log)
+    except EngineUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    except CompileError as exc:
+        raise BuildFailed(str(exc)) from None
+    except (FileNotFoundError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        report = execute(args)
+    except BuildFailed as exc:
+        print(f"leapp-lab compile: build failed: {exc}", file=sys.stderr)
+        return EXIT_BUILD_FAILED
+    print(report)
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,62 @@
+"""``leapp-lab verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--json F]
+[--out DIR]``. Exit 0, 1 when --max-mape is exceeded, 2 when an input is unusable."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import UsageError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "verify", help="compare a reference npz with a build, row per output and tap in model order",
+        description="Compare REFERENCE.npz (prepare's model.reference.npz) with BUILD (a build folder "
+                    "or .tgz from leapp-lab compile): MAPE, MSE, max abs diff, cosine per output and "
+                    "tap in model order, per sample, the first divergent tap, |diff| histograms. "
+                    "Exit 0; 1 if --max-mape is exceeded; 2 if an input is unusable.")
+    p.add_argument("reference", metavar="REFERENCE.npz")
+    p.add_argument("build", metavar="BUILD", help="build folder (build/model.<engine>) or .tgz")
+    p.add_argument("--max-mape", type=float, metavar="PCT",
+                   help="fail (exit 1) when a model output's MAPE (percent) is above PCT")
+    p.add_argument("--max-mape-taps", action="store_true", help="apply --max-mape to taps too")
+    p.add_argument("--verbose", action="store_true", help="list unpaired names as rows")
+    p.add_argument("--json", metavar="F", help="write the rows and warnings as JSON (docs/schema-verify.md)")
+    p.add_argument("--out", metavar="DIR",
+                   help="where to save the verify run folder (DIR/runs/<id>, DIR/latest); "
+                        "default: <build's folder>/leapp_lab")
+    p.add_argument("--no-save", action="store_true", help="do not save a run folder")
+    g = p.add_argument_group("first-divergent rule (docs/verify.md)")
+    g.add_argument("--div-mape", type=float, default=1.0, metavar="PCT",
+                   help="a row diverges when its MAPE is above PCT (default 1)")
+    g.add_argument("--div-cosine", type=float, default=0.999, metavar="C",
+                   help="... or its cosine similarity is below C (default 0.999)")
+    g.add_argument("--no-div-nonfinite", action="store_true",
+                   help="do not count extra non-finite engine values as divergence")
+    g.add_argument("--rtol", type=float, default=1e-3, help="rtol used for min_atol (default 1e-3)")
+    p.set_defaults(command="verify")
+    return p
+
+
+def execute(args: argparse.Namespace):
+    """Verify through the Python API; unusable inputs raise UsageError (exit 2)."""
+    from ..compare.npzio import NpzInputError
+    from ..compare.verify import verify
+
+    if args.max_mape is not None and args.max_mape < 0:
+        raise UsageError(f"--max-mape {args.max_mape}: must be >= 0 (a percentage)")
+    try:
+        return verify(args.reference, args.build, max_mape=args.max_mape,
+                      max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
+                      json_path=args.json, save=not getattr(args, "no_save", False),
+                      div_mape=args.div_mape, div_cosine=args.div_cosine,
+                      div_nonfinite=not args.no_div_nonfinite, rtol=args.rtol)
+    except (NpzInputError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def main(args: argparse.Namespace) -> int:
+    report = execute(args)
+    print(report)
+    sys.stdout.flush()
+    return int(report.exit_code)

@@ -1,0 +1,71 @@
+"""Open a build (a ``build/model.<engine>/`` folder or its ``.tgz``) for verify."""
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+from leapp_lab.model.build import BUILD_FILE, SAMPLE_OUTPUTS, BuildReport
+
+from .npzio import NpzInputError
+
+
+class OpenBuild:
+    """``with OpenBuild(path) as b: b.folder, b.report (BuildReport or None), b.sample_outputs``.
+    A .tgz is extracted to a temporary folder (removed on exit); only plain files are taken."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._tmp: str | None = None
+        if not self.path.exists():
+            raise NpzInputError(f"{self.path}: no such build (a build/model.<engine>/ folder or .tgz "
+                                f"written by leapp-lab compile)")
+        if self.path.is_file():
+            if not tarfile.is_tarfile(self.path):
+                raise NpzInputError(f"{self.path}: not a build folder and not a .tgz archive")
+            self._tmp = tempfile.mkdtemp(prefix="leapp-lab-build-")
+            try:
+                with tarfile.open(self.path, "r:*") as tf:
+                    members = [m for m in tf.getmembers() if m.isfile() and "/" not in m.name.strip("./")
+                               and not m.name.startswith(("/", ".."))]
+                    for m in members:
+                        tf.extract(m, self._tmp, filter="data")
+            except (tarfile.TarError, OSError) as exc:
+                self.close()
+                raise NpzInputError(f"{self.path}: unreadable build archive ({exc})") from None
+            self.folder = Path(self._tmp)
+        else:
+            self.folder = self.path
+        self.sample_outputs = self.folder / SAMPLE_OUTPUTS
+        if not self.sample_outputs.is_file():
+            self.close()
+            raise NpzInputError(f"{self.path}: no {SAMPLE_OUTPUTS} in this build; re-run leapp-lab compile")
+        self.report: BuildReport | None = None
+        if (self.folder / BUILD_FILE).is_file():
+            try:
+                self.report = BuildReport.read(self.folder)
+            except ValueError as exc:
+                self.close()
+                raise NpzInputError(f"{self.path}: {BUILD_FILE} is unusable ({exc})") from None
+            self.report.path = self.path
+
+    @property
+    def name(self) -> str:
+        n = self.path.name
+        for suf in (".tgz", ".tar.gz"):
+            if n.endswith(suf):
+                return n[: -len(suf)]
+        return n
+
+    def close(self) -> None:
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

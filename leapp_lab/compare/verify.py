@@ -1,0 +1,267 @@
+"""``leapp_lab.verify(reference_npz, build)``: compare a reference npz with a build's sample outputs.
+
+Pairs arrays by name (model outputs and taps alike), orders rows by the tap manifest's model order,
+scores each pair with one fused float64 pass per sample (``metrics.diff_stats``: metrics, non-finite
+counts and the log |diff| histogram together; per-row stats are the exact merge of the samples),
+marks the first divergent row (``DivergenceRule``), and gates on ``max_mape``.
+See docs/verify.md for the rule, statuses and exit codes.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from leapp_lab.model.jsonio import write_json
+from leapp_lab.model.runs import RunFolder, lab_dir
+from leapp_lab.model.verify import (PERCENTILE_KEYS, PERCENTILES, DivergenceRule, Hist, SampleMetrics,
+                                    VerifyReport, VerifyRow)
+
+from .buildio import OpenBuild
+from .metrics import DiffStats, diff_stats
+from .npzio import NpzArrays, NpzInputError
+
+#: reference npz members that are telemetry, not outputs
+REFERENCE_META_KEYS = ("benchmark_timings_ms",)
+_SUPPORTED_KINDS = "biuf"
+
+
+def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
+    m.n = st.n
+    m.nonfinite_engine, m.nonfinite_reference, m.nonfinite_pairs = (
+        st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs)
+    m.mape, m.mse, m.max_abs, m.cosine, m.mean_abs, m.min_atol = (
+        st.mape, st.mse, st.max_abs, st.cosine, st.mean_abs, st.min_atol)
+    for q, k in zip(PERCENTILES, PERCENTILE_KEYS):
+        setattr(m, k, st.percentile(q))
+    if with_hist:
+        m.hist = Hist.of(st.hist)
+
+
+def rule_text(rule: DivergenceRule) -> str:
+    return (f"first row in model order, among compared rows not compared with itself, with "
+            f"mape > {rule.mape_pct:g}% or cosine < {rule.min_cosine:g}"
+            + (" or more non-finite engine values than reference ones" if rule.nonfinite else ""))
+
+
+def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
+    """name -> manifest facts (kind, order, source...) from the build's manifest."""
+    out: dict[str, dict[str, Any]] = {}
+    man = build.report.manifest if build.report is not None else None
+    if man:
+        for o in man.get("outputs", []):
+            out[o["name"]] = {"kind": "output", "order": o.get("order"), "source": o.get("source"),
+                              "reference_source": "torch"}
+        for t in man.get("taps", []):
+            out[t["name"]] = {"kind": t.get("kind", "manual"), "order": t.get("order"),
+                              "source": t.get("source"), "reference_source": t.get("reference_source"),
+                              "producer_op": t.get("producer_op"), "producer_node": t.get("producer_node"),
+                              "tensor": t.get("tensor"), "uncompared_reason": t.get("uncompared_reason")}
+    elif build.report is not None:
+        for i, n in enumerate(build.report.model_outputs or build.report.outputs):
+            out[n] = {"kind": "output", "order": None, "reference_source": "torch"}
+    if build.report is not None:
+        for tb in build.report.taps:
+            if tb.status == "unbound" and tb.name in out:
+                out[tb.name]["unbound_reason"] = tb.reason
+    return out
+
+
+def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: bool = False,
+           out=None, *, verbose: bool = False, json_path=None, save: bool = True,
+           div_mape: float = 1.0, div_cosine: float = 0.999, div_nonfinite: bool = True,
+           rtol: float = 1e-3) -> VerifyReport:
+    """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
+    .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
+    ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule. The run folder is saved
+    under ``out`` (a runs root: ``out/runs/<id>/`` + ``out/latest``), default
+    ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
+    Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
+    """
+    ref_path = Path(reference_npz)
+    rule = DivergenceRule(mape_pct=float(div_mape), min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
+    rule.text = rule_text(rule)
+    with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
+        report = _compare(ref, eng, b, ref_path, rule, rtol)
+    report.verbose = verbose
+    _gate(report, max_mape, max_mape_taps)
+    report.created = _dt.datetime.now().isoformat(timespec="seconds")
+    report.versions = _versions()
+    if json_path is not None:
+        write_json(json_path, report.json_rows())
+    if save:
+        root = Path(out) if out is not None else lab_dir(Path(build).parent)
+        with RunFolder(root, label=f"verify-{report.build_name}") as run:
+            report.save(run.path)
+        report.path = run.final_path
+    return report
+
+
+def _versions() -> dict[str, str]:
+    from leapp_lab import __version__
+    return {"leapp_lab": __version__, "numpy": np.__version__}
+
+
+def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, rule: DivergenceRule,
+             rtol: float) -> VerifyReport:
+    engine = build.report.engine if build.report is not None else None
+    ref_names = [k for k in ref if k not in REFERENCE_META_KEYS]
+    eng_names = list(eng)
+    facts = _entries(build, eng_names)
+    names = list(dict.fromkeys([*facts, *eng_names, *ref_names]))
+    names = [n for n in names if n in ref or n in eng]
+
+    # sample counts: every array of both files must share the leading sample axis
+    counts: dict[int, list[str]] = {}
+    for src, store, label in ((ref_names, ref, ref_path), (eng_names, eng, build.sample_outputs)):
+        for n in src:
+            shape, _ = store.header(n)
+            if not shape:
+                raise NpzInputError(f"{label}: array {n!r} is a scalar; every array needs a leading sample axis")
+            counts.setdefault(shape[0], []).append(f"{Path(label).name}:{n}")
+    if len(counts) > 1:
+        desc = "; ".join(f"{k} samples: {', '.join(v[:3])}{'...' if len(v) > 3 else ''}"
+                         for k, v in sorted(counts.items()))
+        raise NpzInputError(f"{ref_path} and {build.sample_outputs}: mismatched sample counts ({desc}); "
+                            f"compare a reference with a build made from the same model.npz")
+    n_samples = next(iter(counts), 0)
+    if ref_names and eng_names and not set(ref_names) & set(eng_names):
+        raise NpzInputError(f"{ref_path} and {build.sample_outputs}: no array name in common (reference: "
+                            f"{ref_names[:5]}, build: {eng_names[:5]}); is {ref_path.name} the "
+                            f"model.reference.npz of this model?")
+
+    rows: list[VerifyRow] = []
+    for idx, name in enumerate(names):
+        f = facts.get(name, {})
+        row = VerifyRow(name=name, kind=f.get("kind", "unknown"), order=f.get("order"),
+                        source=f.get("source"), reference_source=f.get("reference_source"),
+                        producer_op=f.get("producer_op"), producer_node=f.get("producer_node"),
+                        tensor=f.get("tensor"))
+        row._idx = idx  # type: ignore[attr-defined]  # tie-break for the sort below
+        in_ref, in_eng = name in ref, name in eng
+        if in_ref:
+            s, d = ref.header(name)
+            row.shape_reference, row.dtype_reference = list(s), str(d)
+        if in_eng:
+            s, d = eng.header(name)
+            row.shape_engine, row.dtype_engine = list(s), str(d)
+        if not in_ref:
+            row.status, row.paired = "no-reference", False
+            row.note = f.get("uncompared_reason") or "the reference npz has no array of this name"
+        elif not in_eng:
+            row.status, row.paired = "not-in-engine", False
+            row.note = f.get("unbound_reason") or "the build's sample_outputs.npz has no array of this name"
+        elif (ref.header(name)[1].kind not in _SUPPORTED_KINDS
+              or eng.header(name)[1].kind not in _SUPPORTED_KINDS):
+            row.status = "dtype-unsupported"
+            row.note = (f"dtypes {row.dtype_reference} (reference) / {row.dtype_engine} (engine): only "
+                        f"bool, integer and real float arrays are compared")
+        elif tuple(row.shape_reference) != tuple(row.shape_engine):
+            row.status = "shape-mismatch"
+            row.note = (f"per-sample shapes differ: reference {tuple(row.shape_reference[1:])}, "
+                        f"engine {tuple(row.shape_engine[1:])}")
+        else:
+            row.self_compare = engine == "ort" and row.reference_source == "onnxruntime"
+            a_eng, a_ref = eng[name], ref[name]
+            total = None
+            for i in range(n_samples):
+                st = diff_stats(a_eng[i], a_ref[i], rtol=rtol)
+                sm = SampleMetrics(sample=i)
+                _fill(sm, st)
+                row.samples.append(sm)
+                total = st if total is None else total.merge(st)
+            if total is not None:
+                _fill(row, total)
+        rows.append(row)
+
+    def key(r: VerifyRow):
+        return (r.order is None, r.order if r.order is not None else 0, 1 if r.kind == "output" else 0, r._idx)
+    rows.sort(key=key)
+    for r in rows:
+        del r._idx  # type: ignore[attr-defined]
+
+    report = VerifyReport(reference=str(ref_path), build=str(build.path), engine=engine,
+                          build_name=build.name, samples=n_samples, rtol=rtol, rows=rows, rule=rule)
+    _apply_rule(report)
+    no_ref = [r for r in rows if r.status == "no-reference"]
+    not_eng = [r for r in rows if r.status == "not-in-engine"]
+    if no_ref:
+        tail = (", this can occur when plugin taps with no tensor outputs are enabled"
+                if any(r.kind == "plugin" for r in no_ref) else "")
+        report.warnings.append(f"[{build.name}]: {len(no_ref)} outputs are missing in the reference{tail}"
+                               " (--verbose lists them)")
+    if not_eng:
+        report.warnings.append(f"[{build.name}]: {len(not_eng)} outputs are missing in the sample output"
+                               " (--verbose lists them)")
+    bad = [r for r in rows if r.status in ("shape-mismatch", "dtype-unsupported")]
+    for r in bad:
+        report.warnings.append(f"[{build.name}]: {r.name}: {r.status}: {r.note}")
+    selfc = [r.name for r in rows if r.self_compare]
+    if selfc:
+        report.self_compare_note = (
+            f"{len(selfc)} rows have an onnxruntime fp32 reference and the engine is ort: they compare "
+            f"ort with itself (expected ~0) and are kept out of the first-divergent rule")
+    if build.report is not None and build.report.observer.checked and not build.report.observer.outputs_agree:
+        report.warnings.append(f"[{build.name}]: build.json says the taps change this engine's outputs "
+                               "(observer effect); rows may not show the untapped engine")
+    return report
+
+
+def _apply_rule(report: VerifyReport) -> None:
+    rule = report.rule
+    prev = None
+    first = None
+    for r in report.rows:
+        if not r.in_rule:
+            continue
+        div = False
+        if r.mape is not None and r.mape > rule.mape_pct:
+            div = True
+        if r.cosine is not None and r.cosine < rule.min_cosine:
+            div = True
+        if rule.nonfinite and r.nonfinite_engine > r.nonfinite_reference:
+            div = True
+        if r.mape is None and r.n > 0:
+            div = True
+        r.diverged = div
+        if prev is not None and prev.mape and r.mape is not None:
+            r.growth = r.mape / prev.mape
+        prev = r
+        if div and first is None:
+            first = r
+    if first is not None:
+        first.first_divergent = True
+        report.first_divergent = first.name
+    cands = [r for r in report.rows if r.in_rule and r.mape is not None]
+    pool = [r for r in cands if r.is_tap] or cands
+    if pool:
+        w = max(pool, key=lambda r: r.mape)
+        w.worst = True
+        report.worst_tap = w.name
+    jumps = [r for r in cands if r.growth is not None]
+    if jumps:
+        j = max(jumps, key=lambda r: r.growth)
+        if j.growth > 1.0:
+            j.largest_jump = True
+            report.largest_jump = j.name
+
+
+def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> None:
+    report.max_mape = None if max_mape is None else float(max_mape)
+    report.max_mape_taps = bool(max_mape_taps)
+    report.exceeded = []
+    for r in report.rows:
+        r.judged = r.exceeded = False
+        if report.max_mape is None or r.status != "compared":
+            continue
+        if r.kind == "output" or (max_mape_taps and r.is_tap) or (max_mape_taps and r.kind == "unknown"):
+            r.judged = True
+            if r.mape is None or r.mape > report.max_mape:
+                r.exceeded = True
+                report.exceeded.append(r.name)
+    report.exit_code = 1 if report.exceeded else 0
+
+
+__all__ = ["verify", "REFERENCE_META_KEYS", "NpzInputError"]
