@@ -383,7 +383,7 @@ def _node_sample_hazards(node: NodeReport, ports: list[_Port], excluded: set[int
                          f"of sample {g[0]}" for g in dup)
         out.append(Hazard(
             "identical-samples", node.name, None, ks,
-            f"node {node.name!r}: {desc} exactly. Repeated samples add no evidence: a value frozen "
+            f"node {node.name!r}: {_fmt_samples(ks)} have identical inputs ({desc} exactly). Repeated samples add no evidence: a value frozen "
             f"at the first pass passes on them. Feed different inputs on every pass (different "
             f"observations, state and commands, as in deployment)."))
     # constant-output: needs at least two samples whose inputs differ
