@@ -57,6 +57,7 @@ class Attachment:
     graphs: list[GraphReport] = field(default_factory=list)
     runs: list[TraceReport] = field(default_factory=list)     # one saved report per graph
     session: _Session | None = None
+    dirty: bool = False          # a refused session left nodes behind: hard reset at the end
     _orig: dict = field(default_factory=dict)
     _patched: list = field(default_factory=list)              # (module dict, attr, original)
 
@@ -126,6 +127,7 @@ class Attachment:
         if outcome.compile_error is not None:
             e = outcome.compile_error
             status, msg = "refused", f"{type(e).__name__}: {e}"
+            self.dirty = True
         else:
             status, msg = ("dry-run" if s.start_options.get("dry_run") else "compiled"), None
             lo, hi = outcome.validation_log
@@ -155,6 +157,8 @@ class Attachment:
 
     def _refuse(self, s: _Session, message: str) -> None:
         partial = CompileOutcome(snap=snapshot(lifecycle.manager()))
+        for node in lifecycle.manager().get_nodes().values():
+            node._model_captured = True   # tensors promoted into a dead node become reusable
         s.compiled = True
         lifecycle.flush_file_log()
         fatal = s.capture.fatal_messages()
@@ -162,6 +166,7 @@ class Attachment:
             message = f"{fatal[-1]}\n({message})"
         self._save(s, partial, "refused", message, {})
         s.capture.detach()
+        self.dirty = True
 
     def finish(self, script_exc: BaseException | None) -> None:
         """End of the script: refuse an uncompiled session, leave the process clean."""
@@ -177,7 +182,7 @@ class Attachment:
         finally:
             self.uninstall()
             lifecycle.loud_console()
-            if lifecycle.session_open() or lifecycle.manager().patcher.installed:
+            if self.dirty or lifecycle.session_open() or lifecycle.manager().patcher.installed:
                 lifecycle.hard_reset()
 
 

@@ -91,8 +91,9 @@ class TraceSession:
         finally:
             self.capture.detach()
             lifecycle.loud_console()
-            if lifecycle.session_open() or lifecycle.manager().patcher.installed:
-                lifecycle.hard_reset()
+            refused = self.report is None or self.report.graph.status in ("refused", "error")
+            if refused or lifecycle.session_open() or lifecycle.manager().patcher.installed:
+                lifecycle.hard_reset()   # also frees nodes a refused compile left "tracing"
         if exc is None and pending is not None:
             raise pending
         return False  # the body's exception (if any) propagates
