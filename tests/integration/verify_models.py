@@ -153,3 +153,32 @@ def mlp(out_dir: Path, n_samples: int = 4, seed: int = 0):
     g = torch.Generator().manual_seed(seed + 1)
     samples = [torch.randn(64, 64, generator=g) for _ in range(n_samples)]
     return net, samples, write_prepared(net, samples, out_dir, n_outputs=1)
+
+
+# -- session-wide shared artifacts (the module is imported once, so test files share the cache) --
+_CACHE: dict = {}
+
+
+def shared_net(tmp_path_factory):
+    """The prepared TappedNet (3 samples), built once per test session."""
+    if "net" not in _CACHE:
+        d = tmp_path_factory.mktemp("tapped_net")
+        _CACHE["net"] = tapped_net(d)
+    return _CACHE["net"]
+
+
+def shared_build(tmp_path_factory, engine: str):
+    """``compile(TappedNet, engine)``, once per session per engine."""
+    key = ("build", engine)
+    if key not in _CACHE:
+        from leapp_lab.engines.build import compile
+        net, paths = shared_net(tmp_path_factory)
+        _CACHE[key] = compile(paths["onnx"], engine=engine)
+    return _CACHE[key]
+
+
+def shared_mlp(tmp_path_factory):
+    if "mlp" not in _CACHE:
+        d = tmp_path_factory.mktemp("mlp")
+        _CACHE["mlp"] = mlp(d)
+    return _CACHE["mlp"]
