@@ -209,3 +209,20 @@ def test_trace_refused_carries_leapps_message(traced):
     assert report.graph.status == "error"
     (h,) = report.graph.hazards
     assert "lidar frame missing at step 1" in h.message
+
+
+@pytest.mark.parametrize("name,rc", [("frozen_item", 1), ("shape_change", 1), ("crash_midtrace", 2)])
+def test_attach_mode_reports_the_same_hazards(tmp_path, name, rc):
+    """The pipelines' own __main__ (plain leapp.start/stop/compile_graph) under `leapp-lab run`."""
+    import json
+    import subprocess
+    import sys
+
+    out_json = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "leapp_lab.cli", "run", str(PIPELINES / f"{name}.py"),
+                           "--json", str(out_json), "--", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == rc, proc.stdout[-2000:] + proc.stderr[-2000:]
+    graphs = json.loads(out_json.read_text())["graphs"]
+    got = sorted((h["kind"], h["node"], h["port"], h["samples"]) for g in graphs for h in g["hazards"])
+    assert got == expected(load_pipeline(name))
