@@ -140,6 +140,20 @@ def test_tolerance_only_needs_every_sample_within_noise():
     assert kinds(g.run()) == [("export-mismatch", "n", "y", (0, 1, 2))]
 
 
+def test_nan_is_never_tolerance_noise():
+    g = varying(G(rtol=0.0, atol=1e-8).node("n"))
+    g.out("n", "y", 0, [1e-7, 1.0], exp=[1.3e-7, 1.0])
+    g.out("n", "y", 1, [2e-7, 1.0], exp=[2.3e-7, np.nan], passed=False)
+    g.out("n", "y", 2, [3e-7, np.nan], exp=[3.3e-7, np.nan], passed=False)
+    # stored min_atol ignores the NaN pairs; the rule must not call this noise
+    g.graph.checks[1].min_atol = g.graph.checks[2].min_atol = 3e-8
+    g.graph.checks[1].nonfinite_exported = g.graph.checks[2].nonfinite_exported = 1
+    g.graph.checks[2].nonfinite_recorded = 1
+    assert "tolerance-only" not in {h.kind for h in g.run()}
+    g.arrays.clear()   # from the stats alone, too
+    assert "tolerance-only" not in {h.kind for h in g.run()}
+
+
 def test_passing_noise_is_no_hazard():
     g = varying(G().node("n"))
     for k in range(3):
