@@ -1,0 +1,54 @@
+"""``leapp-lab report RUN -o report.html``: the standalone, offline HTML report of a run.
+
+Needs neither torch nor onnxruntime: it loads the report model from the run folder and renders it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import UsageError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "report", help="write the standalone HTML report of a trace or verify run",
+        description="Write one self-contained HTML file (no network, no kernel needed) for a run folder: "
+                    "a trace run (…/leapp_lab/runs/<id>, a graph folder, or the folder holding 'latest') "
+                    "or a verify run.")
+    p.add_argument("run", metavar="RUN", help="run folder, its report.json, or a folder with a 'latest' run")
+    p.add_argument("-o", "--output", metavar="FILE", default=None,
+                   help="HTML file to write (default: report.html inside the run folder)")
+    p.set_defaults(command="report")
+    return p
+
+
+def execute(args: argparse.Namespace):
+    """Load the run, write the HTML, return the report (its path is ``args.output``)."""
+    from leapp_lab.model.base import load, resolve_report_path
+    from leapp_lab.views.html import to_html
+
+    try:
+        run = resolve_report_path(args.run)
+        report = load(run)
+    except (FileNotFoundError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(args.output) if args.output else run / "report.html"
+    if out.is_dir():
+        raise UsageError(f"{out}: is a folder; pass a file name such as {out / 'report.html'}")
+    try:
+        to_html(report, out)
+    except TypeError as exc:        # a kind without an HTML view
+        raise UsageError(f"{run}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write the report: {exc}") from None
+    args.output = str(out)
+    return report
+
+
+def main(args: argparse.Namespace) -> int:
+    execute(args)
+    print(f"wrote {args.output}")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,315 @@
+"""IPython extension: ``%load_ext leapp_lab``.
+
+* ``%%leapp_trace NAME [options]`` runs the cell inside ``leapp_lab.trace(NAME, ...)`` in the user
+  namespace and displays the trace view; the report is stored in ``--out VAR`` (default ``_leapp``).
+* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_report`` take the CLI's
+  arguments (same argparse parser) and call the CLI module's ``execute(args)``; they return the
+  report, so ``r = %leapp_verify ...`` works and a bare call displays it.
+* ``%%leapp_prepare --onnx-out F --npz-out F --reference-out F [...]``: the cell defines ``model``
+  (an ``nn.Module``) and ``args`` (a tuple of forward arguments) or ``samples`` (a list of them).
+
+The magics hold no logic of their own beyond parsing and display. LEAPP identifies a node by the
+caller's (file, line): the cell is compiled under the stable name ``<leapp-cell:NAME>`` and its
+source registered with ``linecache``, so an edited or re-run cell keeps working and tracebacks
+show its lines.
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import importlib
+import inspect
+import linecache
+import shlex
+import time
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
+from IPython.display import HTML, display
+
+DEFAULT_VAR = "_leapp"
+
+
+class _ArgumentError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting the kernel."""
+
+    def error(self, message: str):  # noqa: D401
+        raise _ArgumentError(f"{self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None):
+        raise _ArgumentError(message or f"{self.prog}: exit {status}")
+
+
+def trace_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="%%leapp_trace", add_help=False,
+                description="Trace the cell with LEAPP (leapp_lab.trace) and show the trace view.")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--save-path", default=None, metavar="DIR")
+    p.add_argument("--max-cached-io", type=int, default=None, metavar="N")
+    p.add_argument("--no-validate", action="store_true")
+    p.add_argument("--rtol", type=float, default=None)
+    p.add_argument("--atol", type=float, default=None)
+    p.add_argument("--strict", action="store_true")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--non-traced", default=None, metavar="A,B")
+    p.add_argument("--no-global-patching", action="store_true")
+    p.add_argument("--patching", default=None, metavar="VAR",
+                   help="name of a variable in the notebook holding LEAPP's patching list")
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--visualize", action="store_true")
+    p.add_argument("--out", default=DEFAULT_VAR, metavar="VAR")
+    p.add_argument("--quiet", action="store_true", help="store the report but do not display it")
+    return p
+
+
+def trace_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
+    """Map parsed flags to ``leapp_lab.trace`` keyword arguments (unset flags keep the API default)."""
+    opts: dict[str, Any] = {}
+    if ns.save_path is not None:
+        opts["save_path"] = ns.save_path
+    if ns.max_cached_io is not None:
+        opts["max_cached_io"] = ns.max_cached_io
+    if ns.rtol is not None:
+        opts["rtol"] = ns.rtol
+    if ns.atol is not None:
+        opts["atol"] = ns.atol
+    for flag, key, value in (("no_validate", "validate", False), ("strict", "strict", True),
+                             ("dry_run", "dry_run", True), ("no_global_patching", "global_patching", False),
+                             ("verbose", "verbose", True), ("visualize", "visualize", True)):
+        if getattr(ns, flag):
+            opts[key] = value
+    if ns.non_traced:
+        opts["non_traced"] = tuple(x.strip() for x in ns.non_traced.split(",") if x.strip())
+    if ns.patching:
+        if ns.patching not in user_ns:
+            raise UsageError(f"%%leapp_trace --patching {ns.patching}: no variable {ns.patching!r} in the notebook; "
+                             f"define it first (a list of leapp patches)")
+        opts["patching"] = user_ns[ns.patching]
+    if not ns.out.isidentifier():
+        raise UsageError(f"%%leapp_trace --out {ns.out!r}: not a valid Python variable name")
+    return opts
+
+
+def cell_filename(name: str) -> str:
+    return f"<leapp-cell:{name}>"
+
+
+def register_source(filename: str, source: str) -> None:
+    """Let tracebacks (and LEAPP's own source lookups) see the cell's text under ``filename``."""
+    lines = source.splitlines(True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    # mtime None: linecache.checkcache keeps the entry (there is no file to compare against)
+    linecache.cache[filename] = (len(source), None, lines, filename)
+
+
+class Progress:
+    """One updating line in the notebook for a long step. Accepts both progress signatures used
+    by the API: ``(stage, fraction_or_None)`` (prepare) and ``(stage, done, total)`` (compile, verify)."""
+
+    def __init__(self, title: str, min_interval_s: float = 0.25):
+        self.title = title
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+        self.min_interval_s = min_interval_s
+        self.stage = "starting"
+        self.fraction: float | None = None
+        self.handle = display(self._html(), display_id=True)
+
+    def _text(self) -> str:
+        pct = "" if self.fraction is None else f" {100 * self.fraction:3.0f}%"
+        return f"{self.title}:{pct} {self.stage} ({time.perf_counter() - self.t0:.1f} s)"
+
+    def _html(self, done: bool = False, failed: bool = False) -> HTML:
+        bar = "" if done or self.fraction is None else \
+            f'<progress value="{self.fraction:.3f}" max="1" style="width:160px"></progress> '
+        color = "#c62828" if failed else "#2e7d32" if done else "#616161"
+        return HTML(f'<div class="leapp-progress" style="font-size:12px;color:{color}">{bar}'
+                    f"{html.escape(self._text())}</div>")
+
+    def __call__(self, stage: str, *rest: Any) -> None:
+        self.stage = str(stage)
+        if len(rest) == 1:
+            self.fraction = None if rest[0] is None else float(rest[0])
+        elif len(rest) >= 2 and rest[1]:
+            self.fraction = float(rest[0]) / float(rest[1])
+        now = time.perf_counter()
+        if now - self.last >= self.min_interval_s:
+            self.last = now
+            if self.handle is not None:
+                self.handle.update(self._html())
+
+    def finish(self, stage: str, failed: bool = False) -> None:
+        self.stage, self.fraction = stage, None
+        if self.handle is not None:
+            self.handle.update(self._html(done=True, failed=failed))
+
+
+def _split(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the arguments {line!r}: {exc}") from None
+
+
+@magics_class
+class LeappMagics(Magics):
+
+    # -- %%leapp_trace ---------------------------------------------------------------------------
+    @cell_magic
+    def leapp_trace(self, line: str, cell: str):
+        """%%leapp_trace NAME [--save-path DIR] [--max-cached-io N] [--no-validate] [--rtol R]
+        [--atol A] [--strict] [--dry-run] [--non-traced A,B] [--no-global-patching]
+        [--patching VAR] [--verbose] [--visualize] [--out VAR] [--quiet]
+
+        Run the cell inside ``leapp_lab.trace(NAME, ...)`` and display the trace view."""
+        __tracebackhide__ = True      # tracebacks start at the user's cell, not in this magic
+        try:
+            ns = trace_parser().parse_args(_split(line))
+        except _ArgumentError as exc:
+            raise UsageError(f"{exc}\nusage: {trace_parser().format_usage().strip()[7:]}") from None
+        user_ns = self.shell.user_ns
+        opts = trace_options(ns, user_ns)
+        filename = cell_filename(ns.name)
+        register_source(filename, cell)
+        source = self.shell.transform_cell(cell)      # %magics / !shell lines inside the cell
+        code = compile(source, filename, "exec")
+
+        import leapp_lab
+        progress = Progress(f"leapp_lab trace {ns.name}")
+        progress("running the cell under LEAPP")
+        session = None
+        try:
+            with leapp_lab.trace(ns.name, **opts) as session:
+                exec(code, self.shell.user_global_ns, user_ns)
+                progress("compiling, validating and saving")
+        except BaseException:
+            report = getattr(session, "report", None)
+            progress.finish("the cell raised; the partial report is below" if report is not None
+                            else "the cell raised", failed=True)
+            if report is not None:
+                user_ns[ns.out] = report
+                if not ns.quiet:
+                    display(report)
+            raise
+        report = session.report
+        progress.finish(f"done: {_summary(report)}")
+        user_ns[ns.out] = report
+        if not ns.quiet:
+            display(report)
+
+    # -- CLI-shaped magics -----------------------------------------------------------------------
+    def _run_cli(self, command: str, argv: list[str], extra: dict[str, Any] | None = None) -> Any:
+        from leapp_lab.cli import UsageError as CliUsageError
+        from leapp_lab.cli import build_parser
+
+        parser, _ = build_parser()
+        _no_exit(parser)
+        try:
+            args = parser.parse_args([command, *argv])
+        except _ArgumentError as exc:
+            raise UsageError(f"%leapp_{command}: {exc}") from None
+        for k, v in (extra or {}).items():
+            setattr(args, k, v)
+        try:
+            mod = importlib.import_module(f"leapp_lab.cli.{command}")
+        except ModuleNotFoundError as exc:
+            raise UsageError(f"%leapp_{command}: this leapp_lab has no '{command}' command ({exc})") from None
+        execute = getattr(mod, "execute", None)
+        if execute is None:
+            raise UsageError(f"%leapp_{command}: leapp_lab.cli.{command} has no execute(args)")
+        progress = Progress(f"leapp_lab {command}")
+        kwargs = {"progress": progress} if "progress" in inspect.signature(execute).parameters else {}
+        try:
+            report = execute(args, **kwargs)
+        except CliUsageError as exc:
+            progress.finish("failed", failed=True)
+            raise UsageError(f"%leapp_{command}: {exc}") from None
+        except BaseException:
+            progress.finish("failed", failed=True)
+            raise
+        progress.finish(f"done: {_summary(report)}")
+        self.shell.user_ns[DEFAULT_VAR] = report
+        return report
+
+    @line_cell_magic
+    def leapp_prepare(self, line: str, cell: str | None = None):
+        """%leapp_prepare MODEL.py --onnx-out F --npz-out F --reference-out F [--debug-taps NAME|all ...]
+        [--debug-plugin-taps] [--debug-op-taps]
+
+        As a cell magic, leave out MODEL.py: the cell defines ``model`` and ``args`` (or ``samples``)."""
+        argv = _split(line)
+        if cell is None:
+            return self._run_cli("prepare", argv)
+        ns: dict[str, Any] = {}
+        filename = cell_filename("prepare")
+        register_source(filename, cell)
+        exec(compile(self.shell.transform_cell(cell), filename, "exec"), self.shell.user_global_ns, ns)
+        self.shell.user_ns.update(ns)           # what the cell defined stays available, as in a normal cell
+        if "model" not in ns or not ({"args", "samples"} & ns.keys()):
+            raise UsageError("%%leapp_prepare: the cell must define `model` (an nn.Module) and `args` "
+                             "(a tuple of forward arguments) or `samples` (a list of such tuples)")
+        source = {k: ns[k] for k in ("model", "args", "samples") if k in ns}
+        # the parser wants MODEL.py first; the cell's namespace replaces it after parsing
+        return self._run_cli("prepare", ["<cell>", *argv], extra={"model": source})
+
+    @line_magic
+    def leapp_compile(self, line: str):
+        """%leapp_compile MODEL.onnx --engine ENGINE [--npz F] [--out PATH] [--archive]"""
+        return self._run_cli("compile", _split(line))
+
+    @line_magic
+    def leapp_verify(self, line: str):
+        """%leapp_verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]"""
+        return self._run_cli("verify", _split(line))
+
+    @line_magic
+    def leapp_report(self, line: str):
+        """%leapp_report RUN -o report.html: write the standalone HTML report and show the view."""
+        return self._run_cli("report", _split(line))
+
+
+def _no_exit(parser: argparse.ArgumentParser) -> None:
+    """Make a parser (and its subparsers) raise _ArgumentError instead of exiting the kernel."""
+    def error(message: str, _p=parser):
+        raise _ArgumentError(f"{_p.prog}: {message}")
+
+    def exit_(status: int = 0, message: str | None = None, _p=parser):
+        raise _ArgumentError((message or "").strip() or f"{_p.prog} exited ({status})")
+
+    parser.error = error          # type: ignore[method-assign]
+    parser.exit = exit_           # type: ignore[method-assign]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _no_exit(sub)
+
+
+def _summary(report: Any) -> str:
+    kind = getattr(report, "kind", "")
+    if kind == "trace":
+        g = report.graphs
+        checks = [c for x in g for c in x.checks]
+        bad = sum(c.passed is False for c in checks)
+        return (f"{len(g)} graph(s), {sum(len(x.nodes) for x in g)} node(s), "
+                f"{len(checks) - bad}/{len(checks)} checks pass, {len(report.hazards)} hazard(s)")
+    if kind == "verify":
+        return f"{len(report.rows)} rows, first divergent: {report.first_divergent or 'none'}"
+    return type(report).__name__
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    ipython.register_magics(LeappMagics)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    mm = ipython.magics_manager
+    for kind in ("line", "cell"):
+        for name in ("leapp_trace", "leapp_prepare", "leapp_compile", "leapp_verify", "leapp_report"):
+            mm.magics[kind].pop(name, None)
+    mm.registry.pop("LeappMagics", None)

@@ -1,0 +1,115 @@
+"""The IPython extension in a real InteractiveShell with real LEAPP (no kernel, no browser)."""
+import io
+import linecache
+import re
+from contextlib import redirect_stdout
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from leapp_lab.magics import cell_filename, trace_options, trace_parser
+from viewfixtures import trace_report, verify_report
+
+BODY = """for step in range(3):
+    x = annotate.input_tensors("scale", {"obs": torch.randn(2, 3) * (step + 1)})
+    y = annotate.output_tensors("scale", {"y": x * x.abs().max().item()}, export_with="jit")
+"""
+
+
+@pytest.fixture(scope="module")
+def shell():
+    InteractiveShell.clear_instance()
+    sh = InteractiveShell.instance()
+    with redirect_stdout(io.StringIO()):
+        assert sh.run_cell("%load_ext leapp_lab").error_in_exec is None
+        assert sh.run_cell("import torch\nfrom leapp import annotate\ntorch.manual_seed(0)").error_in_exec is None
+    yield sh
+    InteractiveShell.clear_instance()
+
+
+def run(sh, cell):
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        res = sh.run_cell(cell)
+    return res, re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue())
+
+
+def test_trace_options_map_flags_to_the_api():
+    ns = trace_parser().parse_args(["g", "--save-path", "d", "--max-cached-io", "3", "--no-validate", "--rtol", "0.1",
+                                    "--atol", "0.2", "--strict", "--dry-run", "--non-traced", "a, b",
+                                    "--no-global-patching", "--patching", "P", "--verbose", "--visualize", "--out", "r"])
+    opts = trace_options(ns, {"P": ["patch"]})
+    assert opts == {"save_path": "d", "max_cached_io": 3, "validate": False, "rtol": 0.1, "atol": 0.2, "strict": True,
+                    "dry_run": True, "non_traced": ("a", "b"), "global_patching": False, "patching": ["patch"],
+                    "verbose": True, "visualize": True}
+    assert trace_options(trace_parser().parse_args(["g"]), {}) == {}        # API defaults apply
+    with pytest.raises(UsageError, match="no variable 'Q'"):
+        trace_options(trace_parser().parse_args(["g", "--patching", "Q"]), {})
+    with pytest.raises(UsageError, match="not a valid Python variable"):
+        trace_options(trace_parser().parse_args(["g", "--out", "1x"]), {})
+
+
+def test_trace_cell_reruns_edits_and_failures(shell, tmp_path):
+    cell = f"%%leapp_trace mg --save-path {tmp_path} --max-cached-io 3 --out rep\n" + BODY
+    res, out = run(shell, cell)
+    assert res.error_in_exec is None, res.error_in_exec
+    rep = shell.user_ns["rep"]
+    assert rep.kind == "trace" and rep.graph.node("scale").verdict == "fail"
+    assert [c.passed for c in rep.graph.checks] == [True, False, False]        # the frozen constant
+    assert "frozen-constant" in out                                           # displayed (text/plain here)
+    first_run = rep.path
+    for _ in range(20):                                                       # re-run the same cell
+        res, _ = run(shell, cell)
+        assert res.error_in_exec is None, res.error_in_exec
+    assert shell.user_ns["rep"].path != first_run
+    edited = cell.replace("for step", "offset = 0\nfor step")                # lines move: LEAPP anchors move
+    res, _ = run(shell, edited)
+    assert res.error_in_exec is None and shell.user_ns["offset"] == 0
+    broken = cell + '    if step == 1:\n        raise ValueError("half-way")\n'
+    res, out = run(shell, broken)
+    assert isinstance(res.error_in_exec, ValueError)
+    # the traceback shows the cell's own line (linecache), and the partial report is kept
+    assert 'raise ValueError("half-way")' in out and cell_filename("mg") in out
+    assert linecache.getline(cell_filename("mg"), 4).strip() == "if step == 1:"
+    assert shell.user_ns["rep"].graph.status == "error"
+    res, _ = run(shell, cell)                                                 # and the next run works again
+    assert res.error_in_exec is None and shell.user_ns["rep"].graph.status == "compiled"
+
+
+def test_trace_magic_default_var_and_bad_flags(shell, tmp_path):
+    res, _ = run(shell, f"%%leapp_trace g2 --save-path {tmp_path} --quiet\n" + BODY)
+    assert res.error_in_exec is None and shell.user_ns["_leapp"].graph.name == "g2"
+    with pytest.raises(UsageError, match="--max-cached-io"):
+        shell.run_cell_magic("leapp_trace", "g --max-cached-io many", BODY)
+    with pytest.raises(UsageError, match="NAME|name"):
+        shell.run_cell_magic("leapp_trace", "", BODY)
+
+
+def test_cli_magics_parse_like_the_cli(shell, tmp_path):
+    with pytest.raises(UsageError, match="leapp_verify"):
+        shell.run_line_magic("leapp_verify", "")                 # missing positionals: no SystemExit
+    with pytest.raises(UsageError, match="no such file|not found|no report"):
+        shell.run_line_magic("leapp_report", f"{tmp_path / 'nothing'} -o {tmp_path / 'x.html'}")
+
+
+def test_report_magic_writes_html_and_returns_the_report(shell, tmp_path):
+    run_dir = verify_report().save(tmp_path / "run")
+    with redirect_stdout(io.StringIO()):
+        rep = shell.run_line_magic("leapp_report", f"{run_dir} -o {tmp_path / 'r.html'}")
+    assert rep.kind == "verify" and shell.user_ns["_leapp"] is rep
+    assert 'data-leapp-row="tap_b"' in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_prepare_cell_needs_model_and_args(shell, tmp_path):
+    with pytest.raises(UsageError, match="must define `model`"):
+        shell.run_cell_magic("leapp_prepare", f"--onnx-out {tmp_path}/m.onnx --npz-out {tmp_path}/m.npz "
+                                              f"--reference-out {tmp_path}/m.reference.npz", "x = 1\n")
+
+
+def test_unload_removes_the_magics(shell):
+    shell.run_line_magic("unload_ext", "leapp_lab")
+    assert "leapp_trace" not in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("load_ext", "leapp_lab")
+    assert "leapp_trace" in shell.magics_manager.magics["cell"]
+    assert "leapp_verify" in shell.magics_manager.magics["line"]
