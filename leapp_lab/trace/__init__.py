@@ -17,3 +17,10 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+
+
+def __getattr__(name: str):
+    if name in ("trace", "TraceSession"):
+        from . import session
+        return getattr(session, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -43,11 +43,15 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray]) -> None:
     """Fill ``graph.hazards`` with H2's rules when they are installed (they may not be yet)."""
     try:
         from leapp_lab.trace.hazards import diagnose as _diagnose
+    except ModuleNotFoundError as exc:
+        if exc.name == "leapp_lab.trace.hazards":
+            return   # the rules are not installed: no hazards, everything else stands
+        _diagnose = exc
     except ImportError as exc:
-        if getattr(exc, "name", None) not in ("leapp_lab.trace.hazards",):
-            raise
-        return
+        _diagnose = exc
     try:
+        if isinstance(_diagnose, BaseException):
+            raise _diagnose
         graph.hazards = list(_diagnose(graph, arrays) or [])
     except Exception as exc:  # a broken rule must not cost the user the report
         graph.log.append(LogRecord("ERROR", 40, f"leapp_lab: hazard diagnosis failed: "
@@ -80,6 +84,9 @@ def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
             iv = gdir / f"{graph.name}_initial_values.safetensors"
             if iv.is_file():
                 shutil.copy2(iv, run.path / iv.name)
+            png = gdir / f"{graph.name}.png"
+            if graph.options.get("visualize") and png.is_file():
+                shutil.copy2(png, run.path / png.name)
         src_log = Path(log_file) if log_file else gdir / "log.txt"
         if src_log.is_file():
             shutil.copy2(src_log, run.path / "log.txt")
