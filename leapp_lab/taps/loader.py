@@ -4,7 +4,8 @@ MODEL.py defines ``Model`` (an ``nn.Module`` class or a zero-argument factory) a
 ``get_fwd_args()`` (a tuple of forward arguments); optionally ``get_samples()`` (a list of such
 tuples; default ``[get_fwd_args()]``) and ``get_ort_session_options()`` (onnxruntime
 ``SessionOptions`` with custom-op libraries registered, used to recompute references of custom-op
-boundaries). A dict or namespace may instead give ``model`` (an instance) and ``args`` / ``samples``.
+boundaries) and ``get_custom_translation_table()`` (``{torch op overload: onnxscript function}``,
+passed to ``torch.onnx.export(custom_translation_table=...)`` for custom torch ops). A dict or namespace may instead give ``model`` (an instance) and ``args`` / ``samples``.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class ModelSource:
     make_model: Callable[[], nn.Module]
     get_samples: Callable[[], list[tuple]]
     ort_session_options: Callable[[], Any] | None = None
+    translation_table: Callable[[], dict] | None = None
 
 
 def load_module(path: str | os.PathLike) -> types.ModuleType:
@@ -134,4 +136,6 @@ def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelS
         return out
 
     opts = ns.get("get_ort_session_options")
-    return ModelSource(label, base, make, samples, opts if callable(opts) else None)
+    table = ns.get("get_custom_translation_table")
+    return ModelSource(label, base, make, samples, opts if callable(opts) else None,
+                       table if callable(table) else None)

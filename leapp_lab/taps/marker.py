@@ -45,9 +45,12 @@ class TapError(ValueError):
 
 
 class DuplicateTapError(TapError):
-    def __init__(self, name: str, first: Site, second: Site):
+    def __init__(self, name: str, first: Site, second: Site, modules: bool = False):
         self.name, self.first, self.second = name, first, second
-        if first == second:
+        if modules:
+            where = (f"two Tap({name!r}) modules, built at {first} and at {second}; tap names "
+                     f"must be unique in a model")
+        elif first == second:
             where = (f"the tap() at {first} ran twice in one forward pass (a loop, or a module "
                      f"called twice); give each call its own name, e.g. f\"{name}_{{i}}\"")
         else:
@@ -174,7 +177,7 @@ def tap_modules(model: nn.Module) -> list[tuple[str, Tap]]:
         if isinstance(m, Tap):
             prev = seen.get(m.name)
             if prev is not None and prev is not m:
-                raise DuplicateTapError(m.name, prev.site, m.site)
+                raise DuplicateTapError(m.name, prev.site, m.site, modules=True)
             seen[m.name] = m
             found.append((qual, m))
     return found

@@ -45,7 +45,7 @@ from .errors import PrepareError, TapError
 from .loader import ModelSource, model_source
 from .manifest import (Manifest, OutputEntry, TapEntry, add_output, numpy_dtype_name,
                        producer_index, write_manifest)
-from .marker import CaptureMode, ExportMode, Site, Tap, short_path, tap_modules
+from .marker import TAP_DOMAIN, CaptureMode, ExportMode, Site, short_path, tap_modules
 
 log = logging.getLogger("leapp_lab.taps")
 
@@ -126,6 +126,7 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
 
     if wanted:
         _check_requested_reached(wanted, eager, src, net)
+    _check_dtypes(eager)
     expose: frozenset[str] | None
     if expose_all:
         expose = None if eager.sites else frozenset()
@@ -149,6 +150,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     untapped.CopyFrom(proto)
 
     exposed_manual = _manual_taps(markers, wanted, expose_all, export_hits, eager, used_exporter)
+    if expose_all:
+        warnings += _dropped_under_all(markers, export_hits)
     builder.add_manual(exposed_manual)
     if plugin_taps:
         builder.add_plugin()
@@ -348,6 +351,16 @@ def _check_requested_reached(wanted: list[str], eager: _Eager, src: ModelSource,
     _check_every_sample(wanted, eager)
 
 
+def _check_dtypes(eager: _Eager) -> None:
+    for values in eager.taps:
+        for name, v in values.items():
+            if v.dtype == torch.bfloat16:
+                raise TapError(
+                    f"debug tap {name!r} (tap() at {eager.sites[name]}) has dtype bfloat16, which "
+                    f"numpy cannot hold, so it cannot be compared; cast it to float32 before tap() "
+                    f"(tap(x.float(), {name!r})) or tap a float32 tensor")
+
+
 def _check_every_sample(wanted: list[str], eager: _Eager) -> None:
     for name in wanted:
         for i, r in enumerate(eager.reached):
@@ -388,9 +401,16 @@ def _manual_taps(markers: list[ge.Marker], wanted: list[str], expose_all: bool,
             f"{eager.sites.get(name)} ran eagerly but not while torch.export traced the first "
             f"sample (get_fwd_args()); make the first sample take that branch")
     if expose_all:
-        # "all": every marker that survived; report the ones the export dropped
+        # "all": every marker that survived; the caller warns about the ones the export dropped
         return markers
     return [by_name[n] for n in wanted]
+
+
+def _dropped_under_all(markers: list[ge.Marker], export_hits: dict[str, Site]) -> list[str]:
+    kept = {m.name for m in markers}
+    return [f"tap {n!r} (tap() at {site}) was optimised away by the exporter (its value is unused "
+            f"or constant) and is not exposed; use the value tap() returns"
+            for n, site in export_hits.items() if n not in kept]
 
 
 # --------------------------------------------------------------------------------------------
@@ -406,8 +426,10 @@ def _export(net: nn.Module, args: tuple, output_names: list[str], expose: frozen
         try:
             with (mode if mode is not None else contextlib.nullcontext()):
                 with _quiet():
+                    table = src.translation_table() if src.translation_table else None
                     program = torch.onnx.export(net, args, dynamo=True, verbose=False,
-                                                output_names=output_names, optimize=True)
+                                                output_names=output_names, optimize=True,
+                                                custom_translation_table=table)
             if mode is not None:
                 hits = dict(mode.hits)
             return program.model_proto, program.exported_program, "dynamo", None, hits
@@ -619,7 +641,16 @@ class _TapBuilder:
         consts = getattr(ep, "constants", {})
         values: list[dict[str, torch.Tensor]] = []
 
+        marker_op = getattr(getattr(torch.ops, "onnx_symbolic", None), "_symbolic", None)
+        marker_op = getattr(marker_op, "default", None)
+
         class _Recorder(torch.fx.Interpreter):
+            def call_function(inner, target, args, kwargs):  # noqa: N805
+                # a tap marker is an identity in torch (its eager kernel returns a dummy tensor)
+                if target is marker_op and kwargs.get("domain") == TAP_DOMAIN:
+                    return args[0][0]
+                return super().call_function(target, args, kwargs)
+
             def run_node(inner, n):  # noqa: N805
                 r = super().run_node(n)
                 if n.name in pending and isinstance(r, torch.Tensor):

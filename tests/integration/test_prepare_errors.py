@@ -1,0 +1,132 @@
+"""Every way a requested tap (or a MODEL.py) can be unusable fails prepare with a message naming it."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import leapp_lab
+from leapp_lab.cli import main as cli_main
+from leapp_lab.taps.errors import PrepareError, TapError
+from leapp_lab.taps.marker import DuplicateTapError
+from tests.models import model_path
+from tests.models import tap_errors as te
+
+ERRORS_PY = model_path("tap_errors")
+
+
+def _src_line(pattern: str) -> int:
+    lines = ERRORS_PY.read_text().splitlines()
+    hits = [i + 1 for i, line in enumerate(lines) if pattern in line]
+    assert hits, pattern
+    return hits[0]
+
+
+def _prepare(tmp_path, ns, taps=()):
+    return leapp_lab.prepare(ns, tmp_path / "m.onnx", tmp_path / "m.npz", tmp_path / "r.npz",
+                             debug_taps=taps)
+
+
+def _ns(model, samples=None):
+    d = {"Model": model, "get_fwd_args": te.fwd_args}
+    if samples is not None:
+        d["get_samples"] = samples
+    return d
+
+
+def test_typo_suggests_close_names(tmp_path):
+    with pytest.raises(TapError) as e:
+        _prepare(tmp_path, str(model_path("mlp_policy")), taps=["hiden_2"])
+    msg = str(e.value)
+    assert "'hiden_2'" in msg and "no such tap()" in msg
+    assert "did you mean 'hidden_2'" in msg
+    assert not (tmp_path / "m.onnx").exists()          # failed before writing anything
+
+
+def test_typo_via_cli_exit_2(tmp_path, capsys):
+    rc = cli_main(["prepare", str(model_path("conv_net")), "--onnx-out", str(tmp_path / "m.onnx"),
+                   "--npz-out", str(tmp_path / "m.npz"), "--reference-out", str(tmp_path / "r.npz"),
+                   "--debug-taps", "blok1", "--quiet"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "debug tap 'blok1'" in err and "'block1'" in err and "Traceback" not in err
+
+
+def test_branch_not_taken_names_the_site(tmp_path):
+    with pytest.raises(TapError) as e:
+        _prepare(tmp_path, _ns(te.BranchNotTaken), taps=["aux_branch"])
+    msg = str(e.value)
+    assert "'aux_branch'" in msg and "branch not taken" in msg
+    line = _src_line('"aux_branch"')
+    assert f"tap_errors.py:{line}" in msg
+
+
+def test_branch_not_taken_on_some_samples(tmp_path):
+    samples = lambda: [(torch.ones(2, 4),), (torch.full((2, 4), 20.0),)]  # noqa: E731
+    with pytest.raises(TapError) as e:
+        _prepare(tmp_path, _ns(te.SampleBranch, samples), taps=["saturated"])
+    assert re.search(r"'saturated'.*branch not taken on sample 0", str(e.value))
+
+
+def test_optimised_away(tmp_path):
+    with pytest.raises(TapError) as e:
+        _prepare(tmp_path, _ns(te.OptimisedAway), taps=["doubled"])
+    msg = str(e.value)
+    assert "'doubled'" in msg and "optimised away" in msg
+    line = _src_line('"doubled"')
+    assert f"tap_errors.py:{line}" in msg
+    # under "all" the dropped tap is a warning, not an error
+    r = _prepare(tmp_path, _ns(te.OptimisedAway), taps=["all"])
+    assert r.taps == [] and any("'doubled'" in w and "optimised away" in w for w in r.warnings)
+
+
+def test_bfloat16_tells_to_cast(tmp_path):
+    with pytest.raises(TapError) as e:
+        _prepare(tmp_path, _ns(te.Bfloat16Tap), taps=["half_features"])
+    msg = str(e.value)
+    assert "'half_features'" in msg and "bfloat16" in msg and "float32" in msg
+
+
+def test_duplicate_tap_names_name_both_sites(tmp_path):
+    with pytest.raises(DuplicateTapError) as e:
+        _prepare(tmp_path, _ns(te.DuplicateNames))          # taps off: still an error
+    msg = str(e.value)
+    lines = [i + 1 for i, line in enumerate(ERRORS_PY.read_text().splitlines()) if '"feat")' in line]
+    assert len(lines) == 2
+    assert all(f"tap_errors.py:{n}" in msg for n in lines)
+    with pytest.raises(DuplicateTapError) as e:
+        _prepare(tmp_path, {"Model": te.duplicate_tap_modules, "get_fwd_args": te.fwd_args})
+    msg = str(e.value)
+    lines = [i + 1 for i, line in enumerate(ERRORS_PY.read_text().splitlines()) if 'Tap("same")' in line]
+    assert len(lines) == 2
+    assert "'same'" in msg and all(f"tap_errors.py:{n}" in msg for n in lines)
+
+
+def test_tap_module_reused_twice_in_one_forward():
+    t = leapp_lab.Tap("reused")
+    net = torch.nn.Sequential(t, torch.nn.ReLU(), t)
+    from leapp_lab.taps.marker import CaptureMode
+    with CaptureMode() as _, pytest.raises(DuplicateTapError, match="ran twice in one forward"):
+        net(torch.ones(1))
+
+
+def test_missing_model_or_fwd_args_names_the_file(tmp_path):
+    f = tmp_path / "no_model.py"
+    f.write_text("import torch\ndef get_fwd_args():\n    return (torch.ones(1),)\n")
+    with pytest.raises(PrepareError, match=re.escape(str(f)) + ".*defines no Model"):
+        _prepare(tmp_path, str(f))
+    g = tmp_path / "no_args.py"
+    g.write_text("import torch\nModel = lambda: torch.nn.Linear(1, 1)\n")
+    with pytest.raises(PrepareError, match=re.escape(str(g)) + ".*defines no get_fwd_args"):
+        _prepare(tmp_path, str(g))
+    rc = cli_main(["prepare", str(tmp_path / "absent.py"), "--onnx-out", str(tmp_path / "m.onnx"),
+                   "--npz-out", str(tmp_path / "m.npz"), "--reference-out", str(tmp_path / "r.npz")])
+    assert rc == 2
+
+
+def test_tap_outside_prepare_is_identity():
+    x = torch.randn(3)
+    assert leapp_lab.tap(x, "anything") is x
+    m = leapp_lab.Tap("t")
+    assert m(x) is x and "tap_errors" not in m.site.file and m.site.line > 0
