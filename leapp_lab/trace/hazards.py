@@ -331,8 +331,11 @@ def _placeholders(node: NodeReport, ports: list[_Port]) -> dict[str, list[int]]:
             if k == 0:
                 continue   # sample 0 is the trace itself: always really recorded
             never_written = node.samples > 0 and k >= node.samples
-            zero_not_fx = (k in p.recorded and k in p.fx and _is_all_zero(p.recorded[k])
-                           and not _is_all_zero(p.fx[k]))
+            if k in p.recorded and k in p.fx:
+                zero_not_fx = _is_all_zero(p.recorded[k]) and not _is_all_zero(p.fx[k])
+            else:   # no arrays: the stored value ranges say the same
+                zero_not_fx = (c.recorded_range == [0.0, 0.0] and not c.nonfinite_recorded
+                               and c.fx_range is not None and c.fx_range != [0.0, 0.0])
             if never_written or zero_not_fx:
                 found.setdefault(p.port, []).append(k)
     return found

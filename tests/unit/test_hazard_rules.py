@@ -210,6 +210,12 @@ def test_unfilled_cache_marks_placeholders_and_silences_the_node_on_those_sample
     assert kinds(diagnose(g.graph, g.arrays)) == kinds(hz)
 
 
+def test_unfilled_cache_from_value_ranges_without_arrays():
+    g = _module_state_graph()
+    g.arrays.clear()
+    assert kinds(g.run()) == [("unfilled-cache", "rnn", "h_out", (1, 2))]
+
+
 def test_unfilled_cache_suppresses_tolerance_only_on_the_same_port():
     # sample 0 of h_out fails by 5x atol: on its own that would be tolerance-only
     g = _module_state_graph(h_noise0=5e-5)
