@@ -323,9 +323,16 @@ def _dropped_inputs(graph: GraphReport) -> list[Hazard]:
     return out
 
 
-def _placeholders(node: NodeReport, ports: list[_Port]) -> dict[str, list[int]]:
+def _placeholders(node: NodeReport, ports: list[_Port], arrays: dict) -> dict[str, list[int]]:
     """Per output port: samples whose recorded value is LEAPP's unfilled zero placeholder."""
     found: dict[str, list[int]] = {}
+    roles = {p.name: p.role for p in node.outputs()}
+
+    def zero_input(k: int) -> bool | None:
+        vals = [arrays.get(f"{node.name}/{p.name}/{k}/input") for p in node.inputs()]
+        vals = [v for v in vals if v is not None]
+        return any(_is_all_zero(v) for v in vals) if vals else None
+
     for p in ports:
         for k, c in sorted(p.checks.items()):
             if k == 0:
@@ -336,6 +343,11 @@ def _placeholders(node: NodeReport, ports: list[_Port]) -> dict[str, list[int]]:
             else:   # no arrays: the stored value ranges say the same
                 zero_not_fx = (c.recorded_range == [0.0, 0.0] and not c.nonfinite_recorded
                                and c.fx_range is not None and c.fx_range != [0.0, 0.0])
+            # LEAPP leaves state unrecorded on both sides (input and next state), so a placeholder
+            # output comes with an all-zero input; without that, an all-zero output that the FX
+            # replay does not reproduce is a frozen value that happened to be zero, not a slot.
+            if zero_not_fx and roles.get(p.port) != "state" and zero_input(k) is False:
+                zero_not_fx = False
             if never_written or zero_not_fx:
                 found.setdefault(p.port, []).append(k)
     return found
@@ -494,7 +506,7 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
     ports = _ports_of(graph, arrays)
     for node in graph.nodes:
         nports = [p for (n, _), p in ports.items() if n == node.name]
-        found = _placeholders(node, nports)
+        found = _placeholders(node, nports, arrays)
         excluded = {k for ks in found.values() for k in ks}
         for p in nports:
             for port, ks in found.items():

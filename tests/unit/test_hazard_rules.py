@@ -234,6 +234,18 @@ def test_legitimate_zeros_are_not_placeholders():
     assert not any(c.placeholder for c in g.graph.checks)
 
 
+def test_a_frozen_value_that_happens_to_be_zero_is_not_a_placeholder():
+    # y = x * mask.item(): the live mask is 0 on sample 2, the trace froze mask = 1
+    g = varying(G().node("n"))
+    g.out("n", "y", 0, [1.0, 2.0])
+    g.out("n", "y", 1, [2.0, 4.0])
+    g.out("n", "y", 2, [0.0, 0.0], exp=[3.0, 6.0], fx=[3.0, 6.0])
+    assert kinds(g.run()) == [("frozen-constant", "n", "y", (2,))]
+    # the same output declared as state (annotate.module / state_tensors) is a placeholder
+    g.graph.nodes[0].ports[-1].role = "state"
+    assert kinds(g.run()) == [("unfilled-cache", "n", "y", (2,))]
+
+
 def test_samples_beyond_what_leapp_recorded_are_placeholders():
     g = G().node("n", samples=2)
     for k in range(3):
