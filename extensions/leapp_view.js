@@ -62,8 +62,14 @@ function histTraces(hist) {
            tickvals, ticktext };
 }
 
-function drawHist(div, hist, title) {
+function clearPlot(div) {
+  // plotly keeps state on the element: purge it, or a later react() draws into a cleared div
+  if (typeof globalThis.Plotly !== "undefined" && div._fullLayout) globalThis.Plotly.purge(div);
   div.replaceChildren();
+}
+
+function drawHist(div, hist, title) {
+  clearPlot(div);
   if (!hist || (hist.zero === 0 && hist.counts.length === 0)) {
     div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
     return;
@@ -80,11 +86,11 @@ function drawHist(div, hist, title) {
     xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
     yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
   };
-  globalThis.Plotly.react(div, t.data, layout, { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+  globalThis.Plotly.newPlot(div, t.data, layout, { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
 }
 
 function drawProfile(div, profile, metric, onPick) {
-  div.replaceChildren();
+  clearPlot(div);
   const s = (profile.series || []).find(x => x.key === metric) || (profile.series || [])[0];
   if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
   if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
@@ -102,7 +108,7 @@ function drawProfile(div, profile, metric, onPick) {
                    paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
                    xaxis: { tickvals: xs, ticktext: profile.x, tickangle: -40, automargin: true },
                    yaxis: { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } } };
-  globalThis.Plotly.react(div, data, layout, { displayModeBar: false, displaylogo: false, showLink: false });
+  globalThis.Plotly.newPlot(div, data, layout, { displayModeBar: false, displaylogo: false, showLink: false });
   if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.ids[p.pointIndex]); });
 }
 

@@ -1,0 +1,57 @@
+"""The standalone HTML report in real Chromium with every network request blocked."""
+import pytest
+
+from harness import hist_state, wait_hist
+from leapp_lab.views.html import to_html
+
+pytestmark = pytest.mark.browser
+
+
+def _open_offline(page, path):
+    blocked = []
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
+               else (blocked.append(r.request.url), r.abort()))
+    page.goto(path.as_uri())
+    page.wait_for_selector("[data-leapp-hist-row] .main-svg", timeout=15000)
+    return blocked
+
+
+def test_trace_report_offline(page, frozen_trace, tmp_path, artifacts_dir):
+    f = tmp_path / "trace.html"
+    to_html(frozen_trace, f)
+    blocked = _open_offline(page, f)
+    first = page.locator("tr[data-leapp-first-divergent='true']")
+    assert first.count() == 1
+    fid = first.get_attribute("data-leapp-row")
+    assert fid == "scale/y/1" and first.get_attribute("data-leapp-status") == "fail"
+    assert page.locator("tr[data-leapp-row]").count() == 8
+    assert page.locator("tr[data-leapp-status='pass']").count() == 5
+    h0 = wait_hist(page, "body", fid, "1")
+    assert h0["row"] == fid and h0["sample"] == "1" and "scale/y/1" in h0["title"]   # first divergent shown first
+    # click another failing row: hooks, title and bars change
+    page.click("tr[data-leapp-row='scale/y/3']")
+    h1 = wait_hist(page, "body", "scale/y/3", "3")
+    assert h1["sample"] == "3" and h1["bars"] != h0["bars"] and "scale/y/3" in h1["title"]
+    # keyboard: down moves to the next row
+    page.focus(".leapp-tablewrap")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_function("() => document.querySelector('[data-leapp-hist-row]').getAttribute('data-leapp-hist-row') === 'head/out/0'")
+    assert page.locator("tr.leapp-selected").get_attribute("data-leapp-row") == "head/out/0"
+    page.keyboard.press("ArrowUp")
+    page.wait_for_function("() => document.querySelector('[data-leapp-hist-row]').getAttribute('data-leapp-hist-row') === 'scale/y/3'")
+    page.screenshot(path=str(artifacts_dir / "report_trace_offline.png"), full_page=True)
+    # graph: click a node, the node panel opens with its FX graph and the flagged literal
+    page.click("[data-leapp-tab='graph']")
+    page.click("svg [data-leapp-node='scale']")
+    page.wait_for_selector("[data-leapp-node-panel='scale']")
+    assert page.locator("[data-leapp-panel='node'] [data-leapp-suspect]").count() >= 1
+    assert page.locator("[data-leapp-panel='node'] svg [data-leapp-fx]").count() >= 3
+    page.screenshot(path=str(artifacts_dir / "report_trace_node.png"), full_page=True)
+    # log filter
+    page.click("[data-leapp-tab='log']")
+    total = page.locator(".leapp-logline").count()
+    page.select_option("select[data-leapp-log-level]", label="ERROR and above")
+    errors = page.locator(".leapp-logline").count()
+    assert 0 < errors < total
+    assert page.locator(".leapp-logline:not([data-leapp-log-level='ERROR']):not([data-leapp-log-level='FATAL'])").count() == 0
+    assert blocked == [] and page.errors == []
