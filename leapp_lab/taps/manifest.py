@@ -160,7 +160,7 @@ def expose_taps(model: onnx.ModelProto, taps: Iterable[TapEntry]) -> tuple[onnx.
         if t.tensor not in available:
             missing[t.name] = f"tensor {t.tensor!r} is not in the converted graph (fused or renamed)"
             continue
-        add_output(g, t.name, t.tensor, t.dtype)
+        add_output(g, t.name, t.tensor, t.dtype, t.shape)
     return out, missing
 
 
@@ -183,12 +183,17 @@ def numpy_dtype_name(elem_type: int) -> str | None:
     return None
 
 
-def add_output(graph: onnx.GraphProto, name: str, tensor: str, dtype: str | None) -> None:
-    """Make ``tensor`` a graph output called ``name`` (through an Identity node when they differ)."""
+def add_output(graph: onnx.GraphProto, name: str, tensor: str, dtype: str | None,
+               shape: list[int] | None = None) -> None:
+    """Make ``tensor`` a graph output called ``name`` (through an Identity node when they differ).
+
+    ONNX requires a type with a shape on graph outputs; both are written when known (prepare
+    always knows them for taps with a reference)."""
     if name != tensor:
         graph.node.append(helper.make_node("Identity", [tensor], [name], name=IDENTITY_PREFIX + name))
-    vi = graph.output.add()
-    vi.name = name
     et = onnx_dtype(dtype)
-    if et != onnx.TensorProto.UNDEFINED:
-        vi.type.tensor_type.elem_type = et
+    if et == onnx.TensorProto.UNDEFINED:
+        vi = graph.output.add()
+        vi.name = name
+        return
+    graph.output.append(helper.make_tensor_value_info(name, et, shape))

@@ -245,10 +245,14 @@ def _tensor_leaves(obj: Any, label: str) -> tuple[list[torch.Tensor], list[str]]
     return tensors, names
 
 
+_NO_NUMPY = {torch.bfloat16} | {getattr(torch, n) for n in (
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz") if hasattr(torch, n)}
+
+
 def _to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
-    if t.dtype == torch.bfloat16:
-        raise TapError(f"{what} has dtype bfloat16, which numpy cannot hold; cast it to float32 "
-                       f"before tap() (x.float()) or return it as float32")
+    if t.dtype in _NO_NUMPY:
+        raise TapError(f"{what} has dtype {str(t.dtype).replace('torch.', '')}, which numpy cannot "
+                       f"hold; cast it to float32 before tap() (x.float()) or return it as float32")
     return t.detach().to("cpu").contiguous().numpy().copy()
 
 
@@ -272,7 +276,7 @@ def _eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | N
                                    f"every sample must return the same structure")
             arrs = []
             for name, tsr in zip(n, tensors):
-                if tsr.dtype == torch.bfloat16:
+                if tsr.dtype in _NO_NUMPY:
                     tsr = tsr.float()
                 arrs.append(_to_numpy(tsr, f"output {name!r}"))
             outputs.append(arrs)
@@ -354,9 +358,10 @@ def _check_requested_reached(wanted: list[str], eager: _Eager, src: ModelSource,
 def _check_dtypes(eager: _Eager) -> None:
     for values in eager.taps:
         for name, v in values.items():
-            if v.dtype == torch.bfloat16:
+            if v.dtype in _NO_NUMPY:
                 raise TapError(
-                    f"debug tap {name!r} (tap() at {eager.sites[name]}) has dtype bfloat16, which "
+                    f"debug tap {name!r} (tap() at {eager.sites[name]}) has dtype "
+                    f"{str(v.dtype).replace('torch.', '')}, which "
                     f"numpy cannot hold, so it cannot be compared; cast it to float32 before tap() "
                     f"(tap(x.float(), {name!r})) or tap a float32 tensor")
 
@@ -435,15 +440,16 @@ def _export(net: nn.Module, args: tuple, output_names: list[str], expose: frozen
             return program.model_proto, program.exported_program, "dynamo", None, hits
         except TapError:
             raise
-        except Exception as exc:  # the exporter raises many types; keep the first line as reason
-            reason = f"{type(exc).__name__}: {_first_line(exc)}"
+        except Exception as exc:  # the exporter raises many types; keep the root cause as reason
+            root = _root_cause(exc)
+            reason = f"{type(root).__name__}: {_first_line(root)}"
             log.warning("dynamo export of %s failed (%s); falling back to the TorchScript exporter",
                         src.label, reason)
     buf = io.BytesIO()
     try:
         with _quiet():
             torch.onnx.export(net, args, buf, dynamo=False, output_names=output_names,
-                              input_names=None)
+                              input_names=_input_names(net, args))
     except Exception as exc:
         msg = f"{src.label}: ONNX export failed: {type(exc).__name__}: {_first_line(exc)}"
         if reason:
@@ -452,9 +458,34 @@ def _export(net: nn.Module, args: tuple, output_names: list[str], expose: frozen
     return onnx.load_from_string(buf.getvalue()), None, "torchscript", reason, hits
 
 
+_ANSI = __import__("re").compile(r"\x1b\[[0-9;]*m")
+
+
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
     return text[0][:300] if text else ""
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen = {id(exc)}
+    while True:
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None or id(nxt) in seen:
+            return exc
+        seen.add(id(nxt))
+        exc = nxt
+
+
+def _input_names(net: nn.Module, args: tuple) -> list[str] | None:
+    """Forward parameter names for the TorchScript exporter (dynamo uses them by itself)."""
+    import inspect
+    try:
+        params = list(inspect.signature(net.forward).parameters)
+    except (TypeError, ValueError):
+        return None
+    if len(params) < len(args) or not all(isinstance(a, torch.Tensor) for a in args):
+        return None
+    return params[:len(args)]
 
 
 @contextlib.contextmanager
@@ -681,8 +712,8 @@ class _TapBuilder:
                 continue
             if all(t.tensor in v for v in values):
                 arrs = [v[t.tensor] for v in values]
-                if arrs[0].dtype == torch.bfloat16:
-                    t.uncompared_reason = "bfloat16, which numpy cannot hold"
+                if arrs[0].dtype in _NO_NUMPY:
+                    t.uncompared_reason = f"{arrs[0].dtype}, which numpy cannot hold"
                     continue
                 np_arrs = [_to_numpy(a, t.name) for a in arrs]
                 if t.shape is not None and list(np_arrs[0].shape) != list(t.shape):
@@ -705,7 +736,7 @@ class _TapBuilder:
         have = {o.name for o in m.graph.output}
         for t in pending:
             if t.tensor not in have:
-                add_output(m.graph, t.tensor, t.tensor, t.dtype)
+                add_output(m.graph, t.tensor, t.tensor, t.dtype, t.shape)
                 have.add(t.tensor)
         opts = session_options if session_options is not None else ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -748,7 +779,7 @@ class _TapBuilder:
             if t.reference_source is None and t.uncompared_reason is None:
                 t.uncompared_reason = "no reference"
         for t in self.taps:
-            add_output(g, t.name, t.tensor, t.dtype)
+            add_output(g, t.name, t.tensor, t.dtype, t.shape)
         self.taps.sort(key=lambda t: t.order)
         outs = [OutputEntry(o.name, self.prod.get(o.name, -1), self.source_of(o.name))
                 for o in g.output if o.name in self.eager.output_names]

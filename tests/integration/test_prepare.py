@@ -52,6 +52,7 @@ def test_mlp_all_taps_manifest_in_model_order():
     assert orders == sorted(orders) and len(set(orders)) == len(orders)
     assert [o["name"] for o in man["outputs"]] == ["action_mean", "value"]
     assert min(o["order"] for o in man["outputs"]) > max(orders)
+    onnx.checker.check_model(onnx.load(str(b.onnx)), full_check=True)
     g = onnx.load(str(b.onnx)).graph
     for t in man["taps"]:
         assert t["kind"] == "manual" and t["reference_source"] == "torch"

@@ -26,6 +26,7 @@ def _fc1(name: str, x: np.ndarray) -> np.ndarray:
 def test_plugin_taps_on_a_real_custom_op():
     b = prepared("custom_op_model", taps=("all",), plugin=True)
     m = onnx.load(str(b.onnx))
+    onnx.checker.check_model(m, full_check=True)
     custom = [n for n in m.graph.node if n.domain not in ("", "ai.onnx")]
     assert [(n.domain, n.op_type) for n in custom] == [("ai.onnx.contrib", "FastTanh")]
     man = read_manifest(m)
@@ -88,6 +89,7 @@ def test_custom_op_without_any_kernel_model_for_compile():
 def test_op_taps_reference_from_torch_and_onnxruntime():
     b = prepared("mlp_policy", taps=("hidden_1",), op=True)
     m = onnx.load(str(b.onnx))
+    onnx.checker.check_model(m, full_check=True)
     man = read_manifest(m)
     op_taps = [t for t in man.taps if t.kind == "op"]
     produced = {o for n in m.graph.node for o in n.output}
