@@ -80,6 +80,7 @@ class TraceSession:
             lifecycle.hard_reset()
             raise
         self._started = True
+        self.graph_dir = lifecycle.manager().get_save_path() or self.graph_dir  # as LEAPP resolved it
         self.capture.attach()
         if not self.start_options["verbose"]:
             lifecycle.quiet_console()

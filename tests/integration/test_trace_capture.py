@@ -178,3 +178,16 @@ def test_item_pipeline_three_way_and_leapp_numbers(item):
                for r in g.log)
     text = str(item.report)
     assert "norm/y" in text and "FAIL 3/4 samples (1,2,3)" in text and "div = torch.div(" in text
+
+
+@pytest.mark.parametrize("value,suspect", [
+    (1.8042484521865845, True),      # float32 .item() value
+    (0.716347561908722, True),
+    (2.3e-05 + 1.234567891e-3, True),
+    (0.5, False), (2.0, False), (1e-6, False), (0.1, False), (0.001, False), (1.0, False),
+    (3.141592653589793, False), (3.1415927410125732, False),   # pi, and pi rounded to float32
+    (7, False), (True, False), (-0.0, False), (float("nan"), False),
+])
+def test_suspect_literal_rule(value, suspect):
+    from leapp_lab.trace.fxinfo import is_suspect_literal
+    assert is_suspect_literal(value) is suspect
