@@ -68,16 +68,13 @@ class CompileOutcome:
     result: Any = None                   # what compile_graph returns to its caller
     raised: BaseException | None = None  # what compile_graph raises to its caller
     validation_log: tuple[int, int] = (0, 0)   # record index range of the validation phase
-    options: dict = field(default_factory=dict)
 
 
 def compile_captured(original: Callable, capture: lifecycle.LogCapture, *, visualize=False,
                      verbose=None, validate=True, rtol=1e-3, atol=1e-5, strict=False,
                      graph_configs=None) -> CompileOutcome:
     mgr = lifecycle.manager()
-    out = CompileOutcome(options=dict(visualize=visualize, verbose=verbose, validate=validate,
-                                      rtol=rtol, atol=atol, strict=strict))
-    out.snap = snapshot(mgr)
+    out = CompileOutcome(snap=snapshot(mgr))
     quiet = not verbose
     try:
         with lifecycle.exporter_noise_suppressed(quiet):
