@@ -14,6 +14,7 @@ clean whatever happens in the body; a body that raises still gets a saved report
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 from leapp_lab.model.trace import TraceReport
@@ -73,6 +74,9 @@ class TraceSession:
     def __enter__(self) -> "TraceSession":
         import leapp
         if lifecycle.session_open():     # a session someone else left open (a crashed cell)
+            warnings.warn("leapp_lab.trace: a LEAPP session was still open (leapp.start() without "
+                          "stop(), e.g. from a cell that raised); it was reset before starting "
+                          f"{self.name!r}", RuntimeWarning, stacklevel=2)
             lifecycle.hard_reset()
         try:
             leapp.start(self.name, **self.start_options)

@@ -125,3 +125,13 @@ def test_two_runs_two_intact_folders(tmp_path):
         rep = json.loads((r / "report.json").read_text())
         sha = (r / "models.sha256").read_text().split()[0]
         assert rep["graphs"][0]["nodes"][0]["sha256"] == sha
+
+
+def test_session_left_open_by_plain_leapp_is_reset(tmp_path):
+    leapp.start("dangling", save_path=str(tmp_path))
+    annotate.input_tensors("n", {"obs": torch.randn(1, 3)})       # a cell that died mid-trace
+    with pytest.warns(RuntimeWarning, match="was still open"):
+        with leapp_lab.trace("fresh", save_path=str(tmp_path), max_cached_io=2) as t:
+            _body(torch.randn(1, 3))
+    assert t.report.graph.verdict == "pass"
+    _clean()
