@@ -235,6 +235,7 @@ class LeappMagics(Magics):
             raise
         progress.finish(f"done: {_summary(report)}")
         self.shell.user_ns[DEFAULT_VAR] = report
+        _plain_text_repr(self.shell, type(report))
         return report
 
     @line_cell_magic
@@ -246,12 +247,14 @@ class LeappMagics(Magics):
         argv = _split(line)
         if cell is None:
             return self._run_cli("prepare", argv)
-        ns: dict[str, Any] = {}
+        user_ns = self.shell.user_ns
+        ns: dict[str, Any] = dict(user_ns)      # one namespace: classes and functions see the cell's names
         filename = cell_filename("prepare")
         register_source(filename, cell)
-        exec(compile(self.shell.transform_cell(cell), filename, "exec"), self.shell.user_global_ns, ns)
-        self.shell.user_ns.update(ns)           # what the cell defined stays available, as in a normal cell
-        if "model" not in ns or not ({"args", "samples"} & ns.keys()):
+        exec(compile(self.shell.transform_cell(cell), filename, "exec"), ns)
+        defined = {k for k, v in ns.items() if k not in user_ns or user_ns[k] is not v}
+        user_ns.update({k: ns[k] for k in defined})   # what the cell defined stays available, as in a normal cell
+        if "model" not in defined or not ({"args", "samples"} & defined):
             raise UsageError("%%leapp_prepare: the cell must define `model` (an nn.Module) and `args` "
                              "(a tuple of forward arguments) or `samples` (a list of such tuples)")
         source = {k: ns[k] for k in ("model", "args", "samples") if k in ns}
@@ -288,6 +291,17 @@ def _no_exit(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _no_exit(sub)
+
+
+def _plain_text_repr(shell: Any, cls: type) -> None:
+    """Show a returned report through its ``__str__`` (its text view) rather than the dataclass
+    repr, when it has no display protocol of its own."""
+    if any(hasattr(cls, m) for m in ("_repr_pretty_", "_repr_mimebundle_", "_repr_html_")):
+        return
+    if cls.__str__ is object.__str__:
+        return
+    fmt = shell.display_formatter.formatters["text/plain"]
+    fmt.for_type(cls, lambda obj, p, cycle: p.text(str(obj)))
 
 
 def _summary(report: Any) -> str:
