@@ -136,7 +136,7 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     say("exporting to ONNX (torch.export + dynamo exporter)", 0.15)
     t = time.perf_counter()
     proto, program, used_exporter, fallback_reason, export_hits = _export(
-        net, samples[0], eager.output_names, expose, exporter, src)
+        net, samples[0], eager.output_names, expose, exporter, src, say)
     timings["export"] = time.perf_counter() - t
     say(f"exported with the {used_exporter} exporter", 0.6)
 
@@ -263,11 +263,11 @@ def _eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | N
     names: list[str] | None = None
     with torch.no_grad():
         for i, s in enumerate(samples):
-            t0 = time.perf_counter()
-            net(*s)
-            timings.append(1000.0 * (time.perf_counter() - t0))
             with CaptureMode(expose=expose) as cm:
                 out = net(*s)
+            t0 = time.perf_counter()  # timed after the capture run, which warmed the model up
+            net(*s)
+            timings.append(1000.0 * (time.perf_counter() - t0))
             tensors, n = _tensor_leaves(out, src.label)
             if names is None:
                 names = n
@@ -423,16 +423,16 @@ def _dropped_under_all(markers: list[ge.Marker], export_hits: dict[str, Site]) -
 # --------------------------------------------------------------------------------------------
 
 def _export(net: nn.Module, args: tuple, output_names: list[str], expose: frozenset[str] | None,
-            exporter: str, src: ModelSource):
+            exporter: str, src: ModelSource, say: ProgressFn | None = None):
     hits: dict[str, Site] = {}
     reason = None
     if exporter == "dynamo":
         mode = ExportMode(expose=expose) if (expose is None or expose) else None
         try:
             with (mode if mode is not None else contextlib.nullcontext()):
-                with _quiet():
+                with _quiet(say):
                     table = src.translation_table() if src.translation_table else None
-                    program = torch.onnx.export(net, args, dynamo=True, verbose=False,
+                    program = torch.onnx.export(net, args, dynamo=True, verbose=None,
                                                 output_names=output_names, optimize=True,
                                                 custom_translation_table=table)
             if mode is not None:
@@ -488,14 +488,45 @@ def _input_names(net: nn.Module, args: tuple) -> list[str] | None:
     return params[:len(args)]
 
 
+_EXPORT_STEPS = {"Obtain model graph": 0.2, "Run decompositions": 0.35,
+                 "Translate the graph": 0.45, "Optimize the ONNX graph": 0.55}
+
+
+class _ExporterLines(io.TextIOBase):
+    """stdout while exporting: the dynamo exporter's step lines become progress, the rest a log."""
+
+    def __init__(self, say: ProgressFn | None):
+        self.say, self.buf, self.lines = say, "", []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.buf += text
+        while "\n" in self.buf:
+            line, self.buf = self.buf.split("\n", 1)
+            self._line(line)
+        return len(text)
+
+    def _line(self, line: str) -> None:
+        self.lines.append(line)
+        clean = _ANSI.sub("", line).strip()
+        if self.say and clean.startswith("[torch.onnx]") and not clean.endswith("✅"):
+            step = clean[len("[torch.onnx]"):].strip().rstrip(".")
+            frac = next((f for k, f in _EXPORT_STEPS.items() if step.startswith(k)), None)
+            self.say(f"export: {step[:100]}", frac)
+
+
 @contextlib.contextmanager
-def _quiet():
-    """The exporter prints progress and warnings to stdout; keep them out of the user's output."""
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
+def _quiet(say: ProgressFn | None = None):
+    """The exporter prints its steps and warnings to stdout: turn steps into progress, log the rest."""
+    sink = _ExporterLines(say)
+    with contextlib.redirect_stdout(sink):
         yield
-    if buf.getvalue().strip():
-        log.debug("exporter output:\n%s", buf.getvalue())
+    if sink.buf:
+        sink._line(sink.buf)
+    if sink.lines:
+        log.debug("exporter output:\n%s", "\n".join(sink.lines))
 
 
 # --------------------------------------------------------------------------------------------

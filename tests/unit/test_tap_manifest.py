@@ -1,0 +1,117 @@
+"""The tap manifest on hand-built ONNX graphs: marker removal, renames, strip / expose, read / write."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto as T
+from onnx import helper
+
+from leapp_lab.taps import graph_edit as ge
+from leapp_lab.taps.manifest import (MANIFEST_KEY, Manifest, OutputEntry, TapEntry, expose_taps,
+                                     read_manifest, strip_taps, write_manifest)
+
+
+def _marker(src: str, dst: str, tap_name: str) -> onnx.NodeProto:
+    n = helper.make_node("Tap", [src], [dst], domain="leapp_lab", name=f"m_{tap_name}")
+    n.attribute.append(helper.make_attribute("name", tap_name))
+    return n
+
+
+def _graph_with_markers() -> onnx.ModelProto:
+    """x -> Relu -> [Tap a] -> [Tap b] -> Neg -> y ; and Tap c on the output itself."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        _marker("r", "t1", "a"),
+        _marker("t1", "t2", "b"),
+        helper.make_node("Neg", ["t2"], ["n"], name="neg"),
+        _marker("n", "y", "c"),
+    ]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [2])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18),
+                                               helper.make_opsetid("leapp_lab", 1)])
+
+
+def test_remove_markers_rewires_chains_and_keeps_output_names():
+    m = _graph_with_markers()
+    markers = ge.remove_tap_markers(m)
+    assert [(k.name, k.tensor) for k in markers] == [("a", "r"), ("b", "r"), ("c", "n")]
+    assert [n.op_type for n in m.graph.node] == ["Relu", "Neg", "Identity"]
+    assert list(m.graph.node[1].input) == ["r"]
+    assert [o.domain for o in m.opset_import] == [""]
+    onnx.checker.check_model(m)
+    x = np.array([-1.0, 2.0], np.float32)
+    (y,) = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_array_equal(y, -np.maximum(x, 0))
+
+
+def test_rename_value_everywhere():
+    m = _graph_with_markers()
+    ge.remove_tap_markers(m)
+    ge.rename_value(m.graph, "r", "r2")
+    assert m.graph.node[0].output[0] == "r2" and m.graph.node[1].input[0] == "r2"
+    assert "r" not in ge.value_names(m.graph)
+
+
+def _tapped() -> tuple[onnx.ModelProto, Manifest]:
+    m = _graph_with_markers()
+    ge.remove_tap_markers(m)
+    from leapp_lab.taps.manifest import add_output
+    add_output(m.graph, "a", "r", "float32", [2])     # named tap: through an Identity
+    add_output(m.graph, "n", "n", "float32", [2])     # op tap: the value itself
+    man = Manifest(inputs=["x"], outputs=[OutputEntry("y", 2)],
+                   taps=[TapEntry("a", "manual", 0, "r", "Relu", "relu", "torch",
+                                  dtype="float32", shape=[2]),
+                         TapEntry("n", "op", 1, "n", "Neg", "neg", "onnxruntime",
+                                  dtype="float32", shape=[2])])
+    write_manifest(m, man)
+    return m, man
+
+
+def test_manifest_roundtrip_json_shape():
+    m, man = _tapped()
+    (prop,) = [p for p in m.metadata_props if p.key == MANIFEST_KEY]
+    d = json.loads(prop.value)
+    assert d["version"] == 1 and d["inputs"] == ["x"]
+    assert d["outputs"] == [{"name": "y", "order": 2, "source": None}]
+    assert {"name", "kind", "order", "tensor", "producer_op", "producer_node", "reference_source",
+            "uncompared_reason", "source"} <= set(d["taps"][0])
+    back = read_manifest(m)
+    assert back == man and not back.synthesized
+    assert [r.name for r in back.rows()] == ["a", "n", "y"]
+    write_manifest(m, man)                                 # re-stamping replaces, never duplicates
+    assert sum(p.key == MANIFEST_KEY for p in m.metadata_props) == 1
+
+
+def test_strip_then_expose_restores_the_outputs():
+    m, man = _tapped()
+    bare = strip_taps(m)
+    assert [o.name for o in bare.graph.output] == ["y"]
+    assert not any(n.name.startswith("leapp_lab_tap/") for n in bare.graph.node)
+    assert not any(p.key == MANIFEST_KEY for p in bare.metadata_props)
+    assert read_manifest(bare).synthesized
+    again, missing = expose_taps(bare, man.taps)
+    assert missing == {} and [o.name for o in again.graph.output] == ["y", "a", "n"]
+    onnx.checker.check_model(again)
+    # a conversion that renamed the tensor: reported, not fatal
+    ge.rename_value(bare.graph, "r", "fused_r")
+    _, missing = expose_taps(bare, man.taps)
+    assert list(missing) == ["a"] and "'r'" in missing["a"]
+
+
+def test_read_manifest_rejects_garbage():
+    m, _ = _tapped()
+    for p in m.metadata_props:
+        if p.key == MANIFEST_KEY:
+            p.value = "{not json"
+    with pytest.raises(ValueError, match="not valid JSON"):
+        read_manifest(m)
+    for p in m.metadata_props:
+        if p.key == MANIFEST_KEY:
+            p.value = json.dumps({"version": 99})
+    with pytest.raises(ValueError, match="unsupported manifest version"):
+        read_manifest(m)
