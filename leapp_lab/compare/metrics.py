@@ -26,7 +26,8 @@ from typing import Any, Iterable
 import numpy as np
 
 MAPE_FLOOR = 1e-6
-CHUNK = 1 << 16
+CHUNK = 1 << 16                  # elements per fused step (float64 buffers stay in L2/L3)
+_DOT = 1 << 13                   # dot products on rows this long: below OpenBLAS's ddot threading
 _SHIFT = 50                      # keep sign(=0) + 11 exponent bits + 2 mantissa bits
 _NBINS = 1 << (64 - 1 - _SHIFT)  # 8192 possible bins for non-negative doubles
 
@@ -173,44 +174,56 @@ def _pname(q: float) -> str:
 
 
 def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK) -> DiffStats:
-    """One fused pass over ``engine`` and ``reference`` (same shape), in float64 chunks."""
+    """One fused pass over ``engine`` and ``reference`` (same shape), in float64 chunks.
+
+    Each chunk is cast into reused float64 buffers (no allocation per chunk) and every statistic is
+    taken while it is in cache; Python-level work is per chunk, not per element. The dot products
+    run on rows of ``_DOT`` elements (``np.vecdot`` over a 2-D view): OpenBLAS threads ``ddot``
+    above ~10k elements, which on a busy machine made a single dot product ~60x slower.
+    """
     e_all = np.asarray(engine).reshape(-1)
     r_all = np.asarray(reference).reshape(-1)
     if e_all.shape != r_all.shape:
         raise ValueError(f"shape mismatch: {np.shape(engine)} vs {np.shape(reference)}")
     st = DiffStats(rtol=float(rtol))
-    st.n = int(e_all.size)
+    n = int(e_all.size)
+    st.n = n
+    chunk = max(1, min(int(chunk), n or 1))
+    be, br, bd, bt, bu = (np.empty(chunk, dtype=np.float64) for _ in range(5))
+    floor = np.full(chunk, MAPE_FLOOR)  # fmax against an array: ~2x faster than maximum(t, scalar)
+    hbuf = np.empty(chunk, dtype=np.int64)
     counts = np.zeros(_NBINS, dtype=np.int64)
-    max_abs = -math.inf
-    for start in range(0, e_all.size, chunk):
-        e = e_all[start:start + chunk].astype(np.float64)
-        r = r_all[start:start + chunk].astype(np.float64)
-        d = e - r
-        s = d.sum()
-        if not math.isfinite(s):  # slow path: some element is non-finite (or the sum overflowed)
+    acc = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # sum |d|, sum d^2, sum ape, sum er, sum ee, sum rr
+    max_abs = max_excess = -math.inf
+    rtol = float(rtol)
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        e, r, d = be[:m], br[:m], bd[:m]
+        e[...] = e_all[start:start + m]
+        r[...] = r_all[start:start + m]
+        np.subtract(e, r, out=d)
+        np.abs(d, out=d)
+        cmax = float(d.max())
+        if not cmax < math.inf:
+            # slow path: some element is non-finite (NaN propagates into max); count, then drop them
             fe, fr = np.isfinite(e), np.isfinite(r)
-            st.nonfinite_engine += int(e.size - np.count_nonzero(fe))
-            st.nonfinite_reference += int(r.size - np.count_nonzero(fr))
+            st.nonfinite_engine += int(m - np.count_nonzero(fe))
+            st.nonfinite_reference += int(m - np.count_nonzero(fr))
             ok = fe & fr
-            st.nonfinite_pairs += int(ok.size - np.count_nonzero(ok))
-            e, r, d = e[ok], r[ok], d[ok]
-            if d.size == 0:
+            k = int(np.count_nonzero(ok))
+            st.nonfinite_pairs += m - k
+            if k == 0:
                 continue
-        ad = np.abs(d, out=d)
-        absr = np.abs(r)
-        st._sum_abs += float(ad.sum())
-        st._sum_sq += float(np.dot(ad, ad))
-        st._sum_ape += float((ad / np.maximum(absr, MAPE_FLOOR)).sum())
-        st._sum_er += float(np.dot(e, r))
-        st._sum_ee += float(np.dot(e, e))
-        st._sum_rr += float(np.dot(r, r))
-        max_abs = max(max_abs, float(ad.max()))
+            e, r, d = e[ok], r[ok], d[ok]
+            m = k
+            cmax = float(d.max())
+        max_abs = max(max_abs, cmax)
+        ex = _accumulate(acc, e, r, d, bt[:m], bu[:m], floor[:m], hbuf[:m], rtol)
         if rtol:
-            absr *= rtol
-            st._max_excess = max(st._max_excess, float((ad - absr).max()))
-        else:
-            st._max_excess = max(st._max_excess, float(ad.max()))
-        counts += np.bincount((ad.view(np.int64) >> _SHIFT), minlength=_NBINS)
+            max_excess = max(max_excess, ex)
+        counts += np.bincount(hbuf[:m], minlength=_NBINS)
+    st._sum_abs, st._sum_sq, st._sum_ape, st._sum_er, st._sum_ee, st._sum_rr = acc
+    st._max_excess = max_excess if rtol else max_abs
     st.max_abs = max_abs if max_abs != -math.inf else None
     nz = np.flatnonzero(counts[1:])
     if nz.size:
@@ -219,3 +232,47 @@ def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = C
     else:
         st.hist = LogHistogram(int(counts[0]), 0, [])
     return st._finish()
+
+
+def _vecdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", a, b)
+
+
+if hasattr(np, "vecdot"):  # numpy >= 2.0: one BLAS ddot per row, no per-row Python call
+    _vecdot = np.vecdot  # noqa: F811
+
+
+def _dots(acc: list, e: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
+    m = d.size
+    k = (m // _DOT) * _DOT
+    if k:
+        vd = _vecdot
+        D, E, R = d[:k].reshape(-1, _DOT), e[:k].reshape(-1, _DOT), r[:k].reshape(-1, _DOT)
+        acc[1] += float(vd(D, D).sum())
+        acc[3] += float(vd(E, R).sum())
+        acc[4] += float(vd(E, E).sum())
+        acc[5] += float(vd(R, R).sum())
+    if k < m:
+        D, E, R = d[k:], e[k:], r[k:]
+        acc[1] += float(np.dot(D, D))
+        acc[3] += float(np.dot(E, R))
+        acc[4] += float(np.dot(E, E))
+        acc[5] += float(np.dot(R, R))
+
+
+def _accumulate(acc: list, e, r, d, t, u, floor, h, rtol: float) -> float:
+    """Sums of one chunk (d = |e - r|, all finite) into ``acc``; bin indices into ``h``; returns
+    max(d - rtol*|r|) (the min_atol candidate) when rtol, else -inf."""
+    acc[0] += float(d.sum())
+    _dots(acc, e, r, d)
+    np.abs(r, out=t)
+    ex = -math.inf
+    if rtol:
+        np.multiply(t, rtol, out=u)
+        np.subtract(d, u, out=u)
+        ex = float(u.max())
+    np.fmax(t, floor, out=t)
+    np.divide(d, t, out=t)
+    acc[2] += float(t.sum())
+    np.right_shift(d.view(np.int64), _SHIFT, out=h)
+    return ex

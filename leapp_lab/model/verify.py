@@ -15,8 +15,10 @@ A metric is ``None`` (JSON ``null``) when nothing finite was compared; non-finit
 counted in ``nonfinite_*``, never silently dropped.
 
 The run folder (``leapp_lab.verify(..., out=DIR)``, default ``<build>/../leapp_lab/``) holds
-``report.json`` (this object, histograms included), ``metrics.csv`` (one line per row) and
-``per_sample.csv`` (one line per row and sample). Views only read these fields.
+``report.json`` (this object; per-row histograms inline), ``histograms.npz`` (the per-sample
+histograms, put back into ``SampleMetrics.hist`` by ``load``: JSON would be slow and large for
+many taps x samples), ``metrics.csv`` (one line per row) and ``per_sample.csv`` (one line per row
+and sample). Views only read these fields.
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ KINDS = ("output", "manual", "plugin", "op", "unknown")
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 PERCENTILE_KEYS = ("p50", "p90", "p99", "p999")
 
+HIST_FILE = "histograms.npz"
+
 
 @dataclass
 class Hist(Plain):
@@ -65,6 +69,16 @@ class Hist(Plain):
     def of(cls, h) -> "Hist":
         d = h.to_dict()
         return cls(d["zero"], d["first_bin"], d["counts"], d["edges"])
+
+    @classmethod
+    def from_bins(cls, zero: int, first_bin: int, counts: list[int]) -> "Hist":
+        """Rebuild edges from global bin indices (bin b's lower edge: the float64 whose bit pattern
+        is ``b << 50``; see leapp_lab.compare.metrics)."""
+        import numpy as np
+        if not counts:
+            return cls(int(zero), int(first_bin), [], [])
+        idx = np.arange(first_bin, first_bin + len(counts) + 1, dtype=np.int64) << 50
+        return cls(int(zero), int(first_bin), [int(c) for c in counts], idx.view(np.float64).tolist())
 
 
 @dataclass
@@ -305,19 +319,77 @@ class VerifyReport(Report, Plain):
             "warnings": list(self.warnings)})
 
     # -- persistence ---------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        d = Plain.to_dict(self)
+    def to_dict(self, sample_hists: bool = True) -> dict[str, Any]:
+        """Plain dict; ``sample_hists=False`` leaves the per-sample histograms out (``save`` writes
+        them to histograms.npz instead)."""
+        saved = []
+        if not sample_hists:
+            for r in self.rows:
+                for sm in r.samples:
+                    saved.append((sm, sm.hist))
+                    sm.hist = None
+        try:
+            d = Plain.to_dict(self)
+        finally:
+            for sm, h in saved:
+                sm.hist = h
         d.pop("path", None)
         return d
+
+    def save(self, directory) -> Path:
+        from .base import REPORT_FILE
+        from .jsonio import atomic_write_text, dumps
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self._save_arrays(directory)
+        body = {"kind": self.kind, "schema_version": self.schema_version}
+        body.update(self.to_dict(sample_hists=False))
+        # compact: json's C encoder only runs without indent (3-4x faster on many taps x samples)
+        text, _ = dumps(body, indent=None)
+        atomic_write_text(directory / REPORT_FILE, text + "\n")
+        self.path = directory
+        return directory
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
         d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
         r = Plain.from_dict.__func__(cls, d)
         r.path = path
+        if path is not None and (Path(path) / HIST_FILE).is_file():
+            r._load_sample_hists(Path(path) / HIST_FILE)
         return r
 
+    def _load_sample_hists(self, file: Path) -> None:
+        from .jsonio import load_npz
+        arrays = load_npz(file)
+        for i, row in enumerate(self.rows):
+            key = f"row{i}"
+            if f"{key}.zero" not in arrays:
+                continue
+            zero, first, counts = arrays[f"{key}.zero"], arrays[f"{key}.first_bin"], arrays[f"{key}.counts"]
+            lens = arrays[f"{key}.len"]
+            for j, sm in enumerate(row.samples):
+                if j < len(zero) and sm.hist is None:
+                    sm.hist = Hist.from_bins(int(zero[j]), int(first[j]), counts[j, :int(lens[j])].tolist())
+
     def _save_arrays(self, directory: Path) -> None:
+        import numpy as np
+
+        from .jsonio import save_npz
+        hists = {}
+        for i, row in enumerate(self.rows):
+            hs = [sm.hist for sm in row.samples]
+            if not hs or any(h is None for h in hs):
+                continue
+            width = max((len(h.counts) for h in hs), default=0)
+            counts = np.zeros((len(hs), width), dtype=np.int64)
+            for j, h in enumerate(hs):
+                counts[j, :len(h.counts)] = h.counts
+            hists[f"row{i}.zero"] = np.array([h.zero for h in hs], dtype=np.int64)
+            hists[f"row{i}.first_bin"] = np.array([h.first_bin for h in hs], dtype=np.int64)
+            hists[f"row{i}.len"] = np.array([len(h.counts) for h in hs], dtype=np.int64)
+            hists[f"row{i}.counts"] = counts
+        save_npz(directory / HIST_FILE, hists)
         # not arrays, but the flat tables beside report.json (pandas-free: csv module)
         import csv
         import io
