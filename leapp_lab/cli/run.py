@@ -19,7 +19,15 @@ def add_parser(sub) -> argparse.ArgumentParser:
         description="Run an unchanged LEAPP export script (as __main__), capture every graph it "
                     "compiles, validate it three ways (recorded / FX replay / exported), write a "
                     "run folder per graph and print the diagnosis. Arguments for the script go "
-                    "after '--'.")
+                    "after '--'.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="options (after SCRIPT):\n"
+               "  --json FILE   write the combined report as JSON (docs/schema-trace.md)\n"
+               "  --no-fail     exit 0 even when a validation failed or a trace was refused\n"
+               "  --quiet       do not print the text summary\n"
+               "  -- ARGS       everything after '--' is passed to the script\n\n"
+               "exit status: 0 all graphs validated; 1 a validation failed, a trace was refused\n"
+               "or no graph was compiled; 2 the script raised (incl. LEAPP's strict=True raise)")
     p.add_argument("script", help="the export script (.py)")
     p.add_argument("rest", nargs=argparse.REMAINDER,
                    help="[--json FILE] [--no-fail] [-- ARGS for the script]")

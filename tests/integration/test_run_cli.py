@@ -102,3 +102,26 @@ def test_script_that_swallows_leapp_refusal(tmp_path, capsys):
 def test_missing_script_is_a_usage_error(tmp_path, capsys):
     assert main(["run", str(tmp_path / "nope.py")]) == 2
     assert "nope.py: no such script" in capsys.readouterr().err
+
+
+def test_restart_before_compile_refuses_the_first_session(tmp_path, capsys):
+    script = tmp_path / "restart.py"
+    script.write_text(
+        "import sys, torch, leapp\nfrom leapp import annotate\n"
+        "obs = torch.randn(1, 2)\n"
+        "def step():\n"
+        "    x = annotate.input_tensors('n', {'obs': obs})\n"
+        "    annotate.output_tensors('n', {'y': x * 3}, export_with='jit')\n"
+        "leapp.start('first', save_path=sys.argv[1])\n"
+        "step()\n"
+        "leapp.start('second', save_path=sys.argv[1], max_cached_io=2)\n"
+        "step(); step()\n"
+        "leapp.stop()\n"
+        "print('result', leapp.compile_graph(visualize=False))\n")
+    rc = main(["run", str(script), "--json", str(tmp_path / "r.json"), "--", str(tmp_path / "o")])
+    assert rc == 1
+    assert "result {'n': True}" in capsys.readouterr().out
+    first, second = _json(tmp_path / "r.json")["graphs"]
+    assert (first["name"], first["status"]) == ("first", "refused")
+    assert "called again before compile_graph" in first["error"]
+    assert (second["name"], second["status"], second["verdict"]) == ("second", "compiled", "pass")
