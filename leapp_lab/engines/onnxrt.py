@@ -235,6 +235,16 @@ def convert_int8_qdq(model: onnx.ModelProto, calibration: list[dict[str, np.ndar
                 progress("calibrate", self.i, len(calibration))
             return feed
 
+    from onnxruntime.quantization import calibrate as _cal
+
+    def _calib_session(self):  # the calibrator's own session, with the custom-op library registered
+        import onnxruntime as ort
+        self.infer_session = ort.InferenceSession(self.augmented_model_path,
+                                                  sess_options=session_options(False),
+                                                  providers=self.execution_providers)
+
+    orig_session = _cal.CalibraterBase.create_inference_session
+    _cal.CalibraterBase.create_inference_session = _calib_session
     root = logging.getLogger()
     old = root.level
     root.setLevel(logging.ERROR)  # quantize_static logs a "consider pre-processing" warning each time
@@ -256,6 +266,7 @@ def convert_int8_qdq(model: onnx.ModelProto, calibration: list[dict[str, np.ndar
                            f"{str(exc).strip()[:600]}") from None
     finally:
         root.setLevel(old)
+        _cal.CalibraterBase.create_inference_session = orig_session
     log(f"int8: quantize_static QDQ (MinMax, QInt8) calibrated on {len(calibration)} samples")
     q = onnx.load(str(dst))
     for p in (src, dst):
@@ -291,6 +302,33 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
             # onnxruntime duplicate a DequantizeLinear; copy the output's values instead
             bindings[t.name] = ("bound", value, "alias", None)
             continue
+        # int8: consumers see the *quantized* value (the quantizer may even drop a Relu and let the
+        # QuantizeLinear clip), so a quantized tensor is shown as DequantizeLinear of its int8 form
+        q = qparams.get(value)
+        found = None
+        if q is not None:
+            scale = q[0]
+            for n in g.node:
+                if n.op_type == "QuantizeLinear":  # its slot 0 is the float input
+                    continue
+                for s in _QUANT_INPUT_SLOTS:
+                    if len(n.input) > s + 1 and n.input[s + 1] == scale:
+                        found = (n.input[s], n.input[s + 1], n.input[s + 2] if len(n.input) > s + 2 else "")
+                        break
+                if found:
+                    break
+        if found:
+            if t.name in available:  # the float value carries the tap's name: free the name
+                _rename_value(g, t.name, t.name + "__float")
+                available.add(t.name + "__float")
+                if found[0] == t.name:
+                    found = (t.name + "__float",) + found[1:]
+            ins = [found[0], found[1]] + ([found[2]] if found[2] else [])
+            g.node.append(helper.make_node("DequantizeLinear", ins, [t.name], name=TAP_NODE_PREFIX + t.name))
+            g.output.append(onnx.ValueInfoProto(name=t.name))
+            outputs.add(t.name)
+            bindings[t.name] = ("bound", found[0], "dequantize", None)
+            continue
         if value in available:
             if value == t.name:
                 g.output.append(onnx.ValueInfoProto(name=t.name))
@@ -300,29 +338,25 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
             outputs.add(t.name)
             bindings[t.name] = ("bound", value, "direct", None)
             continue
-        q = qparams.get(value)
-        found = None
-        if q is not None:
-            scale = q[0]
-            for n in g.node:
-                for s in _QUANT_INPUT_SLOTS:
-                    if len(n.input) > s + 1 and n.input[s + 1] == scale:
-                        found = (n.input[s], n.input[s + 1], n.input[s + 2] if len(n.input) > s + 2 else "")
-                        break
-                if found:
-                    break
-        if found:
-            ins = [found[0], found[1]] + ([found[2]] if found[2] else [])
-            g.node.append(helper.make_node("DequantizeLinear", ins, [t.name], name=TAP_NODE_PREFIX + t.name))
-            g.output.append(onnx.ValueInfoProto(name=t.name))
-            outputs.add(t.name)
-            bindings[t.name] = ("bound", found[0], "dequantize", None)
-            continue
         reason = (f"tensor {value!r} no longer exists in the engine: onnxruntime's graph optimisation "
                   f"fused it into {_fused_into(converted, value)}; move the tap to a tensor that survives "
                   f"(a module boundary, after the activation)")
         bindings[t.name] = ("unbound", None, None, reason)
     return m, bindings
+
+
+def _rename_value(g: onnx.GraphProto, old: str, new: str) -> None:
+    """Rename an internal value of the engine graph (no kernel changes: names only)."""
+    for n in g.node:
+        for i, x in enumerate(n.input):
+            if x == old:
+                n.input[i] = new
+        for i, x in enumerate(n.output):
+            if x == old:
+                n.output[i] = new
+    for vi in g.value_info:
+        if vi.name == old:
+            vi.name = new
 
 
 def _fused_into(converted: onnx.ModelProto, value: str) -> str:
