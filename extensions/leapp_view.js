@@ -113,7 +113,7 @@ function drawProfile(div, profile, metric, onPick) {
 }
 
 // -- the view ---------------------------------------------------------------------------------------
-export function render(el, view, host) {
+export function renderView(el, view, host) {
   host = host || {};
   el.replaceChildren();
   if (!view || !view.kind) { el.append(h("div", { class: "leapp-empty" }, "(empty leapp_lab view)")); return {}; }
@@ -206,7 +206,10 @@ export function render(el, view, host) {
       for (const c of table.columns || []) {
         const v = r.cells[c.key];
         if (c.type === "status") {
-          tr.append(h("td", { class: "leapp-status" }, h("span", { class: "leapp-pill leapp-" + r.status }, r.tap_status || v),
+          const label = (table.status_labels || {})[r.status] || r.status;
+          const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
+          tr.append(h("td", { class: "leapp-status" }, h("span", { class: "leapp-pill leapp-" + r.status }, label),
+            extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
             r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
         } else {
           tr.append(h("td", { class: "leapp-" + c.type, title: c.type === "num" && typeof v === "number" ? String(v) : null }, fmt(v)));
@@ -259,7 +262,7 @@ export function render(el, view, host) {
                           : r.samples.map(x => [x.key, x.label, s && x.key === s.key]);
     for (const [v, label, sel] of opts) picker.append(h("option", { value: v, selected: sel }, label));
     histPanel.append(h("div", { class: "leapp-histhead" },
-      h("span", { class: "leapp-pill leapp-" + r.status }, r.tap_status || r.status), " ",
+      h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status), " ",
       h("b", { class: "leapp-histname" }, r.id), " ",
       opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
     histPanel.append(histPlot);
@@ -399,7 +402,7 @@ export default {
   render({ model, el }) {
     let api = null;
     const draw = () => {
-      api = render(el, model.get("view"), {
+      api = renderView(el, model.get("view"), {
         onSelect(id, sample) {
           model.set("selected", id); model.set("sample", sample == null ? "" : String(sample)); model.save_changes();
         },

@@ -17,7 +17,7 @@ from . import assets
 from .static_html import esc, render_static
 from .viewdict import build_view
 
-_BOOT = ('\nrender(document.getElementById("leapp-root"), '
+_BOOT = ('\nrenderView(document.getElementById("leapp-root"), '
          'JSON.parse(document.getElementById("leapp-view").textContent));\n')
 
 

@@ -78,9 +78,11 @@ def render_static(view: dict[str, Any], include_css: bool = True) -> str:
         for c in cols:
             v = r["cells"].get(c["key"])
             if c["type"] == "status":
-                v = r.get("tap_status") or v
+                label = (t.get("status_labels") or {}).get(r["status"], r["status"])
+                extra = r.get("tap_status") if r.get("tap_status") not in (None, "compared") else None
                 mark = ' <span class="leapp-firstmark">◀ first</span>' if r.get("first_divergent") else ""
-                cells.append(f'<td><span class="leapp-pill leapp-{esc(r["status"])}">{esc(v)}</span>{mark}</td>')
+                more = f' <span class="leapp-muted">{esc(extra)}</span>' if extra else ""
+                cells.append(f'<td><span class="leapp-pill leapp-{esc(r["status"])}">{esc(label)}</span>{more}{mark}</td>')
             else:
                 cells.append(f'<td class="leapp-{esc(c["type"])}">{esc(fmt(v))}</td>')
         out.append(f'<tr class="{cls}" {row_attrs(r)}>' + "".join(cells) + "</tr>")

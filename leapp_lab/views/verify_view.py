@@ -159,6 +159,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                   "rows": rows, "first_divergent": report.first_divergent if report.first_divergent in
                   {x["id"] for x in rows} else None,
                   "filter_label": "divergent only", "rule": "status: " + rule,
+                  "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
                   "hist_title": "|engine − reference|"},
         "graphs": [], "nodes": {}, "hazards": [], "log": None,
         "profile": profile,
