@@ -172,6 +172,8 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     errors = []
     for t in manifest.taps:
         status, bound_to, via, reason = built.bindings.get(t.name, ("unbound", None, None, "not bound"))
+        if status == "bound" and via != "unfused":
+            reason = None
         if status == "bound" and (t.reference_source is None or t.uncompared_reason):
             status = "uncompared"
             reason = t.uncompared_reason or "the manifest gives it no reference (reference_source null)"
@@ -220,6 +222,11 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     unb = [t.name for t in taps if t.status == "unbound"]
     if unb:
         warnings.append(f"{len(unb)} taps are unbound (the engine fused their tensors away): {', '.join(unb)}")
+    unf = [t.name for t in taps if t.via == "unfused"]
+    if unf:
+        warnings.append(f"{len(unf)} taps sit on tensors onnxruntime fuses away ({', '.join(unf)}); "
+                        "exposing them changed the engine's kernels (see the observer effect); move them "
+                        "to a module boundary to debug the exact untapped engine")
     if observer.checked and not observer.outputs_agree:
         warnings.append("the model outputs with and without taps differ: the taps change this engine")
     return BuildReport(

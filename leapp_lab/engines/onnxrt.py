@@ -345,6 +345,10 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
     return m, bindings
 
 
+def _load_saved(p: Path) -> onnx.ModelProto:
+    return onnx.load(str(p))
+
+
 def _rename_value(g: onnx.GraphProto, old: str, new: str) -> None:
     """Rename an internal value of the engine graph (no kernel changes: names only)."""
     for n in g.node:
@@ -383,6 +387,9 @@ class OrtEngine(Engine):
         engine_untapped = optimize_offline(converted, workdir / "engine.untapped.onnx")
         log(f"{self.name}: onnxruntime optimised graph: {count_ops(engine_untapped)}")
         tapped, bindings = bind_taps(engine_untapped, converted, taps)
+        lost = [t for t in taps if bindings[t.name][0] == "unbound"]
+        if lost:
+            tapped, bindings = self._unfuse(converted, taps, lost, bindings, workdir, log)
         art = workdir / "engine.onnx"
         onnx.save(tapped, str(art))
         k_untapped = session_kernels(engine_untapped, workdir, "untapped", optimize=False)
@@ -399,6 +406,36 @@ class OrtEngine(Engine):
 
     def runner(self, artifact: Path) -> Runner:
         return OrtRunner(artifact, optimize=False)
+
+    def _unfuse(self, converted, taps, lost, bindings, workdir: Path, log):
+        """Taps whose tensors onnxruntime fused away: optimise the converted graph again with those
+        tensors as outputs (which keeps that fusion from happening), then bind every tap on it. The
+        tapped engine then differs from the untapped one; the observer-effect record shows how."""
+        values = {o for n in converted.graph.node for o in n.output if o}
+        keep = [t for t in lost if t.value in values]
+        if not keep:
+            return bind_taps(_load_saved(workdir / "engine.untapped.onnx"), converted, taps)
+        c2 = onnx.ModelProto()
+        c2.CopyFrom(converted)
+        have = {o.name for o in c2.graph.output}
+        extra = [t.value for t in keep if t.value not in have]
+        for v in extra:
+            c2.graph.output.append(onnx.ValueInfoProto(name=v))
+        e2 = optimize_offline(c2, workdir / ".engine.unfused.onnx")
+        (workdir / ".engine.unfused.onnx").unlink(missing_ok=True)
+        outs = [o for o in e2.graph.output if o.name not in set(extra)]
+        del e2.graph.output[:]
+        e2.graph.output.extend(outs)
+        tapped, b2 = bind_taps(e2, converted, taps)
+        for t in keep:
+            st, bound_to, via, reason = b2[t.name]
+            if st == "bound":
+                b2[t.name] = ("bound", bound_to, "unfused",
+                              f"onnxruntime fuses {t.value!r} away ({_fused_into(converted, t.value)}); "
+                              "exposing it keeps that fusion from happening, so the tapped engine differs "
+                              "from the untapped one (see the observer effect)")
+        log(f"{self.name}: {len(keep)} taps needed an unfused engine: {', '.join(t.name for t in keep)}")
+        return tapped, b2
 
 
 class OrtFp16Engine(OrtEngine):

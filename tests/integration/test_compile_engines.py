@@ -179,39 +179,55 @@ def test_tensorrt_build(tmp_path, net):
     assert v.row("output_0").mape < 0.1
 
 
-# -- taps the engine cannot keep -----------------------------------------------------------------
-def _with_extra_tap(src: Path, dst_dir: Path, kind: str) -> Path:
-    """Add a tap on conv0's pre-activation (onnxruntime fuses Conv+Relu, so it disappears)."""
+# -- taps on tensors the engine fuses away ------------------------------------------------------
+def _with_extra_tap(src: Path, dst_dir: Path, kind: str, tensor: str | None = None) -> Path:
+    """Add a tap on conv0's pre-activation (onnxruntime fuses Conv+Relu, so it disappears), or on
+    ``tensor`` when given."""
     dst_dir.mkdir()
     for f in ("model.npz", "model.reference.npz"):
         shutil.copy(src.with_name(f), dst_dir / f)
     m = onnx.load(str(src))
     conv = next(n for n in m.graph.node if n.op_type == "Conv")
-    m.graph.output.append(onnx.ValueInfoProto(name=conv.output[0]))
+    name = conv.output[0]
+    m.graph.output.append(onnx.ValueInfoProto(name=name))
     meta = next(p for p in m.metadata_props if p.key == "leapp_lab.manifest")
     man = json.loads(meta.value)
-    man["taps"].insert(0, {"name": conv.output[0], "kind": kind, "order": 0, "tensor": conv.output[0],
+    man["taps"].insert(0, {"name": name, "kind": kind, "order": 0, "tensor": tensor or name,
                            "producer_op": "Conv", "reference_source": "torch", "source": "x.py:1"})
     meta.value = json.dumps(man)
     onnx.save(m, str(dst_dir / "model.onnx"))
     return dst_dir / "model.onnx"
 
 
-def test_manual_tap_lost_by_fusion_fails_naming_it(tmp_path, net):
+def test_tap_on_a_fused_tensor_is_exposed_and_the_engine_change_recorded(tmp_path, net):
     _, paths = net
     p = _with_extra_tap(paths["onnx"], tmp_path / "m", "manual")
-    with pytest.raises(CompileError, match=r"tap '/convs\.0/Conv_output_0' \(manual, x\.py:1\).*fused"):
+    rep = compile(p, naive_check=False)
+    t = rep.tap("/convs.0/Conv_output_0")
+    assert t.status == "bound" and t.via == "unfused" and "fuses" in t.reason
+    ob = rep.observer
+    # onnxruntime fuses Conv+Relu into FusedConv; exposing the Conv output prevents that once
+    assert ob.kernels_differ and any(k.op == "Conv" and k.tapped > k.untapped for k in ob.kernels_differ)
+    assert ob.checked and isinstance(ob.outputs_agree, bool)
+    assert any("fuses away" in w for w in rep.warnings)
+    pre = load_npz(Path(rep.path) / "sample_outputs.npz")["/convs.0/Conv_output_0"]
+    assert (pre < 0).any()  # really the pre-activation, not the Relu output
+
+
+def test_manual_tap_the_engine_cannot_bind_fails_naming_it(tmp_path, net):
+    _, paths = net
+    p = _with_extra_tap(paths["onnx"], tmp_path / "m", "manual", tensor="no_such_value")
+    with pytest.raises(CompileError, match=r"tap '/convs\.0/Conv_output_0' \(manual, x\.py:1\).*no_such_value"):
         compile(p, naive_check=False)
 
 
-def test_op_tap_lost_by_fusion_is_reported_not_fatal(tmp_path, net):
+def test_op_tap_the_engine_cannot_bind_is_reported_not_fatal(tmp_path, net):
     _, paths = net
-    p = _with_extra_tap(paths["onnx"], tmp_path / "m", "op")
+    p = _with_extra_tap(paths["onnx"], tmp_path / "m", "op", tensor="no_such_value")
     rep = compile(p, naive_check=False)
     t = rep.tap("/convs.0/Conv_output_0")
     assert t.status == "unbound" and "no longer exists in the engine" in t.reason
     assert any("unbound" in w for w in rep.warnings)
-    # the reference has no value for it either: a no-reference/not-in-engine row, never fatal
     v = verify(paths["reference"], rep.path, save=False, verbose=True)
     assert v.exit_code == 0 and v.row("conv0").status == "compared"
 
