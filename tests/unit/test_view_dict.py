@@ -118,3 +118,18 @@ def test_unknown_kind_is_a_clear_error():
         kind = "replay"
     with pytest.raises(TypeError, match="replay"):
         build_view(Other())
+
+
+def test_refused_graph_and_several_graphs():
+    from leapp_lab.model.trace import GraphReport, TraceReport
+    r = trace_report()
+    refused = GraphReport(name="other", status="refused", verdict="error", error="LEAPP refused: <no nodes>")
+    two = TraceReport(graphs=[r.graph, refused])
+    v = build_view(two)
+    ids = [x["id"] for x in v["table"]["rows"]]
+    assert ids[0] == "frozen:scale/y/0" and len(ids) == 6           # graph-qualified when there are several
+    assert set(v["nodes"]) == {"frozen:scale", "frozen:head"}
+    assert v["graphs"][1]["svg"] == "" and v["status"] == "fail"
+    assert "other: LEAPP refused: <no nodes>" in v["notes"]
+    only = build_view(TraceReport(graphs=[refused]))
+    assert only["table"]["rows"] == [] and only["table"]["first_divergent"] is None
