@@ -1,0 +1,95 @@
+"""The memory-mapped npz reader and the verify report model (no engines involved)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.compare.npzio import NpzArrays, NpzInputError
+from leapp_lab.model import load
+from leapp_lab.model.verify import Hist, SampleMetrics, VerifyReport, VerifyRow
+
+
+def test_memmapped_members_equal_np_load(tmp_path):
+    rng = np.random.default_rng(0)
+    arrays = {"a": rng.standard_normal((3, 5, 7)).astype(np.float32),
+              "b/with/slash": np.asfortranarray(rng.standard_normal((4, 6))),
+              "c": np.arange(10, dtype=np.int16), "empty": np.zeros((0, 3), np.float32),
+              "flags": np.array([True, False, True]), "half": rng.standard_normal(9).astype(np.float16)}
+    p = tmp_path / "x.npz"
+    np.savez(p, **arrays)
+    with NpzArrays(p) as z:
+        assert sorted(z) == sorted(arrays)
+        for k, v in arrays.items():
+            got = z[k]
+            assert got.dtype == v.dtype and got.shape == v.shape, k
+            np.testing.assert_array_equal(got, v)
+            assert z.header(k) == (v.shape, v.dtype)
+        assert isinstance(z["a"], np.memmap)  # read in place, not copied
+    pc = tmp_path / "c.npz"
+    np.savez_compressed(pc, **arrays)  # deflated members: read normally
+    with NpzArrays(pc) as z:
+        np.testing.assert_array_equal(z["a"], arrays["a"])
+        assert not isinstance(z["a"], np.memmap)
+
+
+def test_npz_errors_name_the_file(tmp_path):
+    with pytest.raises(NpzInputError, match="nope.npz: no such file"):
+        NpzArrays(tmp_path / "nope.npz")
+    bad = tmp_path / "text.npz"
+    bad.write_text("not a zip")
+    with pytest.raises(NpzInputError, match=r"text\.npz: not an \.npz file"):
+        NpzArrays(bad)
+    obj = tmp_path / "obj.npz"
+    np.savez(obj, o=np.array([None, 1], dtype=object))
+    z = NpzArrays(obj)
+    with pytest.raises(NpzInputError, match=r"obj\.npz: array 'o' has dtype object"):
+        z.header("o")
+    with pytest.raises(NpzInputError, match="dtype object"):
+        z["o"]
+
+
+def _row(name, order, e, r, kind="manual"):
+    st = diff_stats(e, r, rtol=1e-3)
+    row = VerifyRow(name=name, kind=kind, order=order)
+    from leapp_lab.compare.verify import _fill
+    _fill(row, st)
+    sm = SampleMetrics(sample=0)
+    _fill(sm, st)
+    row.samples.append(sm)
+    return row
+
+
+def test_report_round_trip_with_sample_histograms(tmp_path):
+    rng = np.random.default_rng(1)
+    r = rng.standard_normal(1000)
+    rows = [_row("t0", 0, r + 1e-3, r), _row("output_0", 1, r * 1.1, r, kind="output")]
+    rows[1].first_divergent = True
+    rep = VerifyReport(reference="ref.npz", build="b", engine="ort", samples=1, rows=rows,
+                       first_divergent="output_0", warnings=["w"], max_mape=1.0,
+                       exceeded=["output_0"], exit_code=1)
+    rep.save(tmp_path)
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert doc["kind"] == "verify" and doc["rows"][0]["samples"][0]["hist"] is None  # in histograms.npz
+    back = load(tmp_path)
+    assert isinstance(back, VerifyReport)
+    for a, b in zip(rep.rows, back.rows):
+        assert (a.name, a.mape, a.cosine, a.hist.counts) == (b.name, b.mape, b.cosine, b.hist.counts)
+        assert b.samples[0].hist.counts == a.samples[0].hist.counts
+        assert b.samples[0].hist.edges == pytest.approx(a.samples[0].hist.edges)
+    assert not back and back.first_divergent == "output_0"
+    back.exit_code = 0
+    assert back
+    df = back.to_dataframe()
+    assert list(df["name"]) == ["t0", "output_0"] and bool(df.loc[1, "first_divergent"])
+    assert "output_0" in str(back) and ">>" in str(back)
+    assert (tmp_path / "metrics.csv").read_text().count("\n") == 3
+
+
+def test_hist_from_bins_matches_metrics_edges():
+    st = diff_stats(np.array([0.0, 1e-3, 2.0, 5.0]), np.zeros(4))
+    h = Hist.of(st.hist)
+    again = Hist.from_bins(h.zero, h.first_bin, h.counts)
+    assert again == h and again.total == 4 and again.zero == 1
