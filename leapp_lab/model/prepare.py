@@ -34,6 +34,7 @@ class PrepareRow(Plain):
     uncompared_reason: str | None = None
     source: str | None = None
     producer_source: str | None = None
+    scope: str | None = None                # module path of the producing node ("backbone.0")
     dtype: str | None = None
     shape: list[int] | None = None
 
@@ -92,7 +93,7 @@ class PrepareReport(Report, Plain):
     def to_dataframe(self):
         import pandas as pd
         cols = ["name", "kind", "order", "reference_source", "uncompared_reason", "source",
-                "producer_op", "producer_node", "tensor", "dtype", "shape", "producer_source"]
+                "producer_op", "producer_node", "scope", "tensor", "dtype", "shape", "producer_source"]
         return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.rows], columns=cols)
 
     # -- persistence ---------------------------------------------------------------------------

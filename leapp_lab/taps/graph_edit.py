@@ -45,6 +45,11 @@ def remove_tap_markers(model: onnx.ModelProto) -> list[Marker]:
     alias: dict[str, str] = {}
     markers: list[Marker] = []
     outputs = {o.name for o in g.output}
+    produced = {o for n in g.node if not (n.domain == TAP_DOMAIN and n.op_type == TAP_OP)
+                for o in n.output if o}
+    # a marker that produced a graph output: its input takes the output's name (as it has in the
+    # untapped export), unless that input is a graph input / weight / output or already renamed
+    renames: dict[str, str] = {}
     kept: list[onnx.NodeProto] = []
     for n in g.node:
         if n.domain == TAP_DOMAIN and n.op_type == TAP_OP:
@@ -53,10 +58,14 @@ def remove_tap_markers(model: onnx.ModelProto) -> list[Marker]:
             name = attrs.get("name", b"").decode()
             site = attrs.get("site", b"").decode() or None
             markers.append(Marker(name, src, site))
-            if n.output[0] in outputs:
-                kept.append(helper.make_node("Identity", [src], [n.output[0]], name=n.name))
+            out = n.output[0]
+            if out in outputs:
+                if src in produced and src not in outputs and src not in renames:
+                    renames[src] = out
+                else:
+                    kept.append(helper.make_node("Identity", [renames.get(src, src)], [out], name=n.name))
             else:
-                alias[n.output[0]] = src
+                alias[out] = src
             continue
         kept.append(n)
     if not markers:
@@ -65,6 +74,13 @@ def remove_tap_markers(model: onnx.ModelProto) -> list[Marker]:
     g.node.extend(kept)
     _rename_inputs(g, alias)
     vis = [v for v in g.value_info if v.name not in alias]
+    del g.value_info[:]
+    g.value_info.extend(vis)
+    for old, new in renames.items():
+        rename_value(g, old, new)
+    for m in markers:
+        m.tensor = renames.get(m.tensor, m.tensor)
+    vis = [v for v in g.value_info if v.name not in outputs]
     del g.value_info[:]
     g.value_info.extend(vis)
     if not any(n.domain == TAP_DOMAIN for n in g.node):

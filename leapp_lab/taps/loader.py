@@ -41,8 +41,7 @@ def load_module(path: str | os.PathLike) -> types.ModuleType:
     path = Path(path).resolve()
     if not path.is_file():
         raise PrepareError(f"{path}: no such model file")
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    name = f"_leapp_lab_model_{path.stem}_{digest}"
+    name = _module_name(path)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise PrepareError(f"{path}: cannot be imported as a Python module")
@@ -60,6 +59,28 @@ def load_module(path: str | os.PathLike) -> types.ModuleType:
         except ValueError:
             pass
     return module
+
+
+def _module_name(path: Path) -> str:
+    """The file's stem when that name is free (the exporter writes the module name into node
+    metadata, so ``my_model.Model`` keeps the ONNX independent of where the file lives); else a
+    private, path-derived name that cannot shadow another module."""
+    stem = path.stem
+    if stem.isidentifier():
+        existing = sys.modules.get(stem)
+        if existing is not None:
+            f = getattr(existing, "__file__", None)
+            if f and Path(f).resolve() == path:
+                return stem
+        else:
+            try:
+                spec = importlib.util.find_spec(stem)
+            except (ImportError, ValueError):
+                spec = None
+            if spec is None or (spec.origin and Path(spec.origin).resolve() == path):
+                return stem
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    return f"_leapp_lab_model_{stem}_{digest}"
 
 
 def model_source(obj: Any) -> ModelSource:

@@ -46,6 +46,7 @@ class TapEntry(Plain):
     uncompared_reason: str | None = None
     source: str | None = None        # Python file:line (manual: the tap() call; else exporter metadata)
     producer_source: str | None = None   # file:line of the code that computed the tensor
+    scope: str | None = None         # module path of the producing node, e.g. "backbone.0"
     dtype: str | None = None
     shape: list[int] | None = None
 

@@ -112,6 +112,10 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     if exporter not in ("dynamo", "torchscript"):
         raise PrepareError(f"exporter must be 'dynamo' or 'torchscript', not {exporter!r}")
 
+    paths = [Path(onnx_out).resolve(), Path(npz_out).resolve(), Path(reference_out).resolve()]
+    if len(set(paths)) != 3:
+        raise PrepareError(f"--onnx-out, --npz-out and --reference-out must be three different files; "
+                           f"got {onnx_out}, {npz_out}, {reference_out}")
     say("loading the model", 0.0)
     src = model_source(model)
     net = src.make_model()
@@ -152,6 +156,9 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     exposed_manual = _manual_taps(markers, wanted, expose_all, export_hits, eager, used_exporter)
     if expose_all:
         warnings += _dropped_under_all(markers, export_hits)
+        warnings += [f"tap {n!r} (tap() at {site}) ran eagerly but not while the first sample was "
+                     f"exported (branch not taken during export); it is not exposed"
+                     for n, site in eager.sites.items() if n not in export_hits and export_hits]
     builder.add_manual(exposed_manual)
     if plugin_taps:
         builder.add_plugin()
@@ -189,7 +196,7 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
 
     rows = [PrepareRow(name=o.name, kind="output", order=o.order, tensor=o.name,
                        producer_op=builder.op_of(o.name), producer_node=builder.node_of(o.name),
-                       reference_source="torch", source=o.source,
+                       reference_source="torch", source=o.source, scope=builder.scope_of(o.name),
                        dtype=str(reference[o.name].dtype), shape=list(reference[o.name].shape[1:]))
             for o in manifest.outputs]
     rows += [PrepareRow(**{k: getattr(tp, k) for k in PrepareRow.__dataclass_fields__})
@@ -565,6 +572,19 @@ class _TapBuilder:
         meta = ge.node_meta(self.proto.graph.node[i])
         return self._pick_frame(meta.get("pkg.torch.onnx.stack_trace"))
 
+    def scope_of(self, value: str) -> str | None:
+        """The module path of the producing node, from the exporter's name-scope metadata."""
+        i = self.prod.get(value)
+        if i is None:
+            return None
+        raw = ge.node_meta(self.proto.graph.node[i]).get("pkg.torch.onnx.name_scopes")
+        try:
+            scopes = ast.literal_eval(raw) if raw else []
+        except (ValueError, SyntaxError):
+            return None
+        scopes = [x for x in scopes[:-1] if isinstance(x, str) and x]
+        return scopes[-1] if scopes else None
+
     def _pick_frame(self, stack: str | None) -> str | None:
         torch_dir = os.path.dirname(torch.__file__)
         here = os.path.dirname(os.path.abspath(__file__))
@@ -585,6 +605,7 @@ class _TapBuilder:
                             if tensor in self.inits else None),
                         producer_node=node.name if node is not None else None,
                         source=source, producer_source=self.source_of(tensor),
+                        scope=self.scope_of(tensor),
                         dtype=numpy_dtype_name(et), shape=shape)
 
     def _taken(self) -> tuple[set[str], set[str]]:

@@ -67,6 +67,7 @@ def test_mlp_all_taps_manifest_in_model_order():
         line = int(by[name]["source"].rsplit(":", 1)[1])
         assert f'"{name}"' in src[line - 1]                      # the tap() call's own line
     assert [by[n]["producer_op"] for n in MLP_TAPS] == ["Div", "Tanh", "Elu", "Relu", "Gemm"]
+    assert by["action_mean_pre"]["scope"] == "mu" and by["hidden_1"]["scope"] is None
     assert "fc1" in src[int(by["hidden_1"]["producer_source"].rsplit(":", 1)[1]) - 1]
     # the markers are gone and the taps are graph outputs
     assert not any(n.domain == "leapp_lab" for n in g.node)
@@ -111,6 +112,7 @@ def test_conv_net_and_sequential_taps():
     b = prepared("conv_net", taps=("all",))
     man = _manifest_json(b.onnx)
     assert [t["name"] for t in man["taps"]] == ["stem", "block1", "block2", "pooled"]
+    assert [t["scope"] for t in man["taps"]] == ["stem.2", None, "block2.1", None]
     assert [o["name"] for o in man["outputs"]] == ["output_0"]
     ref, inp = load_npz(b.reference), load_npz(b.npz)
     sess = ort.InferenceSession(str(b.onnx), providers=["CPUExecutionProvider"])
@@ -186,3 +188,14 @@ def test_cli_prepare_writes_files_and_report(tmp_path, capsys):
     assert rep.kind == "prepare" and [r.name for r in rep.taps] == ["test_2"]
     df = rep.to_dataframe()
     assert list(df["name"]) == ["test_2", "output_0"] and list(df["kind"]) == ["manual", "output"]
+    # the plugin / op flags reach the API
+    out2 = tmp_path / "custom"
+    rc = cli_main(["prepare", str(model_path("custom_op_model")), "--onnx-out", str(out2 / "c.onnx"),
+                   "--npz-out", str(out2 / "c.npz"), "--reference-out", str(out2 / "c.ref.npz"),
+                   "--debug-plugin-taps", "--debug-op-taps", "--quiet"])
+    assert rc == 0 and capsys.readouterr().err == ""
+    rep = leapp_lab.load(out2 / "c.prepare")
+    assert rep.plugin_taps and rep.op_taps and {r.kind for r in rep.taps} == {"plugin", "op"}
+    rc = cli_main(["prepare", str(model_path("custom_op_model")), "--onnx-out", str(out2 / "c.onnx"),
+                   "--npz-out", str(out2 / "c.npz"), "--reference-out", str(out2 / "c.npz")])
+    assert rc == 2 and "three different files" in capsys.readouterr().err

@@ -110,3 +110,36 @@ def test_nested_dict_outputs_and_report_roundtrip(tmp_path):
     again = leapp_lab.load(tmp_path / "m.prepare")
     assert again.to_dict() == r.to_dict()
     assert "3 output(s), 0 tap(s)" in str(again)
+
+
+def test_taps_on_an_input_a_returned_value_and_an_integer_chain(tmp_path):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            x = leapp_lab.tap(x, "inp")
+            y = self.fc(x)
+            idx = leapp_lab.tap(leapp_lab.tap(y.argmax(-1), "idx"), "idx_again")
+            return leapp_lab.tap(y, "out_tap"), idx
+
+    r = leapp_lab.prepare({"model": Net(), "args": (torch.randn(2, 3),)}, *_files(tmp_path),
+                          debug_taps="all")
+    m = onnx.load(str(tmp_path / "m.onnx"))
+    onnx.checker.check_model(m, full_check=True)
+    man = read_manifest(m)
+    by = {t.name: t for t in man.taps}
+    assert (by["inp"].order, by["inp"].producer_op, by["inp"].tensor) == (-1, "input", "x")
+    # the returned, tapped value keeps the output's name, as in the untapped export
+    assert by["out_tap"].tensor == "output_0" and by["out_tap"].producer_op == "Gemm"
+    assert by["idx"].tensor == by["idx_again"].tensor == "output_1"
+    assert [o.name for o in r.outputs] == ["output_0", "output_1"]
+    assert r.row("output_0").producer_op == "Gemm"
+    inp, ref = load_npz(tmp_path / "m.npz"), load_npz(tmp_path / "r.npz")
+    assert ref["idx"].dtype == np.int64
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"x": inp["x"][0]})))
+    for k in ("inp", "out_tap", "idx", "idx_again", "output_0", "output_1"):
+        np.testing.assert_allclose(got[k], ref[k][0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(ref["inp"], inp["x"])

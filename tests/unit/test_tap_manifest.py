@@ -39,14 +39,26 @@ def _graph_with_markers() -> onnx.ModelProto:
 def test_remove_markers_rewires_chains_and_keeps_output_names():
     m = _graph_with_markers()
     markers = ge.remove_tap_markers(m)
-    assert [(k.name, k.tensor) for k in markers] == [("a", "r"), ("b", "r"), ("c", "n")]
-    assert [n.op_type for n in m.graph.node] == ["Relu", "Neg", "Identity"]
-    assert list(m.graph.node[1].input) == ["r"]
+    # the marker on the output hands the output's name to the value it marked (as untapped)
+    assert [(k.name, k.tensor) for k in markers] == [("a", "r"), ("b", "r"), ("c", "y")]
+    assert [n.op_type for n in m.graph.node] == ["Relu", "Neg"]
+    assert list(m.graph.node[1].input) == ["r"] and list(m.graph.node[1].output) == ["y"]
     assert [o.domain for o in m.opset_import] == [""]
     onnx.checker.check_model(m)
     x = np.array([-1.0, 2.0], np.float32)
     (y,) = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_array_equal(y, -np.maximum(x, 0))
+
+
+def test_marker_on_an_input_that_is_returned_becomes_identity():
+    g = helper.make_graph([_marker("x", "y", "inp")], "g",
+                          [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("leapp_lab", 1)])
+    (k,) = ge.remove_tap_markers(m)
+    assert (k.name, k.tensor) == ("inp", "x")
+    assert [(n.op_type, list(n.input), list(n.output)) for n in m.graph.node] == [("Identity", ["x"], ["y"])]
+    onnx.checker.check_model(m)
 
 
 def test_rename_value_everywhere():
@@ -62,11 +74,11 @@ def _tapped() -> tuple[onnx.ModelProto, Manifest]:
     ge.remove_tap_markers(m)
     from leapp_lab.taps.manifest import add_output
     add_output(m.graph, "a", "r", "float32", [2])     # named tap: through an Identity
-    add_output(m.graph, "n", "n", "float32", [2])     # op tap: the value itself
-    man = Manifest(inputs=["x"], outputs=[OutputEntry("y", 2)],
+    add_output(m.graph, "r", "r", "float32", [2])     # op tap: the value itself
+    man = Manifest(inputs=["x"], outputs=[OutputEntry("y", 1)],
                    taps=[TapEntry("a", "manual", 0, "r", "Relu", "relu", "torch",
                                   dtype="float32", shape=[2]),
-                         TapEntry("n", "op", 1, "n", "Neg", "neg", "onnxruntime",
+                         TapEntry("r", "op", 0, "r", "Relu", "relu", "onnxruntime",
                                   dtype="float32", shape=[2])])
     write_manifest(m, man)
     return m, man
@@ -77,12 +89,12 @@ def test_manifest_roundtrip_json_shape():
     (prop,) = [p for p in m.metadata_props if p.key == MANIFEST_KEY]
     d = json.loads(prop.value)
     assert d["version"] == 1 and d["inputs"] == ["x"]
-    assert d["outputs"] == [{"name": "y", "order": 2, "source": None}]
+    assert d["outputs"] == [{"name": "y", "order": 1, "source": None}]
     assert {"name", "kind", "order", "tensor", "producer_op", "producer_node", "reference_source",
             "uncompared_reason", "source"} <= set(d["taps"][0])
     back = read_manifest(m)
     assert back == man and not back.synthesized
-    assert [r.name for r in back.rows()] == ["a", "n", "y"]
+    assert [r.name for r in back.rows()] == ["a", "r", "y"]
     write_manifest(m, man)                                 # re-stamping replaces, never duplicates
     assert sum(p.key == MANIFEST_KEY for p in m.metadata_props) == 1
 
@@ -95,12 +107,12 @@ def test_strip_then_expose_restores_the_outputs():
     assert not any(p.key == MANIFEST_KEY for p in bare.metadata_props)
     assert read_manifest(bare).synthesized
     again, missing = expose_taps(bare, man.taps)
-    assert missing == {} and [o.name for o in again.graph.output] == ["y", "a", "n"]
+    assert missing == {} and [o.name for o in again.graph.output] == ["y", "a", "r"]
     onnx.checker.check_model(again)
     # a conversion that renamed the tensor: reported, not fatal
     ge.rename_value(bare.graph, "r", "fused_r")
     _, missing = expose_taps(bare, man.taps)
-    assert list(missing) == ["a"] and "'r'" in missing["a"]
+    assert list(missing) == ["a", "r"] and "'r'" in missing["a"]
 
 
 def test_read_manifest_rejects_garbage():
