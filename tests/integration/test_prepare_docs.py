@@ -52,6 +52,13 @@ def test_docs_example_model_cli_and_api(tmp_path, monkeypatch, capsys):
     exec(compile(api, "docs/taps.md", "exec"), ns)
     assert ns["report"].row("pooled").source == "my_model.py:17"
     assert list(ns["df"]["name"]) == ["backbone_act", "pooled", "logits"]
+    # the manifest example is the real manifest of this model
+    import json
+    from leapp_lab.taps.manifest import read_manifest
+    shown_json = json.loads(next(b for b in _blocks("json") if '"version": 1' in b))
+    real = json.loads(read_manifest(tmp_path / "build" / "model.onnx").to_json())
+    assert shown_json["inputs"] == real["inputs"] and shown_json["outputs"] == real["outputs"]
+    assert shown_json["taps"][0] == next(t for t in real["taps"] if t["name"] == "pooled")
     # the manifest helpers snippet
     helpers = next(b for b in _blocks("python") if "strip_taps" in b)
     ns2: dict = {}
