@@ -31,7 +31,10 @@ class OpenBuild:
                     members = [m for m in tf.getmembers() if m.isfile() and "/" not in m.name.strip("./")
                                and not m.name.startswith(("/", ".."))]
                     for m in members:
-                        tf.extract(m, self._tmp, filter="data")
+                        try:
+                            tf.extract(m, self._tmp, filter="data")
+                        except TypeError:  # Python without extraction filters (< 3.10.12)
+                            tf.extract(m, self._tmp)
             except (tarfile.TarError, OSError) as exc:
                 self.close()
                 raise NpzInputError(f"{self.path}: unreadable build archive ({exc})") from None

@@ -89,7 +89,11 @@ class Engine:
         """Raise EngineUnavailable naming what is missing."""
 
     def build(self, untapped, taps, calibration, workdir: Path, log: Callable[[str], None],
-              progress: ProgressFn | None = None) -> "Built":
+              progress: ProgressFn | None = None, naive=None) -> "Built":
+        """Convert ``untapped`` (an onnx.ModelProto without tap outputs), build the engine, expose
+        ``taps`` (TapSpec list) on it, write the artifacts into ``workdir``. ``calibration``: one
+        feed dict per sample. ``naive``: the model with its taps as outputs, to measure what tapping
+        before conversion would change (None: skip)."""
         raise NotImplementedError
 
     def runner(self, artifact: Path) -> Runner:
