@@ -308,15 +308,18 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
         found = None
         if q is not None:
             scale = q[0]
+            cands = {}
             for n in g.node:
                 if n.op_type == "QuantizeLinear":  # its slot 0 is the float input
                     continue
                 for s in _QUANT_INPUT_SLOTS:
                     if len(n.input) > s + 1 and n.input[s + 1] == scale:
-                        found = (n.input[s], n.input[s + 1], n.input[s + 2] if len(n.input) > s + 2 else "")
-                        break
-                if found:
-                    break
+                        cands.setdefault(n.input[s], (n.input[s], n.input[s + 1],
+                                                      n.input[s + 2] if len(n.input) > s + 2 else ""))
+            # one quantized tensor per scale, or the scale was shared (ConstantSharing) and the
+            # match would be ambiguous: then fall back to the float value
+            if len(cands) == 1:
+                found = next(iter(cands.values()))
         if found:
             if t.name in available:  # the float value carries the tap's name: free the name
                 _rename_value(g, t.name, t.name + "__float")
