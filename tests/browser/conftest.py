@@ -40,7 +40,7 @@ def page(chromium):
     ctx = chromium.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
     errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("pageerror", lambda e: errors.append(f"{e}\n{e.stack or ''}"))
     pg.errors = errors
     yield pg
     ctx.close()
@@ -66,3 +66,15 @@ def frozen_trace(tmp_path_factory):
 
 def have_dot() -> bool:
     return shutil.which("dot") is not None
+
+
+@pytest.fixture(scope="session")
+def int8_verify(tmp_path_factory):
+    """A real verify run: tests/models/mlp_policy.py with every tap, onnxruntime int8 against torch."""
+    import leapp_lab
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path_factory.mktemp("verify")
+    leapp_lab.prepare(str(root / "models" / "mlp_policy.py"), out / "model.onnx", out / "model.npz",
+                      out / "model.reference.npz", debug_taps="all")
+    build = leapp_lab.compile(str(out / "model.onnx"), engine="ort-int8")
+    return leapp_lab.verify(str(out / "model.reference.npz"), str(out / "model.ort-int8"))

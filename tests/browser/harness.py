@@ -93,23 +93,30 @@ def wait_text(page, text: str, timeout_ms: int) -> None:
                            ".some(e => e.textContent.includes(t))", arg=text, timeout=timeout_ms)
 
 
-def hist_state(page, scope: str) -> dict:
-    """What the histogram panel inside ``scope`` shows: its hooks and its bars."""
-    return page.evaluate("""s => { const root = document.querySelector(s);
+def hist_state(page, scope: str, index: int = 0) -> dict:
+    """What the histogram panel inside the ``index``-th match of ``scope`` shows: hooks and bars."""
+    return page.evaluate("""([s, i]) => { const root = document.querySelectorAll(s)[i];
         const p = root.querySelector('[data-leapp-hist-row]');
         const bars = [...p.querySelectorAll('.trace.bars .point path')].map(e => e.getAttribute('d')).join('|');
         const title = (p.querySelector('.gtitle') || {}).textContent || '';
         return {row: p.getAttribute('data-leapp-hist-row'), sample: p.getAttribute('data-leapp-hist-sample'),
-                bars, title, text: p.textContent}; }""", scope)
+                bars, title, text: p.textContent}; }""", [scope, index])
 
 
-def wait_hist(page, scope: str, row: str, sample: str | None = None, timeout_ms: int = 15000) -> dict:
+def wait_hist(page, scope: str, row: str, sample: str | None = None, timeout_ms: int = 15000, index: int = 0) -> dict:
     """Wait until the histogram panel in ``scope`` shows ``row`` (and ``sample``) with its plot drawn."""
-    page.wait_for_function("""([s, row, sample]) => { const root = document.querySelector(s);
+    page.wait_for_function("""([s, row, sample, i]) => { const root = document.querySelectorAll(s)[i];
         const p = root && root.querySelector('[data-leapp-hist-row]');
         if (!p || p.getAttribute('data-leapp-hist-row') !== row) return false;
         if (sample !== null && p.getAttribute('data-leapp-hist-sample') !== sample) return false;
         const t = p.querySelector('.gtitle');
         return !!t && t.textContent.includes(row) && p.querySelectorAll('.trace.bars .point path').length > 0; }""",
-                           arg=[scope, row, sample], timeout=timeout_ms)
-    return hist_state(page, scope)
+                           arg=[scope, row, sample, index], timeout=timeout_ms)
+    return hist_state(page, scope, index)
+
+
+def run_cell(page, index: int) -> None:
+    """Run one cell (negative index: from the end) through the front-end's own command."""
+    page.evaluate("""i => { const nb = window.jupyterapp.shell.currentWidget.content;
+        nb.activeCellIndex = i < 0 ? nb.widgets.length + i : i;
+        return window.jupyterapp.commands.execute('notebook:run-cell'); }""", index)

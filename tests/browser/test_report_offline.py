@@ -55,3 +55,29 @@ def test_trace_report_offline(page, frozen_trace, tmp_path, artifacts_dir):
     assert 0 < errors < total
     assert page.locator(".leapp-logline:not([data-leapp-log-level='ERROR']):not([data-leapp-log-level='FATAL'])").count() == 0
     assert blocked == [] and page.errors == []
+
+
+def test_verify_report_offline(page, int8_verify, tmp_path, artifacts_dir):
+    rep = int8_verify
+    f = tmp_path / "verify.html"
+    to_html(rep, f)
+    blocked = _open_offline(page, f)
+    ids = page.evaluate("() => [...document.querySelectorAll('tr[data-leapp-row]')].map(e => e.dataset.leappRow)")
+    assert ids == [r.name for r in rep.table()]                                # model order, as the model says
+    first = page.locator("tr[data-leapp-first-divergent='true']")
+    assert first.count() == 1 and first.get_attribute("data-leapp-row") == rep.first_divergent
+    assert first.get_attribute("data-leapp-status") == "fail"
+    a = wait_hist(page, "body", rep.first_divergent, "all")
+    page.select_option("select[data-leapp-sample-picker]", "1")
+    b = wait_hist(page, "body", rep.first_divergent, "1")
+    assert b["bars"] != a["bars"]
+    assert "inputs of this sample" in b["text"] and "obs" in b["text"]     # model.npz, sample 1
+    other = next(r.name for r in rep.table() if r.name != rep.first_divergent and r.samples)
+    page.click(f"tr[data-leapp-row='{other}']")
+    c = wait_hist(page, "body", other, "all")
+    assert c["bars"] != a["bars"] and other in c["title"]
+    page.screenshot(path=str(artifacts_dir / "report_verify_offline.png"), full_page=True)
+    page.click("[data-leapp-tab='profile']")
+    page.wait_for_selector(".leapp-profile .main-svg")
+    assert page.locator(".leapp-profile .scatterlayer .point").count() == len(rep.profile())
+    assert blocked == [] and page.errors == []
