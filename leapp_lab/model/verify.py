@@ -253,8 +253,8 @@ class VerifyReport(Report, Plain):
         raise KeyError(f"no row {name!r} in this verify report; rows: {[r.name for r in self.rows]}")
 
     def table(self, verbose: bool | None = None) -> list[VerifyRow]:
-        """Rows to show: paired ones, plus unpaired ones when ``verbose`` (default: self.verbose).
-        Uncompared taps the manifest lists are paired-by-design and always shown."""
+        """Rows to show: paired ones (present on both sides, whatever their status), plus the
+        unpaired ones (``no-reference`` / ``not-in-engine``) when ``verbose`` (default: self.verbose)."""
         v = self.verbose if verbose is None else verbose
         return [r for r in self.rows if v or r.paired]
 

@@ -69,9 +69,12 @@ def render_build(report) -> str:
     lines = [f"build engine={report.engine}  artifact={report.artifact}  samples={report.samples}  "
              f"onnx={report.onnx}"]
     if report.taps:
-        body = [[t.name, t.kind, _num(t.order, "{}"), t.status, t.via or "", t.reason or ""]
+        body = [[t.name, t.kind, _num(t.order, "{}"), t.status, t.via or "", t.source or ""]
                 for t in report.taps]
-        lines += _table(["tap", "kind", "order", "status", "via", "reason"], body)
+        lines += _table(["tap", "kind", "order", "status", "via", "source"], body)
+        for t in report.taps:
+            if t.reason:
+                lines.append(f"  {t.name}: {t.reason}")
     ob = report.observer
     if ob.checked:
         agree = "agree" if ob.outputs_agree else "DIFFER"
