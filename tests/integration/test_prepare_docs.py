@@ -11,6 +11,7 @@ from leapp_lab.cli import main as cli_main
 from leapp_lab.model.jsonio import load_npz
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "taps.md"
+ROW = re.compile(r"\s+-?\d+\s+\S+\s+(manual|plugin|op|output)\s")
 
 
 def _blocks(lang: str) -> list[str]:
@@ -39,9 +40,9 @@ def test_docs_example_model_cli_and_api(tmp_path, monkeypatch, capsys):
     assert cli_main(argv[1:]) == 0
     out = capsys.readouterr().out
     shown = next(b for b in _blocks("") if "prepare my_model.py" in b)
-    table = [ln.split()[:4] for ln in shown.splitlines() if re.match(r"\s+\d+\s", ln)]
-    got = [ln.split()[:4] for ln in out.splitlines() if re.match(r"\s+\d+\s", ln)]
-    assert got == table                                   # order, name, kind, reference source
+    table = [ln.split() for ln in shown.splitlines() if ROW.match(ln)]
+    got = [ln.split() for ln in out.splitlines() if ROW.match(ln)]
+    assert got == table                  # order, name, kind, reference source, op, source line
     for ln in shown.splitlines()[:5]:
         assert ln.strip() in out
     ref = load_npz(tmp_path / "build" / "model.reference.npz")
@@ -66,3 +67,12 @@ def test_docs_example_model_cli_and_api(tmp_path, monkeypatch, capsys):
     assert ns2["missing"] == {} and len(ns2["manifest"].taps) == 2
     np.testing.assert_array_equal(load_npz(tmp_path / "build" / "model.npz")["x"].shape, (4, 1, 3, 16, 16))
     assert leapp_lab.load(tmp_path / "build" / "model.prepare").kind == "prepare"
+
+
+def test_docs_plugin_table_matches_a_real_prepare():
+    from tests.models.builds import prepared
+    shown = next(b for b in _blocks("") if "node_FastTanh_0__in0" in b)
+    want = [ln.split() for ln in shown.splitlines() if ROW.match(ln)]
+    rep = prepared("custom_op_model", taps=("all",), plugin=True).report
+    got = [ln.split() for ln in str(rep).splitlines() if ROW.match(ln)]
+    assert got == want

@@ -4,16 +4,15 @@ ONNX: Gemm -> ai.onnx.contrib::FastTanh -> Mul -> Gemm. onnxruntime runs it with
 onnxruntime-extensions library (get_ort_session_options()); the FastTanh kernel is registered when
 this file (its custom_ops module) is imported.
 """
-import sys
-from pathlib import Path
-
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from custom_ops import TRANSLATIONS, ort_session_options, scaled_tanh  # noqa: E402
+try:  # imported as tests.models.custom_op_model
+    from .custom_ops import TRANSLATIONS, ort_session_options, scaled_tanh
+except ImportError:  # loaded as MODEL.py by prepare (its folder is on sys.path while it loads)
+    from custom_ops import TRANSLATIONS, ort_session_options, scaled_tanh
 
-from leapp_lab import tap  # noqa: E402
+from leapp_lab import tap
 
 
 class Model(nn.Module):

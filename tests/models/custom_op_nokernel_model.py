@@ -3,14 +3,13 @@
 prepare works (torch runs the op eagerly); onnxruntime cannot run the graph, so compile with the
 ort engines must fail naming MysteryGate, and plugin taps on its output stay uncompared.
 """
-import sys
-from pathlib import Path
-
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from custom_ops import TRANSLATIONS, mystery_gate  # noqa: E402
+try:  # imported as tests.models.custom_op_nokernel_model
+    from .custom_ops import TRANSLATIONS, mystery_gate
+except ImportError:  # loaded as MODEL.py by prepare (its folder is on sys.path while it loads)
+    from custom_ops import TRANSLATIONS, mystery_gate
 
 
 class Model(nn.Module):
