@@ -160,7 +160,9 @@ export function renderView(el, view, host) {
   const tableEl = h("table", { class: "leapp-table" }, thead, tbody);
   const filterBox = h("input", { type: "checkbox", "data-leapp-filter": "divergent", on: { change: e => { state.onlyBad = e.target.checked; fillRows(); } } });
   const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
-  const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", on: { keydown: onKey } }, tableEl);
+  // data-lm-suppress-shortcuts: JupyterLab must not take ↑/↓ to move between notebook cells here
+  const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", "data-lm-suppress-shortcuts": "true",
+                          on: { keydown: onKey } }, tableEl);
   const histPanel = h("div", { class: "leapp-hist", "data-leapp-hist-row": "", "data-leapp-hist-sample": "" });
   if (panels.table) {
     panels.table.append(h("div", { class: "leapp-split" },
@@ -239,6 +241,7 @@ export function renderView(el, view, host) {
   function onKey(e) {
     if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
     e.preventDefault();
+    e.stopPropagation();
     const ids = visibleRows().map(r => r.id);
     if (!ids.length) return;
     const i = ids.indexOf(state.row);

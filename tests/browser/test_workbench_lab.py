@@ -65,9 +65,12 @@ def test_tutorial_in_jupyterlab(lab, page, artifacts_dir):
     assert b["bars"] != a["bars"] and "sample 2" in b["title"]
     # keyboard: down selects the next row in model order
     verify.locator(".leapp-tablewrap").focus()
+    active = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    cell_before = page.evaluate(active)
     page.keyboard.press("ArrowDown")
     c = wait_hist(page, VERIFY, "hidden_2", "all")
     assert c["bars"] != a["bars"]
+    assert page.evaluate(active) == cell_before          # Lab did not also move to the next cell
     # sort by MAPE (descending), then the divergent-only filter
     verify.locator("th[data-leapp-col='mape']").click()
     sorted_ids = [r[0] for r in _rows(page, VERIFY)]
