@@ -150,10 +150,11 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
 
     builder = _TapBuilder(proto, src, eager, program, samples)
     markers = ge.remove_tap_markers(proto)
-    untapped = onnx.ModelProto()
-    untapped.CopyFrom(proto)
 
     exposed_manual = _manual_taps(markers, wanted, expose_all, export_hits, eager, used_exporter)
+    if expose_all and used_exporter != "dynamo" and eager.sites:
+        warnings.append(f"the TorchScript exporter cannot carry tap markers: {len(eager.sites)} "
+                        f"tap(s) not exposed ({', '.join(sorted(eager.sites))})")
     if expose_all:
         warnings += _dropped_under_all(markers, export_hits)
         warnings += [f"tap {n!r} (tap() at {site}) ran eagerly but not while the first sample was "
@@ -164,6 +165,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         builder.add_plugin()
     if op_taps:
         builder.add_op()
+    untapped = onnx.ModelProto()  # markers gone, clashing names renamed, no tap outputs yet
+    untapped.CopyFrom(proto)
 
     if builder.needs_fx():
         say("computing torch references from the exported program's FX graph", 0.7)
@@ -201,9 +204,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
             for o in manifest.outputs]
     rows += [PrepareRow(**{k: getattr(tp, k) for k in PrepareRow.__dataclass_fields__})
              for tp in manifest.taps]
-    order = {id(e): i for i, e in enumerate(manifest.rows())}
     by_name = {r.name: r for r in rows}
-    rows = [by_name[e.name] for e in sorted(manifest.rows(), key=lambda e: order[id(e)])]
+    rows = [by_name[e.name] for e in manifest.rows()]  # model order
     warnings += builder.warnings
     report = PrepareReport(
         model=src.label, onnx=str(onnx_out), npz=str(npz_out), reference=str(reference_out),
