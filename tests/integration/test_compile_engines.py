@@ -295,3 +295,34 @@ def test_fault_localisation(tmp_path, net, tap):
     assert v.first_divergent == tap
     before = [r for r in v.rows if r.order is not None and r.order < v.row(tap).order]
     assert len(before) >= LAYERS.index(tap) and not any(r.diverged for r in before)
+
+
+def test_unreadable_onnx_bad_manifest_and_ragged_inputs_are_named(tmp_path, net):
+    _, paths = net
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"definitely not protobuf \x00\xff")
+    np.savez(tmp_path / "junk.npz", x=np.zeros((1, 1, 3, 16, 16), np.float32))
+    with pytest.raises(ValueError, match=r"junk\.onnx: not a readable ONNX model"):
+        compile(junk)
+    m = onnx.load(str(paths["onnx"]))
+    next(p for p in m.metadata_props if p.key == "leapp_lab.manifest").value = "{not json"
+    onnx.save(m, str(tmp_path / "badman.onnx"))
+    shutil.copy(paths["npz"], tmp_path / "badman.npz")
+    with pytest.raises(ValueError, match=r"badman\.onnx: metadata 'leapp_lab.manifest' is not valid JSON"):
+        compile(tmp_path / "badman.onnx")
+    shutil.copy(paths["onnx"], tmp_path / "two.onnx")
+    g = onnx.load(str(paths["onnx"]))
+    g.graph.input.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [1]))
+    onnx.save(g, str(tmp_path / "two.onnx"))
+    m2 = onnx.load(str(tmp_path / "two.onnx"))
+    meta = next(p for p in m2.metadata_props if p.key == "leapp_lab.manifest")
+    man = json.loads(meta.value)
+    man["inputs"] = ["x", "y"]
+    meta.value = json.dumps(man)
+    onnx.save(m2, str(tmp_path / "two.onnx"))
+    np.savez(tmp_path / "two.npz", x=np.zeros((3, 1, 3, 16, 16), np.float32), y=np.zeros((2, 1), np.float32))
+    with pytest.raises(CompileError, match=r"two\.npz: inputs have different sample counts"):
+        compile(tmp_path / "two.onnx")
+    np.savez(tmp_path / "none.npz", x=np.zeros((0, 1, 3, 16, 16), np.float32))
+    with pytest.raises(CompileError, match=r"none\.npz: holds zero samples"):
+        compile(paths["onnx"], npz=tmp_path / "none.npz", out=tmp_path / "n")
