@@ -326,3 +326,34 @@ def test_unreadable_onnx_bad_manifest_and_ragged_inputs_are_named(tmp_path, net)
     np.savez(tmp_path / "none.npz", x=np.zeros((0, 1, 3, 16, 16), np.float32))
     with pytest.raises(CompileError, match=r"none\.npz: holds zero samples"):
         compile(paths["onnx"], npz=tmp_path / "none.npz", out=tmp_path / "n")
+
+
+def test_tap_without_reference_is_uncompared_but_its_engine_value_kept(tmp_path, net):
+    """The guide: a plugin boundary with no reference is reported, its engine value still lands in
+    sample_outputs.npz, and verify warns that outputs are missing in the reference."""
+    _, paths = net
+    d = tmp_path / "m"
+    d.mkdir()
+    m = onnx.load(str(paths["onnx"]))
+    meta = next(p for p in m.metadata_props if p.key == "leapp_lab.manifest")
+    man = json.loads(meta.value)
+    for t in man["taps"]:
+        if t["name"] == "conv3":
+            t.update(kind="plugin", reference_source=None, uncompared_reason="fused into one torch kernel")
+    meta.value = json.dumps(man)
+    onnx.save(m, str(d / "model.onnx"))
+    shutil.copy(paths["npz"], d / "model.npz")
+    with np.load(paths["reference"]) as z:
+        np.savez(d / "model.reference.npz", **{k: z[k] for k in z.files if k != "conv3"})
+    rep = compile(d / "model.onnx", naive_check=False)
+    t = rep.tap("conv3")
+    assert t.status == "uncompared" and t.reason == "fused into one torch kernel"
+    assert "conv3" in load_npz(Path(rep.path) / "sample_outputs.npz")
+    v = verify(d / "model.reference.npz", rep.path, save=False)
+    assert ("[model.ort]: 1 outputs are missing in the reference, this can occur when plugin taps "
+            "with no tensor outputs are enabled") in v.warnings[0]
+    assert "conv3" not in [r.name for r in v.table()]
+    row = v.row("conv3")
+    assert row.status == "no-reference" and row.note == "fused into one torch kernel"
+    assert "conv3" in [r.name for r in v.table(verbose=True)]
+    assert v.exit_code == 0 and v.first_divergent is None
