@@ -364,7 +364,8 @@ export function renderView(el, view, host) {
       for (const r of L.records) {
         if (r.levelno < state.logLevel || (state.logSection && r.section !== state.logSection)) continue;
         n++;
-        list.append(h("div", { class: "leapp-logline leapp-lv-" + r.level.toLowerCase(), "data-leapp-log-level": r.level },
+        list.append(h("div", { class: "leapp-logline leapp-lv-" + r.level.toLowerCase(), "data-leapp-log-level": r.level,
+                               "data-leapp-log-section": r.section || "" },
           h("span", { class: "leapp-lv" }, r.level), r.section ? h("span", { class: "leapp-sec" }, "[" + r.section + "]") : null, " ", r.message));
       }
       count.textContent = n + " of " + L.records.length + " records";

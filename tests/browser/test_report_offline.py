@@ -54,6 +54,11 @@ def test_trace_report_offline(page, frozen_trace, tmp_path, artifacts_dir):
     errors = page.locator(".leapp-logline").count()
     assert 0 < errors < total
     assert page.locator(".leapp-logline:not([data-leapp-log-level='ERROR']):not([data-leapp-log-level='FATAL'])").count() == 0
+    page.select_option("select[data-leapp-log-level]", label="all levels")
+    sections = sorted({r.section for r in frozen_trace.graph.log if r.section})
+    page.select_option("select[data-leapp-log-section]", sections[-1])
+    shown = page.locator(".leapp-logline").count()
+    assert shown == sum(r.section == sections[-1] for r in frozen_trace.graph.log) and shown < total
     assert blocked == [] and page.errors == []
 
 
