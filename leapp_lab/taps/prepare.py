@@ -529,9 +529,20 @@ class _ExporterLines(io.TextIOBase):
 @contextlib.contextmanager
 def _quiet(say: ProgressFn | None = None):
     """The exporter prints its steps and warnings to stdout: turn steps into progress, log the rest."""
+    import warnings as _warnings
+
     sink = _ExporterLines(say)
-    with contextlib.redirect_stdout(sink):
-        yield
+    # the exporter's own chatter (missing torchvision ops, pytree deprecations) is not the user's
+    reg = logging.getLogger("torch.onnx._internal.exporter._registration")
+    level = reg.level
+    reg.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(sink), _warnings.catch_warnings():
+            _warnings.simplefilter("ignore", FutureWarning)
+            _warnings.simplefilter("ignore", DeprecationWarning)
+            yield
+    finally:
+        reg.setLevel(level)
     if sink.buf:
         sink._line(sink.buf)
     if sink.lines:
