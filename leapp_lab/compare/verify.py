@@ -287,7 +287,8 @@ def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> 
         r.judged = r.exceeded = False
         if report.max_mape is None or r.status != "compared":
             continue
-        if r.kind == "output" or (max_mape_taps and r.is_tap) or (max_mape_taps and r.kind == "unknown"):
+        # "unknown" (no manifest entry) counts as an output: without a manifest every name is one
+        if r.kind in ("output", "unknown") or (max_mape_taps and r.is_tap):
             r.judged = True
             if r.mape is None or r.mape > report.max_mape:
                 r.exceeded = True
