@@ -115,9 +115,16 @@ def _filter(data: dict, include: Any, exclude: Any) -> dict:
 def mimebundle(report: Any, include: Any = None, exclude: Any = None, widget: bool | None = None) -> dict:
     """``text/plain`` + ``text/html`` (+ the widget when running in a kernel, or ``widget=True``)."""
     want_widget = _in_kernel() if widget is None else widget
-    if want_widget and not (include and WIDGET_MIME not in include) and not (exclude and WIDGET_MIME in exclude):
-        return LeappView(report)._repr_mimebundle_(include=include, exclude=exclude)
     view = build_view(report)
+    if want_widget and not (include and WIDGET_MIME not in include) and not (exclude and WIDGET_MIME in exclude):
+        try:
+            w = LeappView(report, view=view)
+        except Exception as exc:   # no comm, no anywidget front-end...: the static views still show
+            import warnings
+            warnings.warn(f"leapp_lab: interactive view unavailable ({type(exc).__name__}: {exc}); "
+                          f"showing the static HTML view", stacklevel=2)
+        else:
+            return w._repr_mimebundle_(include=include, exclude=exclude)
     return _filter({"text/plain": text_plain(report), "text/html": render_static(view)}, include, exclude)
 
 
