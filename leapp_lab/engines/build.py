@@ -210,10 +210,16 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
             raise CompileError(f"output {k!r} changes shape across samples ({[v.shape for v in vs]}); "
                                f"samples must share shapes to be stacked along the sample axis")
         stacked[k] = np.stack(vs)
-    for t in taps:  # taps that show a model output's own value
-        if t.via == "alias" and t.bound_to in stacked:
+    keep = set(model_outputs) | {t.name for t in taps}
+    for t in taps:
+        # alias: the tap shows a model output's own value; an engine that names its outputs after
+        # the tensors (TensorRT) returns bound_to instead of the tap name
+        if t.status != "unbound" and t.name not in stacked and t.bound_to in stacked:
             stacked[t.name] = stacked[t.bound_to]
             out_names.append(t.name)
+            if t.bound_to not in keep:
+                del stacked[t.bound_to]
+                out_names.remove(t.bound_to)
     save_npz(work / SAMPLE_OUTPUTS, stacked)
 
     observer = _observer(eng, built, feeds, model_outputs, stacked, say)

@@ -106,7 +106,6 @@ class TrtEngine(Engine):
         _cuda_torch()
 
     def _build_one(self, model, mark: list[str], calibration, log):
-        import onnx
         trt = _import_trt()
         logger = trt.Logger(trt.Logger.WARNING)
         builder = trt.Builder(logger)
@@ -123,7 +122,6 @@ class TrtEngine(Engine):
         unbound = {}
         for name in mark:
             if name in tensors:
-                tensors[name].name = name
                 network.mark_output(tensors[name])
             else:
                 unbound[name] = f"tensor {name!r} is not in the TensorRT network"
@@ -136,18 +134,25 @@ class TrtEngine(Engine):
         blob = builder.build_serialized_network(network, config)
         if blob is None:
             raise CompileError("TensorRT failed to build the engine (see compile.log)")
-        del onnx
         return bytes(blob), unbound
 
     def build(self, untapped, taps, calibration, workdir: Path, log, progress=None, naive=None) -> Built:
         t0 = time.perf_counter()
         blob_u, _ = self._build_one(untapped, [], calibration, log)
         (workdir / "engine.untapped.engine").write_bytes(blob_u)
-        blob_t, unbound = self._build_one(untapped, [t.value for t in taps], calibration, log)
+        outputs = {o.name for o in untapped.graph.output}
+        marked = [t for t in taps if t.value not in outputs]
+        blob_t, unbound = self._build_one(untapped, [t.value for t in marked], calibration, log)
         (workdir / "engine.engine").write_bytes(blob_t)
         log(f"{self.name}: built in {time.perf_counter() - t0:.1f}s")
-        bindings = {t.name: (("unbound", None, None, unbound[t.value]) if t.value in unbound
-                             else ("bound", t.value, "direct", None)) for t in taps}
+        bindings = {}
+        for t in taps:
+            if t.value in outputs:  # the tap shows a model output: copy its values
+                bindings[t.name] = ("bound", t.value, "alias", None)
+            elif t.value in unbound:
+                bindings[t.name] = ("unbound", None, None, unbound[t.value])
+            else:
+                bindings[t.name] = ("bound", t.value, "direct", None)
         return Built(workdir / "engine.engine", workdir / "engine.untapped.engine", bindings, {}, {})
 
     def runner(self, artifact: Path) -> Runner:
