@@ -26,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="where to save the verify run folder (DIR/runs/<id>, DIR/latest); "
                         "default: <build's folder>/leapp_lab")
     p.add_argument("--no-save", action="store_true", help="do not save a run folder")
+    p.add_argument("--html", metavar="F", help="also write a standalone HTML report (opens offline)")
     g = p.add_argument_group("first-divergent rule (docs/verify.md)")
     g.add_argument("--div-mape", type=float, default=1.0, metavar="PCT",
                    help="a row diverges when its MAPE is above PCT (default 1)")
@@ -46,13 +47,17 @@ def execute(args: argparse.Namespace):
     if args.max_mape is not None and args.max_mape < 0:
         raise UsageError(f"--max-mape {args.max_mape}: must be >= 0 (a percentage)")
     try:
-        return verify(args.reference, args.build, max_mape=args.max_mape,
+        report = verify(args.reference, args.build, max_mape=args.max_mape,
                       max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
                       json_path=args.json, save=not getattr(args, "no_save", False),
                       div_mape=args.div_mape, div_cosine=args.div_cosine,
                       div_nonfinite=not args.no_div_nonfinite, rtol=args.rtol)
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
+    if getattr(args, "html", None):
+        from ..views.html import to_html
+        to_html(report, args.html)
+    return report
 
 
 def main(args: argparse.Namespace) -> int:

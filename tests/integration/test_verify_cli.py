@@ -53,10 +53,13 @@ def test_max_mape_exit_codes(int8, tmp_path):
 
 def test_out_saves_the_run_folder(int8, tmp_path):
     paths, build = int8
-    r = run(paths["reference"], build.path, "--out", tmp_path / "v")
+    r = run(paths["reference"], build.path, "--out", tmp_path / "v", "--html", tmp_path / "r.html")
     assert r.returncode == 0
     run_id = (tmp_path / "v" / "latest").read_text().strip()
-    assert (tmp_path / "v" / "runs" / run_id / "report.json").is_file()
+    for f in ("report.json", "histograms.npz", "metrics.csv", "per_sample.csv"):
+        assert (tmp_path / "v" / "runs" / run_id / f).is_file()
+    html = (tmp_path / "r.html").read_text()
+    assert 'data-leapp-row' in html or "conv0" in html
 
 
 def _expect_2(args, *needles):
