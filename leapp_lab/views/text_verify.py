@@ -36,6 +36,11 @@ def render_verify(report, verbose: bool | None = None) -> str:
     header2 = [header[0], header[1], header[2]] + header[3:]
     lines += _table(header2, body)
     rule = report.rule
+    marks = [m for m, used in ((">> first divergent", report.first_divergent),
+                               ("!! above --max-mape", report.exceeded),
+                               ("~ ort compared with itself", report.self_compare_note)) if used]
+    if marks:
+        lines.append("   ".join(marks))
     lines.append("")
     lines.append(f"first divergent (mape > {rule.mape_pct:g}% or cosine < {rule.min_cosine:g}"
                  f"{' or non-finite' if rule.nonfinite else ''}): {report.first_divergent or 'none'}")
