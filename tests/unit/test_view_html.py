@@ -78,3 +78,17 @@ def test_report_from_a_run_folder(tmp_path):
     assert 'data-leapp-row="scale/y/1"' in text       # inside the <noscript> fallback
     assert load(run).graph.name == "frozen"
     assert page(build_view(load(run))) == text
+
+
+def test_report_cli(tmp_path):
+    import subprocess
+    import sys
+    run = verify_report().save(tmp_path / "run")
+    out = tmp_path / "v.html"
+    p = subprocess.run([sys.executable, "-m", "leapp_lab.cli", "report", str(run), "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert 'data-leapp-row="tap_b"' in out.read_text(encoding="utf-8") and str(out) in p.stdout
+    bad = subprocess.run([sys.executable, "-m", "leapp_lab.cli", "report", str(tmp_path / "nope"), "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr
