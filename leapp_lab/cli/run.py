@@ -28,6 +28,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "  -- ARGS       everything after '--' is passed to the script\n\n"
                "exit status: 0 all graphs validated; 1 a validation failed, a trace was refused\n"
                "or no graph was compiled; 2 the script raised (incl. LEAPP's strict=True raise)")
+    # The same options are accepted before SCRIPT too (``leapp-lab run --json r.json s.py``).
+    p.add_argument("--json", metavar="FILE", dest="json_before", help=argparse.SUPPRESS)
+    p.add_argument("--no-fail", action="store_true", dest="no_fail_before", help=argparse.SUPPRESS)
+    p.add_argument("--quiet", action="store_true", dest="quiet_before", help=argparse.SUPPRESS)
     p.add_argument("script", help="the export script (.py)")
     p.add_argument("rest", nargs=argparse.REMAINDER,
                    help="[--json FILE] [--no-fail] [-- ARGS for the script]")
@@ -73,7 +77,10 @@ def execute(args):
         raise UsageError(f"{script}: no such script; pass the path of a Python file that calls "
                          f"leapp.start / leapp.stop / leapp.compile_graph")
     opts, script_args = parse_rest(list(args.rest or []))
-    args.json, args.no_fail, args.quiet, args.script_args = opts.json, opts.no_fail, opts.quiet, script_args
+    args.json = opts.json or getattr(args, "json_before", None)
+    args.no_fail = opts.no_fail or getattr(args, "no_fail_before", False)
+    args.quiet = opts.quiet or getattr(args, "quiet_before", False)
+    args.script_args = script_args
     return run_script(script, script_args)
 
 

@@ -63,6 +63,14 @@ def dumps(obj: Any, *, indent: int | None = 1) -> tuple[str, int]:
     return json.dumps(plain, indent=indent, allow_nan=False, ensure_ascii=False), counter[0]
 
 
+def _umask_mode() -> int:
+    # mkstemp creates 0600 files; a report is meant to be shared, so give it the mode a plain
+    # open() would have given it.
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -70,6 +78,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -115,6 +124,7 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
             clean[str(k)] = a
         with open(tmp, "wb") as fh:
             np.savez(fh, **clean)
+        os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -125,3 +125,11 @@ def test_restart_before_compile_refuses_the_first_session(tmp_path, capsys):
     assert (first["name"], first["status"]) == ("first", "refused")
     assert "called again before compile_graph" in first["error"]
     assert (second["name"], second["status"], second["verdict"]) == ("second", "compiled", "pass")
+
+
+def test_options_may_come_before_the_script(tmp_path):
+    js = tmp_path / "before.json"
+    rc = main(["run", "--json", str(js), "--quiet", str(SCRIPTS / "export_pass.py"), "--", str(tmp_path / "o")])
+    assert rc == 0
+    (g,) = _json(js)["graphs"]
+    assert all(n["verdict"] == "pass" for n in g["nodes"])

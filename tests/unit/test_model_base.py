@@ -88,3 +88,16 @@ def test_failed_empty_run_leaves_previous_latest(tmp_path):
             raise RuntimeError("boom")
     assert latest_run(tmp_path) == good.final_path
     assert list_runs(tmp_path) == [good.final_path]
+
+
+def test_written_files_are_shareable(tmp_path):
+    import os
+    import stat
+    mask = os.umask(0o022)
+    try:
+        write_json(tmp_path / "r.json", {"a": 1})
+        save_npz(tmp_path / "a.npz", {"x": np.zeros(2)})
+    finally:
+        os.umask(mask)
+    for name in ("r.json", "a.npz"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
