@@ -14,6 +14,9 @@ from .jsonio import read_json, write_json
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "report.json"
+# A build folder's report is build.json (its name is part of the compile contract); load() opens
+# both, so any run folder a user has in hand can be reopened the same way.
+REPORT_FILES = (REPORT_FILE, "build.json")
 
 _KINDS: dict[str, type["Report"]] = {}
 
@@ -64,9 +67,9 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
     from .runs import latest_run, lab_dir
 
     p = Path(path)
-    if p.is_file() and p.name == REPORT_FILE:
+    if p.is_file() and p.name in REPORT_FILES:
         return p.parent
-    if (p / REPORT_FILE).is_file():
+    if any((p / f).is_file() for f in REPORT_FILES):
         return p
     for root in (p, lab_dir(p)):
         run = latest_run(root)
@@ -83,17 +86,18 @@ def load(path: str | os.PathLike) -> Report:
     """Load any report from disk; dispatches on its ``kind``."""
     _import_report_kinds()
     run = resolve_report_path(path)
-    d = read_json(run / REPORT_FILE)
+    file = next(run / f for f in REPORT_FILES if (run / f).is_file())
+    d = read_json(file)
     if not isinstance(d, dict) or "kind" not in d:
-        raise ValueError(f"{run / REPORT_FILE}: not a leapp_lab report (no 'kind')")
+        raise ValueError(f"{file}: not a leapp_lab report (no 'kind')")
     kind = d["kind"]
     cls = _KINDS.get(kind)
     if cls is None:
-        raise ValueError(f"{run / REPORT_FILE}: unknown report kind {kind!r}; known: {sorted(_KINDS)}")
+        raise ValueError(f"{file}: unknown report kind {kind!r}; known: {sorted(_KINDS)}")
     ver = d.get("schema_version")
     if not isinstance(ver, int) or ver > cls.schema_version:
         raise ValueError(
-            f"{run / REPORT_FILE}: schema_version {ver!r} of kind {kind!r} is newer than this "
+            f"{file}: schema_version {ver!r} of kind {kind!r} is newer than this "
             f"leapp_lab understands ({cls.schema_version}); upgrade leapp_lab")
     report = cls.from_dict(d, run)
     report.path = run

@@ -55,6 +55,8 @@ def test_ort_build_folder_has_every_output_and_tap_like_the_reference(tmp_path_f
     assert set(model.tap_names()) - {"fc4"} <= tapped  # fc4 is output_0's own value (an alias)
     b = BuildReport.read(folder)
     assert b.engine == "ort" and b.samples == 3
+    from leapp_lab import load
+    assert isinstance(load(folder), BuildReport) and load(folder).taps == b.taps
     assert [t.name for t in b.taps] == model.tap_names()
     assert all(t.status == "bound" for t in b.taps)
     assert b.tap("fc4").via == "alias" and b.tap("conv0").via == "direct"
