@@ -19,14 +19,20 @@ else
 fi
 echo "leapp_lab: installing into $("$py" -c 'import sys; print(sys.prefix)')" >&2
 
+pip_install() {
+  # This machine image's pip config names index folders that may not exist; pip then prints one
+  # harmless warning per package. Drop exactly those lines, keep everything else (and the status).
+  "$py" -m pip install -q "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+}
+
 if "$py" -c 'import torch' 2>/dev/null; then
   echo "leapp_lab: keeping torch $("$py" -c 'import torch; print(torch.__version__)')" >&2
 else
-  "$py" -m pip install -q torch==2.13.0
+  pip_install torch==2.13.0
 fi
 
 if [ "$dev" = 1 ]; then
-  "$py" -m pip install -q -e ".[dev]"
+  pip_install -e ".[dev]"
   need=()
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v dot >/dev/null || need+=(graphviz)
@@ -40,6 +46,6 @@ if [ "$dev" = 1 ]; then
     fi
   fi
 else
-  "$py" -m pip install -q -e .
+  pip_install -e .
 fi
 echo "$py"
