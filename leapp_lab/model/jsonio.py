@@ -9,6 +9,7 @@ leaves a truncated file where a good one stood.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import json
@@ -16,7 +17,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import IO, Any, Iterator, Mapping
 
 import numpy as np
 
@@ -71,20 +72,28 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[IO[bytes]]:
+    """A binary file handle on a temporary sibling of ``path``, renamed into place only when the
+    block completes; on any error the temporary file is removed and ``path`` is untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
         os.chmod(tmp, _umask_mode())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return path
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    with atomic_file(path) as fh:
+        fh.write(data)
+    return Path(path)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -111,26 +120,15 @@ def read_json(path: str | os.PathLike) -> Any:
 
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
     """Write an uncompressed npz atomically. Keys are kept verbatim (they may contain '/')."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp.npz", dir=path.parent)
-    os.close(fd)
-    try:
-        clean = {}
-        for k, v in arrays.items():
-            a = np.asarray(v)
-            if a.dtype == object:
-                raise TypeError(f"array {k!r} has dtype object; only numeric arrays are stored")
-            clean[str(k)] = a
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **clean)
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    clean = {}
+    for k, v in arrays.items():
+        a = np.asarray(v)
+        if a.dtype == object:
+            raise TypeError(f"array {k!r} has dtype object; only numeric arrays are stored")
+        clean[str(k)] = a
+    with atomic_file(path) as fh:
+        np.savez(fh, **clean)
+    return Path(path)
 
 
 def load_npz(path: str | os.PathLike, *, mmap: bool = False) -> dict[str, np.ndarray]:
