@@ -273,7 +273,14 @@ def _eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | N
     with torch.no_grad():
         for i, s in enumerate(samples):
             with CaptureMode(expose=expose) as cm:
-                out = net(*s)
+                try:
+                    out = net(*s)
+                except TapError:
+                    raise
+                except Exception as exc:
+                    raise PrepareError(f"{src.label}: the model's forward raised on sample {i}"
+                                       f"{_user_frame(exc, src)}: {type(exc).__name__}: {_first_line(exc)}; "
+                                       f"check get_fwd_args()/get_samples() against forward()") from exc
             t0 = time.perf_counter()  # timed after the capture run, which warmed the model up
             net(*s)
             timings.append(1000.0 * (time.perf_counter() - t0))
@@ -431,9 +438,24 @@ def _dropped_under_all(markers: list[ge.Marker], export_hits: dict[str, Site]) -
 # export
 # --------------------------------------------------------------------------------------------
 
+def _user_frame(exc: BaseException, src: ModelSource) -> str:
+    """' at FILE:LINE' of the deepest traceback frame in the user's code (under the model's folder)."""
+    import traceback
+    base = src.base_dir.resolve() if src.base_dir is not None else None
+    for f in reversed(traceback.extract_tb(exc.__traceback__)):
+        fp = Path(f.filename).resolve()
+        if base is not None and base in fp.parents and "site-packages" not in fp.parts:
+            return f" at {fp.relative_to(base)}:{f.lineno}"
+    return ""
+
+
 def _export(net: nn.Module, args: tuple, output_names: list[str], expose: frozenset[str] | None,
             exporter: str, src: ModelSource, say: ProgressFn | None = None):
     hits: dict[str, Site] = {}
+    if args and isinstance(args[-1], dict):
+        # torch.onnx.export reads a trailing dict in args as keyword arguments; the documented way
+        # to pass a dict as the last positional argument is to append an empty dict.
+        args = (*args, {})
     reason = None
     if exporter == "dynamo":
         mode = ExportMode(expose=expose) if (expose is None or expose) else None

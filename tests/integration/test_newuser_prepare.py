@@ -1,0 +1,86 @@
+"""Acceptance cases a new user hit with their own MODEL.py files (written fresh, not the test models)."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from leapp_lab.cli import main as cli_main
+from leapp_lab.taps.errors import PrepareError
+
+
+def _write(tmp_path, name, body):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(body))
+    return f
+
+
+def _outs(tmp_path):
+    return [str(tmp_path / "m.onnx"), str(tmp_path / "m.npz"), str(tmp_path / "m.reference.npz")]
+
+
+def test_forward_that_raises_is_a_one_line_usage_error_naming_the_line(tmp_path, capsys):
+    f = _write(tmp_path, "shape_bug.py", """\
+        import torch
+        from torch import nn
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__(); self.l = nn.Linear(3, 3)
+            def forward(self, x):
+                return self.l(x.view(5, 7))
+        def get_fwd_args():
+            return (torch.randn(2, 3),)
+        """)
+    o, n, r = _outs(tmp_path)
+    rc = cli_main(["prepare", str(f), "--onnx-out", o, "--npz-out", n, "--reference-out", r, "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "Traceback" not in err
+    assert "forward raised on sample 0 at shape_bug.py:7" in err
+    assert "RuntimeError" in err and "[5, 7]" in err
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_dict_as_last_forward_argument_is_a_positional_argument(tmp_path):
+    import leapp_lab
+    f = _write(tmp_path, "dict_batch.py", """\
+        import torch
+        from torch import nn
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__(); self.l = nn.Linear(3, 3)
+            def forward(self, batch):
+                return self.l(batch["x"]) + batch["y"]
+        def get_fwd_args():
+            return ({"x": torch.randn(2, 3), "y": torch.randn(2, 3)},)
+        """)
+    rep = leapp_lab.prepare(str(f), *_outs(tmp_path))
+    assert rep.exporter == "dynamo"
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as z:
+        inputs = {k: z[k] for k in z.files}
+    assert sorted(inputs) == ["batch_x", "batch_y"]
+    with np.load(tmp_path / "m.reference.npz", allow_pickle=False) as z:
+        ref = z["output_0"]
+    # the reference is the model's own forward on the stored inputs (independent recomputation)
+    import torch
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(3, 3)
+    want = (torch.from_numpy(inputs["batch_x"][0]) @ lin.weight.T + lin.bias
+            + torch.from_numpy(inputs["batch_y"][0])).detach().numpy()
+    np.testing.assert_allclose(ref[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_forward_raise_from_python_api_is_prepare_error(tmp_path):
+    import leapp_lab
+    f = _write(tmp_path, "typo_model.py", """\
+        import torch
+        from torch import nn
+        class Model(nn.Module):
+            def forward(self, x):
+                return x.nosuchmethod()
+        def get_fwd_args():
+            return (torch.randn(2),)
+        """)
+    with pytest.raises(PrepareError, match=r"typo_model\.py:5: AttributeError"):
+        leapp_lab.prepare(str(f), *_outs(tmp_path))
