@@ -19,6 +19,7 @@ from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
 from leapp_lab.model.verify import (PERCENTILE_KEYS, PERCENTILES, DivergenceRule, Hist, SampleMetrics,
                                     VerifyReport, VerifyRow)
+from leapp_lab.taps.manifest import ManifestError, parse_manifest
 
 from .buildio import OpenBuild
 from .metrics import DiffStats, diff_stats
@@ -50,16 +51,20 @@ def rule_text(rule: DivergenceRule) -> str:
 def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
     """name -> manifest facts (kind, order, source...) from the build's manifest."""
     out: dict[str, dict[str, Any]] = {}
-    man = build.report.manifest if build.report is not None else None
-    if man:
-        for o in man.get("outputs", []):
-            out[o["name"]] = {"kind": "output", "order": o.get("order"), "source": o.get("source"),
-                              "reference_source": "torch"}
-        for t in man.get("taps", []):
-            out[t["name"]] = {"kind": t.get("kind", "manual"), "order": t.get("order"),
-                              "source": t.get("source"), "reference_source": t.get("reference_source"),
-                              "producer_op": t.get("producer_op"), "producer_node": t.get("producer_node"),
-                              "tensor": t.get("tensor"), "uncompared_reason": t.get("uncompared_reason")}
+    raw = build.report.manifest if build.report is not None else None
+    if raw:
+        try:
+            man = parse_manifest(raw, f"{build.path} (build.json)")
+        except ManifestError as exc:  # a hand-edited build.json: exit 2 naming it, like a bad npz
+            raise NpzInputError(str(exc)) from None
+        for o in man.outputs:
+            out[o.name] = {"kind": "output", "order": o.order, "source": o.source,
+                           "reference_source": "torch"}
+        for t in man.taps:
+            out[t.name] = {"kind": t.kind, "order": t.order, "source": t.source,
+                           "reference_source": t.reference_source, "producer_op": t.producer_op,
+                           "producer_node": t.producer_node, "tensor": t.tensor,
+                           "uncompared_reason": t.uncompared_reason}
     elif build.report is not None:
         for i, n in enumerate(build.report.model_outputs or build.report.outputs):
             out[n] = {"kind": "output", "order": None, "reference_source": "torch"}

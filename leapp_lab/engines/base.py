@@ -91,9 +91,9 @@ class Engine:
     def build(self, untapped, taps, calibration, workdir: Path, log: Callable[[str], None],
               progress: ProgressFn | None = None, naive=None) -> "Built":
         """Convert ``untapped`` (an onnx.ModelProto without tap outputs), build the engine, expose
-        ``taps`` (TapSpec list) on it, write the artifacts into ``workdir``. ``calibration``: one
-        feed dict per sample. ``naive``: the model with its taps as outputs, to measure what tapping
-        before conversion would change (None: skip)."""
+        ``taps`` (a list of leapp_lab.taps.manifest.TapEntry) on it, write the artifacts into
+        ``workdir``. ``calibration``: one feed dict per sample. ``naive``: the model with its taps
+        as outputs, to measure what tapping before conversion would change (None: skip)."""
         raise NotImplementedError
 
     def runner(self, artifact: Path) -> Runner:

@@ -27,10 +27,10 @@ import numpy as np
 from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect, TapBinding)
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
+from leapp_lab.taps.manifest import read_manifest, strip_taps
 
 from . import get_engine
 from .base import CompileError, ProgressFn
-from .manifest import ManifestError, read_manifest, strip_taps
 
 
 def stderr_progress(stage: str, done: int, total: int) -> None:
@@ -103,10 +103,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         model = onnx_mod.load(str(onnx_path))
     except Exception as exc:  # noqa: BLE001
         raise ValueError(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
-    try:
-        manifest = read_manifest(model, str(onnx_path))
-    except ManifestError:
-        raise
+    manifest = read_manifest(model, onnx_path)  # ManifestError (a ValueError) names the file
     say(f"compile {onnx_path} engine={engine} npz={npz_path}")
     say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
     feeds, extra = load_inputs(npz_path, manifest.inputs)
@@ -189,7 +186,7 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
         raise CompileError(f"engine {eng.name} lost the binding of {len(errors)} tap(s) that must be "
                            "compared: " + "; ".join(errors))
 
-    model_outputs = [o["name"] for o in manifest.outputs]
+    model_outputs = [o.name for o in manifest.outputs]
     t0 = time.perf_counter()
     results: dict[str, list[np.ndarray]] = {}
     with eng.runner(built.artifact) as r:
@@ -239,7 +236,7 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
         engine=eng.name, onnx=str(onnx_path), npz=str(npz_path), artifact=built.artifact.name,
         untapped_artifact=built.untapped_artifact.name if built.untapped_artifact.exists() else None,
         inputs=in_names, outputs=out_names, model_outputs=model_outputs, samples=len(feeds), taps=taps,
-        manifest=manifest.raw, observer=observer,
+        manifest=None if manifest.synthesized else manifest.json_dict(), observer=observer,
         timings_s={"build": round(t_build, 4), "run": round(t_run, 4)}, versions=versions,
         custom_ops=built.custom_ops, warnings=warnings,
         created=_dt.datetime.now().isoformat(timespec="seconds"))

@@ -27,10 +27,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from .base import Built, CompileError, Engine, ProgressFn, Runner
-from .manifest import TapSpec
+from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+from leapp_lab.taps.manifest import TapEntry
 
-TAP_NODE_PREFIX = "leapp_lab_tap/"
+from .base import Built, CompileError, Engine, ProgressFn, Runner
+
 _DEFAULT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 
 
@@ -278,7 +279,7 @@ def convert_int8_qdq(model: onnx.ModelProto, calibration: list[dict[str, np.ndar
 _QUANT_INPUT_SLOTS = (0, 3)  # (data, scale, zero point) triples of QLinear*/QGemm/DequantizeLinear inputs
 
 
-def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[TapSpec]
+def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[TapEntry]
               ) -> tuple[onnx.ModelProto, dict[str, tuple]]:
     """Expose ``taps`` as outputs of a copy of the engine graph. Returns (tapped, bindings) with
     bindings[name] = (status, bound_to, via, reason)."""

@@ -86,7 +86,7 @@ class BuildReport(Report, Plain):
     ``untapped_artifact``: the untapped engine (observer-effect check) or None.
     ``inputs`` / ``outputs``: engine input/output names in order (outputs include taps);
     ``model_outputs``: the real outputs; ``samples``: samples run; ``taps``: TapBinding per
-    manifest tap in model order; ``manifest``: the raw ``leapp_lab.manifest`` (None: no taps);
+    manifest tap in model order; ``manifest``: the ``leapp_lab.manifest`` as read (None: no taps);
     ``observer``: ObserverEffect; ``timings_s``: convert / build / run seconds; ``versions``;
     ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
     ``warnings``: human sentences; ``archive``: written as .tgz.

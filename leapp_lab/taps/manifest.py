@@ -1,25 +1,32 @@
 """The tap manifest: which ONNX outputs are taps, of what kind, in which model order.
 
-It rides in the ONNX model's ``metadata_props`` under ``leapp_lab.manifest`` (JSON, see
-docs/taps.md), so compile and verify need no tap flags. A model prepared without any exposed tap
-carries no manifest at all (its bytes equal the untapped export); ``read_manifest`` then
-synthesises one from the graph (inputs, outputs in model order, no taps).
+This module is the one reader and writer of the manifest; prepare stamps it, compile and verify
+read it from here. It rides in the ONNX model's ``metadata_props`` under ``leapp_lab.manifest``
+(JSON, see docs/taps.md), so compile and verify need no tap flags. A model prepared without any
+exposed tap carries no manifest at all (its bytes equal the untapped export); ``read_manifest``
+then synthesises one from the graph (inputs, outputs in model order, no taps): every graph output
+is a model output.
 
 Helpers for engines that must convert the *untapped* model first (the observer effect):
-``strip_taps(model)`` removes every tap output (and the Identity nodes that named them);
+``strip_taps(model)`` removes every tap output (and the nodes that only fed them);
 ``expose_taps(model, taps)`` re-exposes taps on a converted graph by their internal tensor name.
+
+onnx is imported inside the functions that touch graphs: verify parses the manifest a build
+recorded in build.json (``parse_manifest``) and should not pay for importing onnx (nor torch,
+which this module never imports).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable
-
-import onnx
-from onnx import helper
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..model.dc import Plain
+
+if TYPE_CHECKING:
+    import onnx
 
 MANIFEST_KEY = "leapp_lab.manifest"
 MANIFEST_VERSION = 1
@@ -27,10 +34,14 @@ TAP_KINDS = ("manual", "plugin", "op")
 IDENTITY_PREFIX = "leapp_lab_tap/"
 
 
+class ManifestError(ValueError):
+    """A manifest that is not JSON, not of a supported version, or does not fit its graph."""
+
+
 @dataclass
 class OutputEntry(Plain):
     name: str
-    order: int
+    order: int | None
     source: str | None = None
 
 
@@ -38,7 +49,7 @@ class OutputEntry(Plain):
 class TapEntry(Plain):
     name: str                        # ONNX graph output name = reference npz key
     kind: str                        # manual | plugin | op
-    order: int                       # index of the producing node in the prepared graph (-1: input)
+    order: int | None                # index of the producing node in the prepared graph (-1: input)
     tensor: str                      # internal value the tap exposes (== name for op taps)
     producer_op: str | None = None
     producer_node: str | None = None
@@ -50,6 +61,11 @@ class TapEntry(Plain):
     dtype: str | None = None
     shape: list[int] | None = None
 
+    @property
+    def value(self) -> str:
+        """The internal value the tap shows (``tensor``, or the output name itself)."""
+        return self.tensor or self.name
+
 
 @dataclass
 class Manifest(Plain):
@@ -59,29 +75,38 @@ class Manifest(Plain):
     taps: list[TapEntry] = field(default_factory=list)
     synthesized: bool = False        # True: the model carried no manifest (nothing was tapped)
 
-    def to_json(self) -> str:
+    def json_dict(self) -> dict[str, Any]:
+        """The manifest as stamped in the ONNX (what build.json records)."""
         d = self.to_dict()
         d.pop("synthesized", None)
-        return json.dumps(d, separators=(",", ":"), allow_nan=False)
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.json_dict(), separators=(",", ":"), allow_nan=False)
 
     def tap(self, name: str) -> TapEntry | None:
         return next((t for t in self.taps if t.name == name), None)
 
     def rows(self) -> list[OutputEntry | TapEntry]:
-        """Outputs and taps together in model order (outputs after taps of the same node)."""
-        items: list[Any] = [(t.order, 0, i, t) for i, t in enumerate(self.taps)]
-        items += [(o.order, 1, i, o) for i, o in enumerate(self.outputs)]
-        return [it[3] for it in sorted(items, key=lambda it: it[:3])]
+        """Outputs and taps together in model order (outputs after taps of the same node; entries
+        without an order last)."""
+        def key(e: Any, kind: int, i: int) -> tuple:
+            return (e.order is None, e.order if e.order is not None else 0, kind, i)
+        items: list[Any] = [(key(t, 0, i), t) for i, t in enumerate(self.taps)]
+        items += [(key(o, 1, i), o) for i, o in enumerate(self.outputs)]
+        return [it[1] for it in sorted(items, key=lambda it: it[0])]
 
 
 def _load(model: onnx.ModelProto | str | os.PathLike) -> onnx.ModelProto:
+    import onnx
     if isinstance(model, onnx.ModelProto):
         return model
     return onnx.load(os.fspath(model), load_external_data=False)
 
 
 def producer_index(graph: onnx.GraphProto) -> dict[str, int]:
-    """value name -> index of the node that produces it."""
+    """value name -> index of the node that produces it (ONNX graphs are topologically sorted, so
+    this is the model order)."""
     idx: dict[str, int] = {}
     for i, node in enumerate(graph.node):
         for o in node.output:
@@ -90,25 +115,85 @@ def producer_index(graph: onnx.GraphProto) -> dict[str, int]:
     return idx
 
 
-def read_manifest(model: onnx.ModelProto | str | os.PathLike) -> Manifest:
-    """The manifest stamped by prepare, or one synthesised from the graph when there is none."""
+def read_manifest(model: onnx.ModelProto | str | os.PathLike, path: str | os.PathLike | None = None
+                  ) -> Manifest:
+    """The manifest stamped by prepare, or one synthesised from the graph when there is none.
+
+    Raises ManifestError naming ``path`` (default: the file ``model`` was loaded from) when the
+    metadata is not JSON, not a version-1 manifest, or names taps that are not graph outputs.
+    """
+    where = os.fspath(path) if path is not None else (
+        "model" if not isinstance(model, (str, os.PathLike)) else os.fspath(model))
     m = _load(model)
     for p in m.metadata_props:
         if p.key == MANIFEST_KEY:
             try:
-                d = json.loads(p.value)
+                raw = json.loads(p.value)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"ONNX metadata {MANIFEST_KEY} is not valid JSON ({exc})") from None
-            if not isinstance(d, dict) or d.get("version") != MANIFEST_VERSION:
-                raise ValueError(f"ONNX metadata {MANIFEST_KEY}: unsupported manifest version "
-                                 f"{d.get('version') if isinstance(d, dict) else d!r}")
-            return Manifest.from_dict(d)
+                raise ManifestError(f"{where}: metadata {MANIFEST_KEY!r} is not valid JSON ({exc}); "
+                                    "re-run prepare") from None
+            return parse_manifest(raw, where, m.graph)
     prod = producer_index(m.graph)
     inits = {i.name for i in m.graph.initializer}
     return Manifest(
         inputs=[i.name for i in m.graph.input if i.name not in inits],
         outputs=[OutputEntry(o.name, prod.get(o.name, -1)) for o in m.graph.output],
         taps=[], synthesized=True)
+
+
+def parse_manifest(raw: Any, where: str = "manifest", graph: onnx.GraphProto | None = None) -> Manifest:
+    """Check and load a manifest's JSON value. With ``graph`` (the ONNX it rides in): every tap
+    must be a graph output; missing inputs / outputs / tap orders are taken from the graph."""
+    def bad(msg: str) -> ManifestError:
+        return ManifestError(f"{where}: metadata {MANIFEST_KEY!r}: {msg}")
+    if not isinstance(raw, dict):
+        raise bad(f"not a manifest object (got {type(raw).__name__}); re-run prepare")
+    if raw.get("version") != MANIFEST_VERSION:
+        raise bad(f"unsupported manifest version {raw.get('version')!r} (this leapp_lab reads "
+                  f"version {MANIFEST_VERSION}); re-run prepare")
+    taps_raw, outs_raw = raw.get("taps") or [], raw.get("outputs") or []
+    if not isinstance(taps_raw, list) or not isinstance(outs_raw, list):
+        raise bad("'taps' and 'outputs' must be lists; re-run prepare")
+    order = producer_index(graph) if graph is not None else {}
+    taps = []
+    for t in taps_raw:
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+            raise bad(f"tap entry without a name: {t!r:.120}")
+        t = {"kind": "manual", **t}
+        t["tensor"] = t.get("tensor") or t["name"]
+        if t.get("order") is None and graph is not None:
+            t["order"] = order.get(t["tensor"], -1)
+        t.setdefault("order", None)
+        taps.append(_entry(TapEntry, t, bad))
+    outputs = []
+    for o in outs_raw:
+        if not isinstance(o, dict) or not isinstance(o.get("name"), str):
+            raise bad(f"output entry without a name: {o!r:.120}")
+        outputs.append(_entry(OutputEntry, {"order": None, **o}, bad))
+    for e in taps + outputs:  # rows are sorted by it
+        if e.order is not None and (isinstance(e.order, bool) or not isinstance(e.order, int)):
+            raise bad(f"{e.name!r} has order {e.order!r}, not a node index; re-run prepare")
+    inputs = raw.get("inputs") or []
+    if graph is not None:
+        graph_outputs = [o.name for o in graph.output]
+        missing = [t.name for t in taps if t.name not in graph_outputs]
+        if missing:
+            raise ManifestError(f"{where}: manifest taps {missing} are not outputs of the graph; "
+                                f"re-run prepare (graph outputs: {graph_outputs})")
+        if not outputs:  # an older/hand-made manifest: every non-tap graph output is a model output
+            tapset = {t.name for t in taps}
+            outputs = [OutputEntry(n, order.get(n, -1)) for n in graph_outputs if n not in tapset]
+        if not inputs:
+            inits = {i.name for i in graph.initializer}
+            inputs = [i.name for i in graph.input if i.name not in inits]
+    return Manifest(version=MANIFEST_VERSION, inputs=list(inputs), outputs=outputs, taps=taps)
+
+
+def _entry(cls: type, d: dict[str, Any], bad) -> Any:
+    try:
+        return cls.from_dict(d)
+    except (TypeError, ValueError) as exc:
+        raise bad(f"bad {cls.__name__} {d.get('name')!r} ({exc})") from None
 
 
 def write_manifest(model: onnx.ModelProto, manifest: Manifest) -> None:
@@ -122,7 +207,10 @@ def write_manifest(model: onnx.ModelProto, manifest: Manifest) -> None:
 
 
 def strip_taps(model: onnx.ModelProto, manifest: Manifest | None = None) -> onnx.ModelProto:
-    """A copy of ``model`` without tap outputs (the graph the engine should really be built from)."""
+    """A copy of ``model`` without tap outputs, the nodes that only fed them (the
+    ``leapp_lab_tap/`` Identity nodes, exporter Identities of a tap on an output's value) and the
+    manifest: the graph the engine should really be built from."""
+    import onnx
     manifest = manifest or read_manifest(model)
     out = onnx.ModelProto()
     out.CopyFrom(model)
@@ -130,16 +218,41 @@ def strip_taps(model: onnx.ModelProto, manifest: Manifest | None = None) -> onnx
     keep = [o for o in out.graph.output if o.name not in names]
     del out.graph.output[:]
     out.graph.output.extend(keep)
-    nodes = [n for n in out.graph.node
-             if not (n.op_type == "Identity" and n.name.startswith(IDENTITY_PREFIX)
-                     and n.output[0] in names)]
-    del out.graph.node[:]
-    out.graph.node.extend(nodes)
+    remove_dead_nodes(out.graph)
     for i, p in enumerate(list(out.metadata_props)):
         if p.key == MANIFEST_KEY:
             del out.metadata_props[i]
             break
     return out
+
+
+def remove_dead_nodes(graph: onnx.GraphProto) -> int:
+    """Drop nodes none of whose outputs reach a graph output. Returns how many were removed."""
+    live = {o.name for o in graph.output}
+    keep = []
+    for n in reversed(graph.node):
+        if any(o in live for o in n.output if o):
+            keep.append(n)
+            live.update(i for i in n.input if i)
+            for a in n.attribute:  # values used inside subgraphs (If/Loop/Scan bodies)
+                for sg in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    live.update(_subgraph_inputs(sg))
+    removed = len(graph.node) - len(keep)
+    if removed:
+        keep.reverse()
+        del graph.node[:]
+        graph.node.extend(keep)
+    return removed
+
+
+def _subgraph_inputs(g: onnx.GraphProto) -> set[str]:
+    names = set()
+    for n in g.node:
+        names.update(i for i in n.input if i)
+        for a in n.attribute:
+            for sg in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                names |= _subgraph_inputs(sg)
+    return names
 
 
 def expose_taps(model: onnx.ModelProto, taps: Iterable[TapEntry]) -> tuple[onnx.ModelProto, dict[str, str]]:
@@ -148,6 +261,7 @@ def expose_taps(model: onnx.ModelProto, taps: Iterable[TapEntry]) -> tuple[onnx.
     Returns the new model and ``{tap name: why it could not be exposed}`` for taps whose tensor no
     longer exists (an engine conversion fused or renamed it).
     """
+    import onnx
     out = onnx.ModelProto()
     out.CopyFrom(model)
     g = out.graph
@@ -158,27 +272,27 @@ def expose_taps(model: onnx.ModelProto, taps: Iterable[TapEntry]) -> tuple[onnx.
     for t in taps:
         if t.name in existing_outputs:
             continue
-        if t.tensor not in available:
-            missing[t.name] = f"tensor {t.tensor!r} is not in the converted graph (fused or renamed)"
+        if t.value not in available:
+            missing[t.name] = f"tensor {t.value!r} is not in the converted graph (fused or renamed)"
             continue
-        add_output(g, t.name, t.tensor, t.dtype, t.shape)
+        add_output(g, t.name, t.value, t.dtype, t.shape)
     return out, missing
 
 
-_DTYPES = {
-    "float32": onnx.TensorProto.FLOAT, "float16": onnx.TensorProto.FLOAT16,
-    "float64": onnx.TensorProto.DOUBLE, "bfloat16": onnx.TensorProto.BFLOAT16,
-    "int64": onnx.TensorProto.INT64, "int32": onnx.TensorProto.INT32, "int8": onnx.TensorProto.INT8,
-    "uint8": onnx.TensorProto.UINT8, "bool": onnx.TensorProto.BOOL,
-}
+@functools.cache
+def _dtypes() -> dict[str, int]:
+    from onnx import TensorProto as T
+    return {"float32": T.FLOAT, "float16": T.FLOAT16, "float64": T.DOUBLE, "bfloat16": T.BFLOAT16,
+            "int64": T.INT64, "int32": T.INT32, "int8": T.INT8, "uint8": T.UINT8, "bool": T.BOOL}
 
 
 def onnx_dtype(name: str | None) -> int:
-    return _DTYPES.get(name or "", onnx.TensorProto.UNDEFINED)
+    from onnx import TensorProto
+    return _dtypes().get(name or "", TensorProto.UNDEFINED)
 
 
 def numpy_dtype_name(elem_type: int) -> str | None:
-    for k, v in _DTYPES.items():
+    for k, v in _dtypes().items():
         if v == elem_type:
             return k
     return None
@@ -190,6 +304,8 @@ def add_output(graph: onnx.GraphProto, name: str, tensor: str, dtype: str | None
 
     ONNX requires a type with a shape on graph outputs; both are written when known (prepare
     always knows them for taps with a reference)."""
+    import onnx
+    from onnx import helper
     if name != tensor:
         graph.node.append(helper.make_node("Identity", [tensor], [name], name=IDENTITY_PREFIX + name))
     et = onnx_dtype(dtype)

@@ -11,8 +11,8 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from leapp_lab.taps import graph_edit as ge
-from leapp_lab.taps.manifest import (MANIFEST_KEY, Manifest, OutputEntry, TapEntry, expose_taps,
-                                     read_manifest, strip_taps, write_manifest)
+from leapp_lab.taps.manifest import (MANIFEST_KEY, Manifest, ManifestError, OutputEntry, TapEntry,
+                                     expose_taps, read_manifest, strip_taps, write_manifest)
 
 
 def _marker(src: str, dst: str, tap_name: str) -> onnx.NodeProto:
@@ -127,3 +127,46 @@ def test_read_manifest_rejects_garbage():
             p.value = json.dumps({"version": 99})
     with pytest.raises(ValueError, match="unsupported manifest version"):
         read_manifest(m)
+
+
+def test_read_manifest_names_the_file_and_checks_taps_against_the_graph(tmp_path):
+    m, _ = _tapped()
+    for p in m.metadata_props:
+        if p.key == MANIFEST_KEY:
+            p.value = json.dumps({"version": 1,
+                                  "taps": [{"name": "a", "tensor": "r"}, {"name": "gone"}]})
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    with pytest.raises(ManifestError, match=r"m\.onnx: manifest taps \['gone'\] are not outputs of"):
+        read_manifest(tmp_path / "m.onnx")
+    for p in m.metadata_props:
+        if p.key == MANIFEST_KEY:
+            p.value = "[1, 2]"
+    with pytest.raises(ManifestError, match=r"^x\.onnx: metadata 'leapp_lab.manifest': not a manifest object"):
+        read_manifest(m, "x.onnx")
+
+
+def test_a_sparse_manifest_is_completed_from_the_graph():
+    """A hand-made manifest with only tap names: kind manual, value = the name, order and model
+    outputs from the graph (every non-tap graph output)."""
+    m, _ = _tapped()
+    for p in m.metadata_props:
+        if p.key == MANIFEST_KEY:
+            p.value = json.dumps({"version": 1,
+                                  "taps": [{"name": "a", "tensor": "r"}, {"name": "r"}]})
+    man = read_manifest(m)
+    assert [(t.name, t.kind, t.value, t.order) for t in man.taps] == [("a", "manual", "r", 0),
+                                                                      ("r", "manual", "r", 0)]
+    assert [(o.name, o.order) for o in man.outputs] == [("y", 1)] and man.inputs == ["x"]
+    assert [e.name for e in man.rows()] == ["a", "r", "y"]
+
+
+def test_strip_removes_nodes_that_only_fed_taps():
+    m, man = _tapped()
+    # an exporter-style Identity feeding only a tap output (a tap on a value the model returns)
+    m.graph.node.append(helper.make_node("Identity", ["y"], ["y_tap"], name="exporter_identity"))
+    m.graph.output.append(helper.make_tensor_value_info("y_tap", T.FLOAT, [2]))
+    man.taps.append(TapEntry("y_tap", "manual", 1, "y"))
+    write_manifest(m, man)
+    bare = strip_taps(m)
+    assert [n.op_type for n in bare.graph.node] == ["Relu", "Neg"]
+    assert [o.name for o in bare.graph.output] == ["y"]
