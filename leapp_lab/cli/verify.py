@@ -39,7 +39,24 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
-def execute(args: argparse.Namespace):
+class _ThrottledProgress:
+    """Progress on stderr for long verifies: at most one line every ``every`` seconds, so a quick
+    verify prints nothing and a long one shows it is alive."""
+
+    def __init__(self, every: float = 2.0):
+        import time
+        self._clock = time.monotonic
+        self._next = self._clock() + every
+        self._every = every
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = self._clock()
+        if now >= self._next or (done == total and now >= self._next - self._every + 0.5):
+            print(f"[leapp-lab verify] {stage} {done}/{total} (row, sample) pairs", file=sys.stderr, flush=True)
+            self._next = now + self._every
+
+
+def execute(args: argparse.Namespace, progress=None):
     """Verify through the Python API; unusable inputs raise UsageError (exit 2)."""
     from ..compare.npzio import NpzInputError
     from ..compare.verify import verify
@@ -51,7 +68,8 @@ def execute(args: argparse.Namespace):
                       max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
                       json_path=args.json, save=not getattr(args, "no_save", False),
                       div_mape=args.div_mape, div_cosine=args.div_cosine,
-                      div_nonfinite=not args.no_div_nonfinite, rtol=args.rtol)
+                      div_nonfinite=not args.no_div_nonfinite, rtol=args.rtol,
+                      progress=progress if progress is not None else _ThrottledProgress())
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
     if getattr(args, "html", None):

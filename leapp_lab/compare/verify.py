@@ -78,7 +78,7 @@ def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
 def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: bool = False,
            out=None, *, verbose: bool = False, json_path=None, save: bool = True,
            div_mape: float = 1.0, div_cosine: float = 0.999, div_nonfinite: bool = True,
-           rtol: float = 1e-3, workers: int | None = None) -> VerifyReport:
+           rtol: float = 1e-3, workers: int | None = None, progress=None) -> VerifyReport:
     """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
     .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
     ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule. The run folder is saved
@@ -86,13 +86,14 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
     ``workers``: threads scoring (row, sample) pairs (default: 1 on machines with <= 2 cores, else up to 4).
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
+    ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
     """
     ref_path = Path(reference_npz)
     rule = DivergenceRule(mape_pct=float(div_mape), min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
     rule.text = rule_text(rule)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol,
-                          default_workers() if workers is None else int(workers))
+                          default_workers() if workers is None else int(workers), progress)
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
@@ -113,7 +114,7 @@ def _versions() -> dict[str, str]:
 
 
 def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, rule: DivergenceRule,
-             rtol: float, workers: int) -> VerifyReport:
+             rtol: float, workers: int, progress=None) -> VerifyReport:
     engine = build.report.engine if build.report is not None else None
     ref_names = [k for k in ref if k not in REFERENCE_META_KEYS]
     eng_names = list(eng)
@@ -175,7 +176,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             row.self_compare = engine == "ort" and row.reference_source == "onnxruntime"
             jobs.append((row, eng[name], ref[name]))
         rows.append(row)
-    _score(jobs, n_samples, rtol, workers)
+    _score(jobs, n_samples, rtol, workers, progress)
 
     def key(r: VerifyRow):
         return (r.order is None, r.order if r.order is not None else 0, 1 if r.kind == "output" else 0, r._idx)
@@ -210,7 +211,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
     return report
 
 
-def _score(jobs, n_samples: int, rtol: float, workers: int) -> None:
+def _score(jobs, n_samples: int, rtol: float, workers: int, progress=None) -> None:
     """diff_stats of every (row, sample), on a thread pool (numpy releases the GIL in its loops);
     the row's stats are the exact merge of its samples'."""
     tasks = [(j, i) for j in range(len(jobs)) for i in range(n_samples)]
@@ -220,12 +221,20 @@ def _score(jobs, n_samples: int, rtol: float, workers: int) -> None:
         _, a_eng, a_ref = jobs[j]
         return diff_stats(a_eng[i], a_ref[i], rtol=rtol)
 
+    def reported(results_iter):
+        out = []
+        for k, st in enumerate(results_iter, 1):
+            out.append(st)
+            if progress is not None:
+                progress("score", k, len(tasks))
+        return out
+
     if workers > 1 and len(tasks) > 1:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(one, tasks))
+            results = reported(pool.map(one, tasks))
     else:
-        results = [one(t) for t in tasks]
+        results = reported(one(t) for t in tasks)
     for j, (row, _, _) in enumerate(jobs):
         total = None
         for i in range(n_samples):

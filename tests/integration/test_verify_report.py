@@ -199,3 +199,14 @@ def test_rule_thresholds_are_options(fp16):
     strict = verify(paths["reference"], build.path, save=False, div_mape=0.0, div_cosine=1.1)
     assert strict.first_divergent == strict.rows[0].name
     assert "mape > 0%" in strict.rule.text
+
+
+def test_progress_counts_every_row_and_sample(fp16):
+    paths, build = fp16
+    seen = []
+    rep = verify(paths["reference"], build.path, save=False,
+                 progress=lambda stage, done, total: seen.append((stage, done, total)))
+    compared = [r for r in rep.rows if r.samples]
+    total = sum(len(r.samples) for r in compared)
+    assert seen[-1] == ("score", total, total)
+    assert [d for _, d, _ in seen] == list(range(1, total + 1))
