@@ -26,21 +26,31 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def execute(args: argparse.Namespace):
     """Load the run, write the HTML, return the report (its path is ``args.output``)."""
-    from leapp_lab.model.base import load, resolve_report_path
+    from leapp_lab.model.base import load
     from leapp_lab.views.html import to_html
 
     try:
-        run = resolve_report_path(args.run)
-        report = load(run)
+        report = load(args.run)
+        run = Path(report.path)
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    out = Path(args.output) if args.output else run / "report.html"
+    src = Path(args.run)
+    if args.output:
+        out = Path(args.output)
+    elif src.is_file() and src.suffix == ".json" and src.name != "report.json":
+        out = src.with_suffix(".html")      # `leapp-lab run --json F`'s combined report: F.html
+    else:
+        out = run / "report.html"
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; pass a file name such as {out / 'report.html'}")
     try:
         to_html(report, out)
     except TypeError as exc:        # a kind without an HTML view
-        raise UsageError(f"{run}: {exc}") from None
+        hint = {"build": "; verify the build against its reference to get a report: leapp-lab verify "
+                         "MODEL.reference.npz BUILD --html F",
+                "prepare": "; compile and verify the prepared model to get a report (leapp-lab compile, "
+                           "then leapp-lab verify ... --html F)"}.get(getattr(report, "kind", ""), "")
+        raise UsageError(f"{run}: {exc}{hint}") from None
     except OSError as exc:
         raise UsageError(f"{out}: cannot write the report: {exc}") from None
     args.output = str(out)

@@ -85,14 +85,24 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
 def load(path: str | os.PathLike) -> Report:
     """Load any report from disk; dispatches on its ``kind``."""
     _import_report_kinds()
-    run = resolve_report_path(path)
-    file = next(run / f for f in REPORT_FILES if (run / f).is_file())
+    p = Path(path)
+    if p.is_file() and p.suffix == ".json" and p.name not in REPORT_FILES:
+        # a report written under the user's own name (leapp-lab run --json F, verify --json F)
+        run, file = p.parent, p
+    else:
+        run = resolve_report_path(path)
+        file = next(run / f for f in REPORT_FILES if (run / f).is_file())
     d = read_json(file)
     if not isinstance(d, dict) or "kind" not in d:
         raise ValueError(f"{file}: not a leapp_lab report (no 'kind')")
     kind = d["kind"]
     cls = _KINDS.get(kind)
     if cls is None:
+        if kind == "verify-rows":
+            raise ValueError(
+                f"{file}: this is the summary `leapp-lab verify --json` writes (no histograms, no "
+                f"per-sample data); pass the verify run folder instead (verify prints 'run folder: …'; "
+                f"by default the leapp_lab folder beside the build)")
         raise ValueError(f"{file}: unknown report kind {kind!r}; known: {sorted(_KINDS)}")
     ver = d.get("schema_version")
     if not isinstance(ver, int) or ver > cls.schema_version:

@@ -201,6 +201,11 @@ def _input_groups(inputs: dict[int, dict[str, np.ndarray]]) -> list[list[int]]:
 
 # -- the rules ------------------------------------------------------------------------------------
 
+# graph.error prefixes written by leapp_lab.trace.attach for sessions that never reached compile_graph
+_SCRIPT_RAISED = "the script raised before compile_graph()"
+_NEVER_COMPILED = "the script started a LEAPP session but never called compile_graph()"
+
+
 def _trace_refused(graph: GraphReport) -> list[Hazard]:
     fatals = [r.message.strip() for r in graph.log
               if (r.level == "FATAL" or r.levelno == 41) and not _VALIDATION_FATAL.match(r.message.strip())]
@@ -209,9 +214,18 @@ def _trace_refused(graph: GraphReport) -> list[Hazard]:
         return []
     leapp_msg = fatals[0] if fatals else (graph.error or f"the session ended with status {graph.status!r}")
     more = f" ({len(fatals) - 1} more FATAL record(s) in the log)" if len(fatals) > 1 else ""
+    err = (graph.error or "").strip()
     if graph.status == "error" and not fatals:
         what, todo = ("the traced code raised before compile_graph",
                       "Fix the exception above (its traceback is in the report), then trace again.")
+    elif not fatals and err.startswith(_SCRIPT_RAISED):
+        # leapp-lab run: the user's own script raised; LEAPP itself refused nothing
+        what, todo = ("the script raised before compile_graph()",
+                      "Fix the exception in the script's traceback, then run it again.")
+    elif not fatals and err.startswith(_NEVER_COMPILED):
+        what, todo = ("the session was never compiled",
+                      "Call leapp.stop() and leapp.compile_graph() after the traced loop, then run "
+                      "the script again.")
     else:
         what = ("LEAPP refused the trace" if refused else
                 "LEAPP logged a FATAL error while tracing and the script caught it and went on")

@@ -51,6 +51,8 @@ def render_graph(g) -> list[str]:
         first = g.error.strip().splitlines()
         label = {"refused": "LEAPP refused the trace", "error": "the traced code raised"}.get(
             g.status, "error")
+        if g.status == "refused" and g.error.startswith(("the script raised", "the script started")):
+            label = "not compiled"    # leapp-lab run: the script, not LEAPP, ended the session
         L.append(f"  {label}: {first[0] if first else g.error}")
         L.extend(f"    {x}" for x in first[1:6])
     if g.nodes:
