@@ -33,7 +33,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-fail", action="store_true", dest="no_fail_before", help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", dest="quiet_before", help=argparse.SUPPRESS)
     p.add_argument("script", help="the export script (.py)")
-    p.add_argument("rest", nargs=argparse.REMAINDER,
+    p.add_argument("rest", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="[--json FILE] [--no-fail] [-- ARGS for the script]")
     return p
 
@@ -73,6 +73,8 @@ def execute(args):
 
     from leapp_lab.trace.attach import run_script
     script = Path(args.script)
+    if script.is_dir():
+        raise UsageError(f"{script}: is a folder; pass the path of the export script (.py) itself")
     if not script.is_file():
         raise UsageError(f"{script}: no such script; pass the path of a Python file that calls "
                          f"leapp.start / leapp.stop / leapp.compile_graph")

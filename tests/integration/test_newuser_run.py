@@ -76,3 +76,8 @@ def test_report_on_verify_json_summary_and_build_folder_say_what_to_pass(tmp_pat
     assert cli_main(["report", str(b)]) == 2
     err = capsys.readouterr().err
     assert "model.ort" in err and "leapp-lab verify MODEL.reference.npz BUILD --html F" in err
+
+
+def test_run_on_a_folder_says_it_is_a_folder(tmp_path, capsys):
+    assert cli_main(["run", str(tmp_path)]) == 2
+    assert "is a folder; pass the path of the export script" in capsys.readouterr().err
