@@ -293,13 +293,26 @@ def _apply_rule(report: VerifyReport) -> None:
             report.largest_jump = j.name
 
 
+# statuses where a reference array was not checked against the engine
+_REFERENCE_SIDE_UNCHECKED = ("not-in-engine", "shape-mismatch")
+
+
 def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> None:
     report.max_mape = None if max_mape is None else float(max_mape)
     report.max_mape_taps = bool(max_mape_taps)
     report.exceeded = []
     for r in report.rows:
         r.judged = r.exceeded = False
-        if report.max_mape is None or r.status != "compared":
+        if report.max_mape is None:
+            continue
+        if r.status != "compared":
+            # A model output that could not be compared was not verified: the gate must not pass it
+            # (a reference of another model, an engine that lost an output). Names outside the
+            # manifest count only when the reference has them; uncompared taps stay informational.
+            if (r.kind == "output" and r.status != "dtype-unsupported") or (
+                    r.kind == "unknown" and r.status in _REFERENCE_SIDE_UNCHECKED):
+                r.judged = r.exceeded = True
+                report.exceeded.append(r.name)
             continue
         # "unknown" (no manifest entry) counts as an output: without a manifest every name is one
         if r.kind in ("output", "unknown") or (max_mape_taps and r.is_tap):

@@ -61,8 +61,15 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.max_mape is not None:
         scope = "outputs and taps" if report.max_mape_taps else "model outputs"
         if report.exceeded:
-            lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
-                         + ", ".join(report.exceeded))
+            status = {r.name: r.status for r in report.rows}
+            over = [n for n in report.exceeded if status.get(n, "compared") == "compared"]
+            unchecked = [f"{n} ({status[n]})" for n in report.exceeded if n not in over]
+            if over:
+                lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
+                             + ", ".join(over))
+            if unchecked:
+                lines.append("FAIL: model outputs not compared, so not verified (is this the reference "
+                             "of the model this build came from?): " + ", ".join(unchecked))
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
     if report.path:
