@@ -24,7 +24,7 @@ class OpenBuild:
                                 f"written by leapp-lab compile)")
         if self.path.is_file():
             if not tarfile.is_tarfile(self.path):
-                raise NpzInputError(f"{self.path}: not a build folder and not a .tgz archive")
+                raise NpzInputError(f"{self.path}: not a build folder and not a .tgz archive{_hint(self.path)}")
             self._tmp = tempfile.mkdtemp(prefix="leapp-lab-build-")
             try:
                 with tarfile.open(self.path, "r:*") as tf:
@@ -72,3 +72,14 @@ class OpenBuild:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _hint(path: Path) -> str:
+    """What the user probably meant when BUILD is some other file."""
+    if path.suffix == ".npz":
+        return ("; verify takes REFERENCE.npz first, then the build folder (did you swap them?): "
+                "leapp-lab verify build/model.reference.npz build/model.ort")
+    if path.suffix == ".onnx":
+        return (f"; compile it first (leapp-lab compile {path} --engine ort), then verify against the "
+                f"build folder it writes ({path.with_suffix('')}.ort)")
+    return ""

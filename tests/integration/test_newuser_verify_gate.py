@@ -55,3 +55,15 @@ def test_engine_only_names_and_exact_outputs_pass(tmp_path):
     r = run(ref, b, "--max-mape", 5)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "PASS" in r.stdout
+
+
+def test_swapped_arguments_and_onnx_as_build_say_what_to_do(tmp_path):
+    a = np.ones((2, 3), np.float32)
+    ref = _npz(tmp_path / "model.reference.npz", out=a)
+    b = _build(tmp_path, out=a)
+    r = run(b, ref)
+    assert r.returncode == 2 and "did you swap them?" in r.stderr
+    onnx_file = tmp_path / "model.onnx"
+    onnx_file.write_bytes(b"not really onnx")
+    r = run(ref, onnx_file)
+    assert r.returncode == 2 and f"leapp-lab compile {onnx_file} --engine ort" in r.stderr
