@@ -278,6 +278,8 @@ def _eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | N
                 except TapError:
                     raise
                 except Exception as exc:
+                    if str(exc).startswith(("tap(", "Tap(")):   # misuse of tap(): its own message
+                        raise PrepareError(f"{src.label}: {type(exc).__name__}: {_first_line(exc)}") from exc
                     raise PrepareError(f"{src.label}: the model's forward raised on sample {i}"
                                        f"{_user_frame(exc, src)}: {type(exc).__name__}: {_first_line(exc)}; "
                                        f"check get_fwd_args()/get_samples() against forward()") from exc

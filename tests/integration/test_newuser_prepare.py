@@ -84,3 +84,23 @@ def test_forward_raise_from_python_api_is_prepare_error(tmp_path):
         """)
     with pytest.raises(PrepareError, match=r"typo_model\.py:5: AttributeError"):
         leapp_lab.prepare(str(f), *_outs(tmp_path))
+
+
+def test_tap_on_a_tuple_keeps_taps_own_message(tmp_path, capsys):
+    f = _write(tmp_path, "tuple_tap.py", """\
+        import torch
+        from torch import nn
+        from leapp_lab import tap
+        class Model(nn.Module):
+            def forward(self, x):
+                pair = tap((x, x * 2), "pair")
+                return pair[0] + pair[1]
+        def get_fwd_args():
+            return (torch.randn(2, 4),)
+        """)
+    o, n, r = _outs(tmp_path)
+    rc = cli_main(["prepare", str(f), "--onnx-out", o, "--npz-out", n, "--reference-out", r, "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert "tap('pair')" in err and "tuple_tap.py:6" in err and "expected a torch.Tensor, got tuple" in err
+    assert "get_fwd_args" not in err
