@@ -26,8 +26,19 @@ def _port_text(p: Any) -> str:
     return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"
 
 
-def _row_prefix(graph: Any, many: bool) -> str:
-    return f"{graph.name}:" if many else ""
+def _row_prefix(graph: Any, many: bool, label: str | None = None) -> str:
+    return f"{label or graph.name}:" if many else ""
+
+
+def graph_labels(graphs: list[Any]) -> list[str]:
+    """One distinct label per graph: a script that compiles the same graph name twice (a sweep, a
+    second backend) gets ``name``, ``name#2``, ... so row and node ids stay unique."""
+    seen: dict[str, int] = {}
+    out = []
+    for g in graphs:
+        seen[g.name] = seen.get(g.name, 0) + 1
+        out.append(g.name if seen[g.name] == 1 else f"{g.name}#{seen[g.name]}")
+    return out
 
 
 def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
@@ -144,13 +155,13 @@ def trace_view(report: Any) -> dict[str, Any]:
     many = len(report.graphs) > 1
     rows: list[dict[str, Any]] = []
     graphs, nodes, hazards_all, log = [], {}, [], []
-    for g in report.graphs:
-        prefix = _row_prefix(g, many)
+    for g, label in zip(report.graphs, graph_labels(report.graphs)):
+        prefix = _row_prefix(g, many, label)
         hz = [{"kind": h.kind, "node": h.node, "port": h.port, "samples": list(h.samples),
-               "message": h.message, "graph": g.name} for h in g.hazards]
+               "message": h.message, "graph": label} for h in g.hazards]
         hazards_all += hz
         svg, layout = render_svg(connectivity_drawing(g, prefix))
-        graphs.append({"name": g.name, "svg": svg, "layout": layout, "status": g.status, "error": g.error,
+        graphs.append({"name": label, "svg": svg, "layout": layout, "status": g.status, "error": g.error,
                        "verdict": g.verdict})
         order = {n.name: (n.index, i) for i, n in enumerate(g.nodes)}
         port_order = {(n.name, p.name): j for n in g.nodes for j, p in enumerate(n.ports)}
@@ -180,7 +191,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "default_sample": str(c.sample)})
         for r in g.log[-MAX_LOG_RECORDS:]:
             log.append({"level": r.level, "levelno": r.levelno, "section": r.section, "message": r.message,
-                        "graph": g.name})
+                        "graph": label})
     first = next((r for r in rows if r["status"] == "fail"), None)
     if first is not None:
         first["first_divergent"] = True
