@@ -103,5 +103,6 @@ def render_build(report) -> str:
     for w in report.warnings:
         lines.append(f"warning: {w}")
     if report.path:
-        lines.append(f"build folder: {report.path}")
+        kind = "build archive" if str(report.path).endswith((".tgz", ".tar.gz")) else "build folder"
+        lines.append(f"{kind}: {report.path}")
     return "\n".join(lines)

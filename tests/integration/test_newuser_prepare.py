@@ -69,6 +69,11 @@ def test_dict_as_last_forward_argument_is_a_positional_argument(tmp_path):
     want = (torch.from_numpy(inputs["batch_x"][0]) @ lin.weight.T + lin.bias
             + torch.from_numpy(inputs["batch_y"][0])).detach().numpy()
     np.testing.assert_allclose(ref[0], want, rtol=1e-6, atol=1e-6)
+    # the dict-fed model compiles and verifies end to end; an archive is named as one
+    b = leapp_lab.compile(str(tmp_path / "m.onnx"), engine="ort", archive=True)
+    assert "build archive: " in str(b) and str(b.path).endswith(".tgz")
+    v = leapp_lab.verify(str(tmp_path / "m.reference.npz"), b.path, max_mape=1e-3, save=False)
+    assert v.exit_code == 0 and v.row("output_0").status == "compared"
 
 
 def test_forward_raise_from_python_api_is_prepare_error(tmp_path):
