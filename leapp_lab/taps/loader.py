@@ -41,24 +41,60 @@ def load_module(path: str | os.PathLike) -> types.ModuleType:
     path = Path(path).resolve()
     if not path.is_file():
         raise PrepareError(f"{path}: no such model file")
-    name = _module_name(path)
+    try:
+        return _exec_module(path, _module_name(path), None)
+    except PrepareError as exc:
+        # MODEL.py inside a package with relative imports (``from .layers import Head``): import it
+        # as ``pkg.model``, as ``python -m pkg.model`` would. Only then, so that every model that
+        # imports as a plain file keeps its stem as module name (and its ONNX bytes).
+        package = _package_of(path)
+        cause = exc.__cause__
+        if package is None or not (isinstance(cause, ImportError) and "relative import" in str(cause)):
+            raise
+        return _exec_module(path, f"{package[0]}.{path.stem}", package)
+
+
+def _exec_module(path: Path, name: str, package: tuple[str, Path] | None) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise PrepareError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
+    added = [str(path.parent)] + ([str(package[1])] if package else [])
+    for d in added:
+        sys.path.insert(0, d)
     sys.modules[name] = module
-    sys.path.insert(0, str(path.parent))
     try:
+        if package:
+            importlib.import_module(package[0])
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
         raise PrepareError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
     finally:
-        try:
-            sys.path.remove(str(path.parent))
-        except ValueError:
-            pass
+        for d in added:
+            try:
+                sys.path.remove(d)
+            except ValueError:
+                pass
     return module
+
+
+def _package_of(path: Path) -> tuple[str, Path] | None:
+    """(dotted package name, folder above it) when MODEL.py sits in a package (``__init__.py`` next
+    to it), so ``from .layers import Head`` works as it does for ``python -m pkg.model``. None when
+    the package name is taken in this process by another folder, or is not an identifier."""
+    parts, d = [], path.parent
+    while (d / "__init__.py").is_file():
+        parts.insert(0, d.name)
+        d = d.parent
+    if not parts or not all(p.isidentifier() for p in parts) or not path.stem.isidentifier():
+        return None
+    top = sys.modules.get(parts[0])
+    if top is not None:
+        f = getattr(top, "__file__", None)
+        if not f or Path(f).resolve().parent != (d / parts[0]).resolve():
+            return None
+    return ".".join(parts), d
 
 
 def _module_name(path: Path) -> str:

@@ -109,3 +109,33 @@ def test_tap_on_a_tuple_keeps_taps_own_message(tmp_path, capsys):
     assert rc == 2 and "Traceback" not in err
     assert "tap('pair')" in err and "tuple_tap.py:6" in err and "expected a torch.Tensor, got tuple" in err
     assert "get_fwd_args" not in err
+
+
+def test_model_inside_a_package_with_relative_imports(tmp_path):
+    import leapp_lab
+    pkg = tmp_path / "newuser_pkg_rel"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    _write(pkg, "layers.py", """\
+        from torch import nn
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__(); self.l = nn.Linear(4, 2)
+            def forward(self, x):
+                return self.l(x)
+        """)
+    f = _write(pkg, "policy_model.py", """\
+        import torch
+        from .layers import Head
+        Model = Head
+        def get_fwd_args():
+            return (torch.randn(1, 4),)
+        """)
+    rep = leapp_lab.prepare(str(f), *_outs(tmp_path))
+    assert [r.name for r in rep.rows] == ["output_0"]
+    with np.load(tmp_path / "m.reference.npz", allow_pickle=False) as z:
+        assert z["output_0"].shape == (1, 1, 2)
+    # not in a package: the import error is reported as before
+    g = _write(tmp_path, "loose.py", "from .layers import Head\n")
+    with pytest.raises(PrepareError, match=r"loose\.py: importing it failed: ImportError"):
+        leapp_lab.prepare(str(g), *_outs(tmp_path))
