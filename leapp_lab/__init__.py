@@ -21,7 +21,6 @@ _LAZY = {
     "prepare": "leapp_lab.taps.prepare",
     "compile": "leapp_lab.engines.build",
     "verify": "leapp_lab.compare.verify",
-    "replay": "leapp_lab.trace.replay",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
 }

@@ -32,7 +32,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", dest="json_before", help=argparse.SUPPRESS)
     p.add_argument("--no-fail", action="store_true", dest="no_fail_before", help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", dest="quiet_before", help=argparse.SUPPRESS)
-    p.add_argument("script", help="the export script (.py)")
+    p.add_argument("script", nargs="?", help="the export script (.py)")
     p.add_argument("rest", nargs=argparse.REMAINDER, metavar="ARGS",
                    help="[--json FILE] [--no-fail] [-- ARGS for the script]")
     return p
@@ -72,6 +72,9 @@ def execute(args):
     from pathlib import Path
 
     from leapp_lab.trace.attach import run_script
+    if not args.script:
+        raise UsageError("which script? usage: leapp-lab run SCRIPT.py [--json FILE] [--no-fail] "
+                         "[-- ARGS for the script]")
     script = Path(args.script)
     if script.is_dir():
         raise UsageError(f"{script}: is a folder; pass the path of the export script (.py) itself")
