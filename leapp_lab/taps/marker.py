@@ -47,7 +47,12 @@ class TapError(ValueError):
 class DuplicateTapError(TapError):
     def __init__(self, name: str, first: Site, second: Site, modules: bool = False):
         self.name, self.first, self.second = name, first, second
-        if modules:
+        if modules and first == second:
+            where = (f"two Tap({name!r}) modules built by the same line {first}: a module class "
+                     f"used more than once (e.g. a repeated block); tap names must be unique in a "
+                     f"model, so pass an index to its constructor and name each instance, e.g. "
+                     f"Tap(f\"{name}_{{i}}\")")
+        elif modules:
             where = (f"two Tap({name!r}) modules, built at {first} and at {second}; tap names "
                      f"must be unique in a model")
         elif first == second:

@@ -88,3 +88,16 @@ def test_declared_taps_scans_literal_names(tmp_path):
     f.write_text("\n".join(f.read_text().splitlines()[:-1]) + "\n")
     found = declared_taps([str(f)])
     assert {k: v.line for k, v in found.items()} == {"one": 2, "two": 3, "three": 4}
+
+
+def test_repeated_block_duplicate_says_how_to_name_each_instance():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.t = Tap("hidden")
+
+        def forward(self, x):
+            return self.t(x)
+
+    with pytest.raises(DuplicateTapError, match=r"used more than once.*Tap\(f\"hidden_\{i\}\"\)"):
+        tap_modules(nn.Sequential(Block(), Block()))
