@@ -225,6 +225,18 @@ class TraceReport(Report, Plain):
             self._arrays = load_npz(p) if p is not None and p.exists() else {}
         return self._arrays
 
+    def graph_arrays(self, graph: GraphReport) -> dict:
+        """The arrays of one graph. A combined report (``leapp-lab run --json``, several graphs)
+        keeps none of its own: each graph's arrays stay in that graph's run folder."""
+        if len(self.graphs) == 1 and self.arrays():
+            return self.arrays()
+        cache = self.__dict__.setdefault("_graph_arrays", {})
+        key = id(graph)
+        if key not in cache:
+            p = Path(graph.run_dir) / "arrays.npz" if graph.run_dir else None
+            cache[key] = load_npz(p) if p is not None and p.exists() else {}
+        return cache[key]
+
     # -- persistence ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         d = Plain.to_dict(self)

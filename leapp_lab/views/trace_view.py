@@ -124,8 +124,8 @@ def _assigns(line: str, name: str) -> bool:
     return re.match(rf"\s*{re.escape(name)}\s*=", line) is not None
 
 
-def _inputs(report: Any, node: Any, sample: int) -> list[dict[str, Any]]:
-    arrays = report.arrays() if hasattr(report, "arrays") else {}
+def _inputs(report: Any, graph: Any, node: Any, sample: int) -> list[dict[str, Any]]:
+    arrays = report.graph_arrays(graph) if hasattr(report, "graph_arrays") else {}
     out = []
     for p in node.inputs():
         a = arrays.get(f"{node.name}/{p.name}/{sample}/input")
@@ -186,7 +186,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                           "rtol": c.rtol, "hazards": ", ".join(kinds)},
                 "samples": [{"key": str(c.sample), "label": f"sample {c.sample}", "hist": hist_dict(c.hist),
                              "metrics": _sample_metrics(c),
-                             "inputs": _inputs(report, node, c.sample) if node is not None else [],
+                             "inputs": _inputs(report, g, node, c.sample) if node is not None else [],
                              "note": note}],
                 "default_sample": str(c.sample)})
         for r in g.log[-MAX_LOG_RECORDS:]:

@@ -39,3 +39,22 @@ def test_same_graph_name_twice_gets_distinct_ids(tmp_path, capsys):
     html = (tmp_path / "sweep.html").read_text()
     rows = re.findall(r'data-leapp-row="([^"]*)"', html)
     assert rows and len(rows) == len(set(rows))
+
+
+def test_combined_report_reads_each_graphs_inputs_from_its_run_folder(tmp_path):
+    import numpy as np
+
+    import leapp_lab
+    from leapp_lab.model.jsonio import load_npz
+    from leapp_lab.views.viewdict import build_view
+    f = tmp_path / "sweep.py"
+    f.write_text(textwrap.dedent(SWEEP).format(out=str(tmp_path / "exports")))
+    j = tmp_path / "sweep.json"
+    assert cli_main(["run", str(f), "--json", str(j), "--quiet"]) == 0
+    report = leapp_lab.load(j)
+    rows = {r["id"]: r for r in build_view(report)["table"]["rows"]}
+    for g, prefix in zip(report.graphs, ("sweep:", "sweep#2:")):
+        x = load_npz(f"{g.run_dir}/arrays.npz")["n/x/0/input"]
+        (inp,) = rows[f"{prefix}n/y/0"]["samples"][0]["inputs"]
+        assert inp["name"] == "x" and inp["shape"] == list(x.shape)
+        assert inp["range"] == [float(np.min(x)), float(np.max(x))]
