@@ -17,6 +17,7 @@ fp32 Conv, because onnxruntime's QDQ fusion refuses tensors with a second consum
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
 import tempfile
 import time
@@ -292,6 +293,20 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
     # int8: the (scale, zero point) that quantized each tensor in the converted graph
     qparams = {n.input[0]: (n.input[1], n.input[2] if len(n.input) > 2 else "")
                for n in converted.graph.node if n.op_type == "QuantizeLinear"}
+    producers = {o: n for n in g.node for o in n.output if o}
+    converted_inits = {i.name: i for i in converted.graph.initializer}
+    engine_inits = {i.name: i for i in g.initializer}
+    keys: dict[tuple, tuple | None] = {}
+
+    def scale_key(inits: dict, name: str):
+        k = (id(inits), name)
+        if k not in keys:
+            init = inits.get(name)
+            arr = numpy_helper.to_array(init) if init is not None and _small(init) else None
+            keys[k] = None if arr is None else (arr.dtype.str, arr.shape, arr.tobytes())
+        return keys[k]
+
+    conv_producer = {o: n.op_type for n in converted.graph.node for o in n.output if o}
     bindings: dict[str, tuple] = {}
     for t in taps:
         value = t.value
@@ -309,14 +324,22 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
         found = None
         if q is not None:
             scale = q[0]
+            # onnxruntime's constant sharing renames a scale (linear_9_scale -> val_181_scale):
+            # match it by name or by value
+            want = scale_key(converted_inits, scale)
             cands = {}
             for n in g.node:
                 if n.op_type == "QuantizeLinear":  # its slot 0 is the float input
                     continue
                 for s in _QUANT_INPUT_SLOTS:
-                    if len(n.input) > s + 1 and n.input[s + 1] == scale:
+                    if len(n.input) > s + 1 and (n.input[s + 1] == scale or (
+                            want is not None and scale_key(engine_inits, n.input[s + 1]) == want)):
                         cands.setdefault(n.input[s], (n.input[s], n.input[s + 1],
                                                       n.input[s + 2] if len(n.input) > s + 2 else ""))
+            # a scale is shared along data-movement ops (MaxPool, Reshape, Transpose ...) and by the
+            # QuantizeLinear of their float outputs: those tensors hold *another* value (another
+            # shape), so they are no candidates unless the tap's own value comes from such an op
+            cands = {k: c for k, c in cands.items() if _may_hold(k, value, producers, conv_producer)}
             # one quantized tensor per scale, or the scale was shared (ConstantSharing) and the
             # match would be ambiguous: then fall back to the float value
             if len(cands) == 1:
@@ -347,6 +370,39 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
                   f"(a module boundary, after the activation)")
         bindings[t.name] = ("unbound", None, None, reason)
     return m, bindings
+
+
+def _small(init: onnx.TensorProto) -> bool:
+    n = 1
+    for d in init.dims:
+        n *= d
+    return n <= 4096
+
+
+# ops that move or select int8 values and keep their input's (scale, zero point)
+_SCALE_SHARING_OPS = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze",
+                                "Flatten", "Gather", "Slice", "Split", "Resize", "DepthToSpace",
+                                "SpaceToDepth", "Expand", "Tile", "Identity"})
+
+
+def _may_hold(tensor: str, value: str, producers: dict, conv_producer: dict) -> bool:
+    """Could the quantized engine tensor ``tensor`` hold float ``value`` of the converted graph?"""
+    n = producers.get(tensor)
+    if n is None:
+        return True
+    if n.op_type == "QuantizeLinear":
+        return n.input[0] == value
+    if n.op_type in _SCALE_SHARING_OPS:
+        return conv_producer.get(value) == n.op_type
+    return True
+
+
+def _quantized_form(converted: onnx.ModelProto, value: str):
+    """The QuantizeLinear node of ``value`` in the converted (QDQ) graph, or None."""
+    for n in converted.graph.node:
+        if n.op_type == "QuantizeLinear" and n.input[0] == value:
+            return n
+    return None
 
 
 def _load_saved(p: Path) -> onnx.ModelProto:
@@ -423,6 +479,19 @@ class OrtEngine(Engine):
         c2.CopyFrom(converted)
         have = {o.name for o in c2.graph.output}
         extra = [t.value for t in keep if t.value not in have]
+        # int8: a quantized value is consumed as DequantizeLinear(QuantizeLinear(value)), and the
+        # float tensor of that name may be the pre-activation (the quantizer folds a Relu into the
+        # QuantizeLinear): expose the dequantized form, an extra output the tap aliases
+        dq_of = {}
+        for t in keep:
+            q = _quantized_form(converted, t.value)
+            if q is not None and len(q.output) and q.output[0]:
+                name = t.value + "__tap_dq"
+                c2.graph.node.append(helper.make_node("DequantizeLinear", [q.output[0], *q.input[1:]], [name],
+                                                      name=TAP_NODE_PREFIX + name))
+                c2.graph.output.append(onnx.ValueInfoProto(name=name))
+                dq_of[t.name] = name
+        extra = [v for v in extra if not any(dq_of.get(t.name) and t.value == v for t in keep)]
         for v in extra:
             c2.graph.output.append(onnx.ValueInfoProto(name=v))
         e2 = optimize_offline(c2, workdir / ".engine.unfused.onnx")
@@ -430,7 +499,8 @@ class OrtEngine(Engine):
         outs = [o for o in e2.graph.output if o.name not in set(extra)]
         del e2.graph.output[:]
         e2.graph.output.extend(outs)
-        tapped, b2 = bind_taps(e2, converted, taps)
+        bind_as = [dataclasses.replace(t, tensor=dq_of[t.name]) if t.name in dq_of else t for t in taps]
+        tapped, b2 = bind_taps(e2, converted, bind_as)
         for t in keep:
             st, bound_to, via, reason = b2[t.name]
             if st == "bound":
