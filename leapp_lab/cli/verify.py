@@ -12,7 +12,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "verify", help="compare a reference npz with a build, row per output and tap in model order",
         description="Compare REFERENCE.npz (prepare's model.reference.npz) with BUILD (a build folder "
-                    "or .tgz from leapp-lab compile): MAPE, MSE, max abs diff, cosine per output and "
+                    "or .tgz from leapp-lab compile): MAPE, NRMSE, MSE, max abs diff, cosine per output and "
                     "tap in model order, per sample, the first divergent tap, |diff| histograms. "
                     "Exit 0; 1 if --max-mape is exceeded; 2 if an input is unusable.")
     p.add_argument("reference", metavar="REFERENCE.npz")
@@ -28,8 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="do not save a run folder")
     p.add_argument("--html", metavar="F", help="also write a standalone HTML report (opens offline)")
     g = p.add_argument_group("first-divergent rule (docs/verify.md)")
-    g.add_argument("--div-mape", type=float, default=1.0, metavar="PCT",
-                   help="a row diverges when its MAPE is above PCT (default 1)")
+    g.add_argument("--div-nrmse", type=float, default=1.0, metavar="PCT",
+                   help="a row diverges when its normalised RMS error, sqrt(mse)/rms(reference), is "
+                        "above PCT percent (default 1)")
+    g.add_argument("--div-mape", type=float, default=None, metavar="PCT",
+                   help="... or (opt-in, off by default) its MAPE is above PCT percent; MAPE explodes "
+                        "where the reference is near zero (ReLU outputs)")
     g.add_argument("--div-cosine", type=float, default=0.999, metavar="C",
                    help="... or its cosine similarity is below C (default 0.999)")
     g.add_argument("--no-div-nonfinite", action="store_true",
@@ -63,11 +67,15 @@ def execute(args: argparse.Namespace, progress=None):
 
     if args.max_mape is not None and args.max_mape < 0:
         raise UsageError(f"--max-mape {args.max_mape}: must be >= 0 (a percentage)")
+    for opt in ("div_nrmse", "div_mape"):
+        v = getattr(args, opt, None)
+        if v is not None and not v >= 0:
+            raise UsageError(f"--{opt.replace('_', '-')} {v}: must be >= 0 (a percentage)")
     try:
         report = verify(args.reference, args.build, max_mape=args.max_mape,
                       max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
                       json_path=args.json, save=not getattr(args, "no_save", False),
-                      div_mape=args.div_mape, div_cosine=args.div_cosine,
+                      div_nrmse=args.div_nrmse, div_mape=args.div_mape, div_cosine=args.div_cosine,
                       div_nonfinite=not args.no_div_nonfinite, rtol=args.rtol,
                       progress=progress if progress is not None else _ThrottledProgress())
     except (NpzInputError, FileNotFoundError) as exc:

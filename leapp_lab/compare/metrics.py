@@ -5,6 +5,7 @@ Definitions (DESIGN §4), over all finite element pairs, e = engine/exported, r 
     max_abs = max |e - r|
     mse     = mean((e - r)^2)
     mape    = 100 * mean(|e - r| / max(|r|, 1e-6))
+    nrmse   = sqrt(mse) / rms(r),  rms(r) = sqrt(sum(r^2) / n)   (a fraction; None when rms(r) == 0)
     cosine  = sum(e*r) / (||e|| * ||r||)      (1.0 when both are all zero, 0.0 when one is)
     min_atol(rtol) = max(0, max(|e - r| - rtol*|r|))   -- the smallest atol that passes allclose
 
@@ -107,6 +108,7 @@ class DiffStats:
     max_abs: float | None = None
     mse: float | None = None
     mape: float | None = None
+    nrmse: float | None = None     # sqrt(mse) / rms(reference), a fraction; None when rms(r) == 0
     cosine: float | None = None
     mean_abs: float | None = None
     min_atol: float | None = None  # at the rtol passed to diff_stats
@@ -135,6 +137,8 @@ class DiffStats:
             self.mape = 100.0 * self._sum_ape / m
             self.mean_abs = self._sum_abs / m
             self.min_atol = max(0.0, self._max_excess)
+            # sqrt(mse) / sqrt(sum r^2 / m): the m cancels, so merged sums give the exact union value
+            self.nrmse = math.sqrt(self._sum_sq / self._sum_rr) if self._sum_rr > 0.0 else None
             ne, nr = math.sqrt(self._sum_ee), math.sqrt(self._sum_rr)
             if ne == 0.0 and nr == 0.0:
                 self.cosine = 1.0
@@ -144,6 +148,7 @@ class DiffStats:
                 self.cosine = self._sum_er / (ne * nr)
         else:
             self.max_abs = self.mse = self.mape = self.mean_abs = self.min_atol = self.cosine = None
+            self.nrmse = None
         return self
 
     def merge(self, other: "DiffStats") -> "DiffStats":

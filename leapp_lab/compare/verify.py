@@ -34,8 +34,8 @@ def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
     m.n = st.n
     m.nonfinite_engine, m.nonfinite_reference, m.nonfinite_pairs = (
         st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs)
-    m.mape, m.mse, m.max_abs, m.cosine, m.mean_abs, m.min_atol = (
-        st.mape, st.mse, st.max_abs, st.cosine, st.mean_abs, st.min_atol)
+    m.mape, m.nrmse, m.mse, m.max_abs, m.cosine, m.mean_abs, m.min_atol = (
+        st.mape, st.nrmse, st.mse, st.max_abs, st.cosine, st.mean_abs, st.min_atol)
     for q, k in zip(PERCENTILES, PERCENTILE_KEYS):
         setattr(m, k, st.percentile(q))
     if with_hist:
@@ -43,9 +43,7 @@ def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
 
 
 def rule_text(rule: DivergenceRule) -> str:
-    return (f"first row in model order, among compared rows not compared with itself, with "
-            f"mape > {rule.mape_pct:g}% or cosine < {rule.min_cosine:g}"
-            + (" or more non-finite engine values than reference ones" if rule.nonfinite else ""))
+    return rule.describe()
 
 
 def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
@@ -77,11 +75,14 @@ def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
 
 def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: bool = False,
            out=None, *, verbose: bool = False, json_path=None, save: bool = True,
-           div_mape: float = 1.0, div_cosine: float = 0.999, div_nonfinite: bool = True,
+           div_nrmse: float | None = 1.0, div_mape: float | None = None, div_cosine: float = 0.999,
+           div_nonfinite: bool = True,
            rtol: float = 1e-3, workers: int | None = None, progress=None) -> VerifyReport:
     """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
     .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
-    ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule. The run folder is saved
+    ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule (docs/verify.md): a row
+    diverges when nrmse > ``div_nrmse`` percent (None: off), mape > ``div_mape`` percent (None, the
+    default: off), cosine < ``div_cosine``, or (``div_nonfinite``) the engine has more non-finite values. The run folder is saved
     under ``out`` (a runs root: ``out/runs/<id>/`` + ``out/latest``), default
     ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
     ``workers``: threads scoring (row, sample) pairs (default: 1 on machines with <= 2 cores, else up to 4).
@@ -89,7 +90,9 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
     """
     ref_path = Path(reference_npz)
-    rule = DivergenceRule(mape_pct=float(div_mape), min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
+    rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
+                          mape_pct=None if div_mape is None else float(div_mape),
+                          min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
     rule.text = rule_text(rule)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol,
@@ -262,7 +265,9 @@ def _apply_rule(report: VerifyReport) -> None:
         if not r.in_rule:
             continue
         div = False
-        if r.mape is not None and r.mape > rule.mape_pct:
+        if rule.nrmse_pct is not None and r.nrmse is not None and r.nrmse > rule.nrmse_pct / 100.0:
+            div = True
+        if rule.mape_pct is not None and r.mape is not None and r.mape > rule.mape_pct:
             div = True
         if r.cosine is not None and r.cosine < rule.min_cosine:
             div = True

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .base import Report, register
-from .dc import Plain
+from .dc import Plain, fields_from_dict
 
 #: Row statuses. ``compared``: both sides present and comparable. ``no-reference``: the build
 #: produced it but the reference npz has no array of that name (an uncompared tap, or an unpaired
@@ -87,7 +87,8 @@ class Metrics(Plain):
 
     ``n``: elements paired; ``nonfinite_engine`` / ``nonfinite_reference``: NaN/Inf counts on each
     side; ``nonfinite_pairs``: pairs left out of the sums because either side is non-finite.
-    ``mape`` in percent (reference floored at 1e-6); ``min_atol``: the smallest atol for which
+    ``mape`` in percent (reference floored at 1e-6); ``nrmse``: sqrt(mse) / rms(reference) as a
+    fraction (None when the reference is all zero); ``min_atol``: the smallest atol for which
     ``allclose(engine, reference, rtol=report.rtol, atol=min_atol)`` holds on the finite pairs.
     ``p50``..``p999``: percentiles of |diff| read from ``hist`` (within one bin, ~19 %).
     ``ref_absmax``: max |reference| over finite pairs (scale for reading max_abs).
@@ -97,6 +98,7 @@ class Metrics(Plain):
     nonfinite_reference: int = 0
     nonfinite_pairs: int = 0
     mape: float | None = None
+    nrmse: float | None = None
     mse: float | None = None
     max_abs: float | None = None
     cosine: float | None = None
@@ -178,18 +180,47 @@ class DivergenceRule(Plain):
     """The first-divergent rule (docs/verify.md). A compared row not compared with itself
     (``self_compare``) *diverges* when any holds:
 
-    * ``mape > mape_pct`` (percent), or
+    * ``nrmse > nrmse_pct / 100`` (``nrmse_pct`` in percent; None: off), or
+    * ``mape > mape_pct`` (percent; None, the default: off; MAPE explodes where the reference is
+      near zero, e.g. after a ReLU), or
     * ``cosine < min_cosine``, or
-    * the engine has non-finite values where the reference is finite (``nonfinite`` true).
+    * the engine has non-finite values where the reference is finite (``nonfinite`` true), or
+    * nothing finite could be compared.
 
     The first diverging row in model order is ``first_divergent``. A fixed threshold trips at the
     first quantized/rounded layer of int8/fp16 engines, so the report also carries the error-growth
     profile (``VerifyRow.growth``), the worst row and the largest jump.
     """
-    mape_pct: float = 1.0
+    nrmse_pct: float | None = 1.0
+    mape_pct: float | None = None
     min_cosine: float = 0.999
     nonfinite: bool = True
     text: str = ""
+
+    def criteria(self) -> list[str]:
+        """The criteria that apply, in words, in the order ``leapp_lab.verify`` tests them."""
+        out = []
+        if self.nrmse_pct is not None:
+            out.append(f"nrmse > {self.nrmse_pct / 100:g} ({self.nrmse_pct:g}%)")
+        if self.mape_pct is not None:
+            out.append(f"mape > {self.mape_pct:g}%")
+        out.append(f"cosine < {self.min_cosine:g}")
+        if self.nonfinite:
+            out.append("more non-finite engine values than reference ones")
+        out.append("nothing finite compared")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DivergenceRule":
+        # reports written before nrmse existed judged by mape alone: load them as they were judged
+        if "nrmse_pct" not in data:
+            data = {**data, "nrmse_pct": None}
+        return fields_from_dict(cls, data)
+
+    def describe(self) -> str:
+        """The rule in one sentence (``text`` holds it as recorded at verify time)."""
+        return ("first row in model order, among compared rows not compared with itself, with "
+                + " or ".join(self.criteria()))
 
 
 @dataclass
@@ -202,6 +233,7 @@ class ProfilePoint(Plain):
     max_abs: float | None
     cosine: float | None
     growth: float | None
+    nrmse: float | None = None
 
 
 @register
@@ -268,7 +300,7 @@ class VerifyReport(Report, Plain):
 
     def profile(self) -> list[ProfilePoint]:
         """The error-growth profile: compared rule rows in model order."""
-        return [ProfilePoint(r.name, r.order, r.kind, r.mape, r.max_abs, r.cosine, r.growth)
+        return [ProfilePoint(r.name, r.order, r.kind, r.mape, r.max_abs, r.cosine, r.growth, r.nrmse)
                 for r in self.rows if r.in_rule]
 
     @property
@@ -281,7 +313,7 @@ class VerifyReport(Report, Plain):
     def to_dataframe(self, per_sample: bool = False, verbose: bool | None = None):
         """One line per row in model order (``per_sample=True``: one per row and sample)."""
         import pandas as pd
-        cols = ["name", "kind", "order", "status", "mape", "mse", "max_abs", "cosine", "min_atol",
+        cols = ["name", "kind", "order", "status", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
                 "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference",
                 "growth", "first_divergent", "worst", "diverged", "self_compare", "exceeded",
                 "reference_source", "source", "producer_op", "shape_reference", "shape_engine",
@@ -289,7 +321,7 @@ class VerifyReport(Report, Plain):
         rows = self.table(verbose)
         if not per_sample:
             return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in rows], columns=cols)
-        scols = ["name", "kind", "order", "sample", "mape", "mse", "max_abs", "cosine", "min_atol",
+        scols = ["name", "kind", "order", "sample", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
                  "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference"]
         out = []
         for r in rows:
@@ -302,7 +334,7 @@ class VerifyReport(Report, Plain):
     def json_rows(self, verbose: bool | None = None) -> dict[str, Any]:
         """The ``--json`` document: rows (no histograms / per-sample) and warnings."""
         from .jsonio import to_jsonable
-        keep = ["name", "kind", "order", "status", "mape", "mse", "max_abs", "cosine", "min_atol",
+        keep = ["name", "kind", "order", "status", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
                 "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference",
                 "nonfinite_pairs", "source", "reference_source", "self_compare", "first_divergent",
                 "diverged", "growth", "worst", "largest_jump", "judged", "exceeded", "paired",
@@ -395,7 +427,7 @@ class VerifyReport(Report, Plain):
         import io
 
         from .jsonio import atomic_write_text
-        df_cols = ["name", "kind", "order", "status", "mape", "mse", "max_abs", "cosine", "min_atol",
+        df_cols = ["name", "kind", "order", "status", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
                    "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference",
                    "growth", "first_divergent", "self_compare", "reference_source", "source"]
         buf = io.StringIO()
@@ -404,7 +436,7 @@ class VerifyReport(Report, Plain):
         for r in self.rows:
             w.writerow([_csv(getattr(r, c)) for c in df_cols])
         atomic_write_text(directory / "metrics.csv", buf.getvalue())
-        s_cols = ["sample", "mape", "mse", "max_abs", "cosine", "min_atol", "mean_abs",
+        s_cols = ["sample", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol", "mean_abs",
                   *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference"]
         buf = io.StringIO()
         w = csv.writer(buf)

@@ -23,13 +23,13 @@ def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    header = ["", "name", "kind", "order", "status", "mape%", "mse", "max_abs", "cosine",
+    header = ["", "name", "kind", "order", "status", "mape%", "nrmse", "mse", "max_abs", "cosine",
               "min_atol", "growth", "source"]
     body = []
     for r in report.table(verbose):
         mark = ">>" if r.first_divergent else ("!!" if r.exceeded else ("~ " if r.self_compare else "  "))
         status = r.status if r.status == "compared" else r.status.upper()
-        body.append([mark, r.name, r.kind, _num(r.order, "{}"), status, _num(r.mape), _num(r.mse),
+        body.append([mark, r.name, r.kind, _num(r.order, "{}"), status, _num(r.mape), _num(r.nrmse), _num(r.mse),
                      _num(r.max_abs), _num(r.cosine, "{:.6f}"), _num(r.min_atol),
                      _num(r.growth, "{:.3g}x"), r.source or ""])
     # first column (mark) left-justified, name and kind too; numbers right-justified
@@ -42,8 +42,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if marks:
         lines.append("   ".join(marks))
     lines.append("")
-    lines.append(f"first divergent (mape > {rule.mape_pct:g}% or cosine < {rule.min_cosine:g}"
-                 f"{' or non-finite' if rule.nonfinite else ''}): {report.first_divergent or 'none'}")
+    lines.append(f"first divergent ({' or '.join(rule.criteria())}): {report.first_divergent or 'none'}")
     if report.worst_tap or report.largest_jump:
         lines.append(f"worst row: {report.worst_tap or 'none'}   largest error jump: "
                      f"{report.largest_jump or 'none'}")

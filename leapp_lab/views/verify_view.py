@@ -27,7 +27,7 @@ def _tap_status(r: Any) -> str:
 
 
 def _metrics(m: Any) -> list[list[Any]]:
-    out = [["MAPE %", m.mape], ["MSE", m.mse], ["max |engine − reference|", m.max_abs], ["cosine", m.cosine],
+    out = [["MAPE %", m.mape], ["NRMSE (√MSE / rms reference)", m.nrmse], ["MSE", m.mse], ["max |engine − reference|", m.max_abs], ["cosine", m.cosine],
            ["mean |diff|", m.mean_abs], ["p50", m.p50], ["p90", m.p90], ["p99", m.p99], ["p99.9", m.p999],
            ["min atol that passes", m.min_atol], ["elements", m.n]]
     if m.nonfinite_engine or m.nonfinite_reference:
@@ -104,7 +104,7 @@ def verify_view(report: Any) -> dict[str, Any]:
             "id": r.name, "status": status, "tap_status": _tap_status(r), "first_divergent": bool(r.first_divergent),
             "node": None, "group": None,
             "cells": {"order": r.order, "name": r.name, "kind": r.kind, "status": _tap_status(r),
-                      "mape": r.mape, "mse": r.mse, "max_abs": r.max_abs, "cosine": r.cosine,
+                      "mape": r.mape, "nrmse": r.nrmse, "mse": r.mse, "max_abs": r.max_abs, "cosine": r.cosine,
                       "min_atol": r.min_atol, "growth": r.growth, "reference_source": r.reference_source,
                       "source": r.source},
             "info": info, "samples": samples, "default_sample": "all"})
@@ -115,6 +115,7 @@ def verify_view(report: Any) -> dict[str, Any]:
         "status": [status_by_id.get(p.name, "pass") for p in prof],
         "first_divergent_index": next((i for i, p in enumerate(prof) if p.name == report.first_divergent), None),
         "series": [{"key": "mape", "label": "MAPE %", "y": [p.mape for p in prof], "log": True},
+                   {"key": "nrmse", "label": "NRMSE", "y": [p.nrmse for p in prof], "log": True},
                    {"key": "max_abs", "label": "max |diff|", "y": [p.max_abs for p in prof], "log": True},
                    {"key": "cosine", "label": "cosine", "y": [p.cosine for p in prof], "log": False},
                    {"key": "growth", "label": "growth (MAPE / previous)", "y": [p.growth for p in prof], "log": True}],
@@ -133,9 +134,7 @@ def verify_view(report: Any) -> dict[str, Any]:
     notes = list(report.warnings)
     if report.self_compare_note:
         notes.append(report.self_compare_note)
-    rule = report.rule.text or (f"a row diverges when MAPE > {report.rule.mape_pct}% or cosine < "
-                                f"{report.rule.min_cosine}" + (" or the engine has non-finite values where "
-                                                               "the reference is finite" if report.rule.nonfinite else ""))
+    rule = report.rule.text or report.rule.describe()
     title = report.build_name or Path(report.build).name or "build"
     return {
         "kind": "verify", "schema": VIEW_SCHEMA,
@@ -149,6 +148,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                               {"key": "kind", "label": "kind", "type": "text"},
                               {"key": "status", "label": "status", "type": "status"},
                               {"key": "mape", "label": "MAPE %", "type": "num"},
+                              {"key": "nrmse", "label": "NRMSE", "type": "num"},
                               {"key": "mse", "label": "MSE", "type": "num"},
                               {"key": "max_abs", "label": "max |diff|", "type": "num"},
                               {"key": "cosine", "label": "cosine", "type": "num"},

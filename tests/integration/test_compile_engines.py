@@ -269,7 +269,17 @@ def test_int8_diverges_at_its_first_quantized_layer_and_taps_do_not_change_it(tm
     v8 = verify(paths["reference"], rep.path, save=False)
     v32 = verify(paths["reference"], vm.shared_build(tmp_path_factory, "ort").path, save=False)
     assert v32.first_divergent is None
-    assert v8.first_divergent == "conv0"  # the first quantized layer trips a fixed threshold
+    # int8 noise on this net is ~1 % nrmse at every layer (conv0: 0.98 %), right at the default
+    # threshold: the default rule marks the first row above it, and nothing before it crosses
+    first = v8.row(v8.first_divergent)
+    assert first.is_tap and first.nrmse > 0.01
+    assert all(r.nrmse <= 0.01 and r.cosine >= 0.999 for r in v8.rows
+               if r.in_rule and r.order < first.order)
+    # a fixed threshold below the int8 noise trips at the first quantized layer; fp32 stays clean
+    v8s = verify(paths["reference"], rep.path, save=False, div_nrmse=0.5)
+    assert v8s.first_divergent == "conv0"
+    assert verify(paths["reference"], vm.shared_build(tmp_path_factory, "ort").path, save=False,
+                  div_nrmse=0.5).first_divergent is None
     assert v8.row("output_0").mape > 100 * v32.row("output_0").mape
     assert v8.worst_tap is not None and v8.largest_jump is not None
     prof = v8.profile()

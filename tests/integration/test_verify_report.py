@@ -28,7 +28,8 @@ def _independent(e, r):
     ne, nr = np.linalg.norm(e), np.linalg.norm(r)
     cos = 1.0 if ne == 0 and nr == 0 else (0.0 if ne == 0 or nr == 0 else float(e @ r / (ne * nr)))
     return {"max_abs": d.max(), "mse": np.mean((e - r) ** 2),
-            "mape": 100 * np.mean(d / np.maximum(np.abs(r), 1e-6)), "cosine": cos}
+            "mape": 100 * np.mean(d / np.maximum(np.abs(r), 1e-6)), "cosine": cos,
+            "nrmse": np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))}
 
 
 @pytest.fixture(scope="module")
@@ -194,11 +195,16 @@ def test_self_compared_rows_stay_out_of_the_rule(tmp_path_factory, tmp_path):
 
 def test_rule_thresholds_are_options(fp16):
     paths, build = fp16
-    loose = verify(paths["reference"], build.path, save=False, div_mape=1e9, div_cosine=-1.0)
+    loose = verify(paths["reference"], build.path, save=False, div_nrmse=1e9, div_mape=1e9, div_cosine=-1.0)
     assert loose.first_divergent is None
-    strict = verify(paths["reference"], build.path, save=False, div_mape=0.0, div_cosine=1.1)
-    assert strict.first_divergent == strict.rows[0].name
-    assert "mape > 0%" in strict.rule.text
+    # each criterion alone, made impossible to meet, marks the first row
+    for kw, text in ((dict(div_nrmse=0.0), "nrmse > 0 (0%)"),
+                     (dict(div_nrmse=None, div_mape=0.0), "mape > 0%"),
+                     (dict(div_nrmse=None, div_cosine=1.1), "cosine < 1.1")):
+        strict = verify(paths["reference"], build.path, save=False, **kw)
+        assert strict.first_divergent == strict.rows[0].name, kw
+        assert text in strict.rule.text
+    assert "nrmse" not in strict.rule.text and "mape" not in strict.rule.text
 
 
 def test_progress_counts_every_row_and_sample(fp16):

@@ -9,7 +9,8 @@ def _independent(e, r):
     d = np.abs(e - r)
     cos = (e @ r) / (np.linalg.norm(e) * np.linalg.norm(r))
     return dict(max_abs=d.max(), mse=np.mean((e - r) ** 2),
-                mape=100 * np.mean(d / np.maximum(np.abs(r), 1e-6)), cosine=cos)
+                mape=100 * np.mean(d / np.maximum(np.abs(r), 1e-6)), cosine=cos,
+                nrmse=np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2)))
 
 
 @pytest.mark.parametrize("n,chunk", [(10, 4), (100_003, 4096), (7, 1 << 16)])
@@ -33,6 +34,8 @@ def test_nonfinite_counted_not_dropped():
     s = diff_stats(e, r)
     assert (s.nonfinite_engine, s.nonfinite_reference, s.nonfinite_pairs) == (1, 1, 2)
     assert s.max_abs == 0.5 and s.mse == pytest.approx(0.25 / 3)
+    fr = np.array([1.0, 4.0, 5.0])  # the finite pairs' reference values
+    assert s.nrmse == pytest.approx(np.sqrt(0.25 / 3) / np.sqrt(np.mean(fr ** 2)), rel=1e-12)
     assert s.hist.total == 3 and s.hist.zero == 2
 
 
@@ -40,6 +43,9 @@ def test_cosine_edge_cases():
     z = np.zeros(4)
     assert diff_stats(z, z).cosine == 1.0
     assert diff_stats(np.ones(4), z).cosine == 0.0
+    # nrmse has no scale when the reference is all zero: None (cosine covers that case)
+    assert diff_stats(z, z).nrmse is None and diff_stats(np.ones(4), z).nrmse is None
+    assert diff_stats(z, np.ones(4)).nrmse == 1.0
 
 
 def test_histogram_bins_and_percentiles():
@@ -62,7 +68,19 @@ def test_merge_equals_whole():
     a, b = rng.standard_normal((2, 1000)), rng.standard_normal((2, 1000))
     whole = diff_stats(np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]]), rtol=1e-2)
     merged = diff_stats(a[0], a[1], rtol=1e-2).merge(diff_stats(b[0], b[1], rtol=1e-2))
-    for k in ("max_abs", "mse", "mape", "cosine", "min_atol"):
+    for k in ("max_abs", "mse", "mape", "nrmse", "cosine", "min_atol"):
         assert getattr(merged, k) == pytest.approx(getattr(whole, k), rel=1e-12)
     assert merged.hist.counts == whole.hist.counts and merged.hist.first_bin == whole.hist.first_bin
     assert LogHistogram.from_dict(merged.hist.to_dict()).counts == merged.hist.counts
+
+
+def test_nrmse_merged_over_samples_equals_independent_formula():
+    # samples of very different scale: a mean of per-sample nrmse would be wrong, the merge is exact
+    rng = np.random.default_rng(3)
+    parts = [(s * rng.standard_normal(500), s) for s in (1e-3, 1.0, 50.0)]
+    pairs = [(r + rng.standard_normal(r.size) * 1e-2, r) for r, _ in parts]
+    merged = diff_stats(*pairs[0]).merge(diff_stats(*pairs[1])).merge(diff_stats(*pairs[2]))
+    e = np.concatenate([p[0] for p in pairs]); r = np.concatenate([p[1] for p in pairs])
+    want = np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))
+    assert merged.nrmse == pytest.approx(want, rel=1e-12)
+    assert merged.nrmse != pytest.approx(np.mean([diff_stats(*p).nrmse for p in pairs]), rel=1e-3)

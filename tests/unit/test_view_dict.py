@@ -90,11 +90,13 @@ def test_verify_rows_status_and_order(tmp_path):
     tb = rows[1]
     src = r.row("tap_b")
     assert tb["cells"]["mape"] == src.mape and tb["cells"]["cosine"] == src.cosine
+    assert tb["cells"]["nrmse"] == src.nrmse is not None and "nrmse" in [c["key"] for c in v["table"]["columns"]]
     assert tb["cells"]["source"] == "model.py:15" and tb["cells"]["reference_source"] == "torch"
     assert [s["key"] for s in tb["samples"]] == ["all", "0", "1"]
     assert tb["samples"][2]["hist"]["counts"] == src.samples[1].hist.counts
     assert tb["samples"][0]["hist"]["counts"] == src.hist.counts
     assert dict(tb["samples"][1]["metrics"])["MAPE %"] == src.samples[0].mape
+    assert dict(tb["samples"][1]["metrics"])["NRMSE (√MSE / rms reference)"] == src.samples[0].nrmse
     # inputs come from model.npz beside the reference
     (inp,) = tb["samples"][1]["inputs"]
     assert inp["name"] == "x" and inp["shape"] == [3, 5] and inp["index"] == 0
@@ -103,6 +105,10 @@ def test_verify_rows_status_and_order(tmp_path):
     assert v["profile"]["first_divergent_index"] == 1
     mape = next(s for s in v["profile"]["series"] if s["key"] == "mape")["y"]
     assert mape == [r.row(n).mape for n in ("tap_a", "tap_b", "output_0")]
+    nrmse = next(s for s in v["profile"]["series"] if s["key"] == "nrmse")["y"]
+    assert nrmse == [r.row(n).nrmse for n in ("tap_a", "tap_b", "output_0")]
+    # the rule shown is the report's own (a rule without recorded text is described from its fields)
+    assert v["table"]["rule"] == "status: " + r.rule.describe() and "nrmse > 0.01 (1%)" in v["table"]["rule"]
     assert "1 outputs are missing in the reference" in v["notes"]
 
 

@@ -67,7 +67,7 @@ def trace_report(evil: bool = False) -> TraceReport:
 
 def _metrics_kwargs(e, ref):
     st = diff_stats(e, ref, rtol=1e-3)
-    return dict(n=st.n, mape=st.mape, mse=st.mse, max_abs=st.max_abs, cosine=st.cosine, mean_abs=st.mean_abs,
+    return dict(n=st.n, mape=st.mape, nrmse=st.nrmse, mse=st.mse, max_abs=st.max_abs, cosine=st.cosine, mean_abs=st.mean_abs,
                 min_atol=st.min_atol, p50=st.percentile(50), p99=st.percentile(99), hist=Hist.of(st.hist))
 
 

@@ -1,0 +1,90 @@
+"""The first-divergent rule: nrmse by default, MAPE only on request (real npz files, no engine)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from leapp_lab.cli import main as cli_main
+from leapp_lab.compare.verify import verify
+from leapp_lab.model.jsonio import save_npz
+
+N_SAMPLES = 3
+
+
+def _nrmse(e, r):
+    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
+    return np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Three rows in this order: ``a_relu``, a ReLU output with many near-zero values and small
+    noise (MAPE well above 1 %, nrmse well below); ``b_scaled``, every value 5 % too large (a real
+    divergence, invisible to cosine); ``c_exact``."""
+    d = tmp_path_factory.mktemp("rule")
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((N_SAMPLES, 4000)).astype(np.float32)
+    relu_ref = np.maximum(x, 0)
+    relu_eng = np.maximum(x + rng.standard_normal(x.shape).astype(np.float32) * 2e-3, 0)
+    y = rng.standard_normal((N_SAMPLES, 500)).astype(np.float32)
+    ref = {"a_relu": relu_ref, "b_scaled": y, "c_exact": y}
+    eng = {"a_relu": relu_eng, "b_scaled": y * np.float32(1.05), "c_exact": y.copy()}
+    build = d / "model.ort"
+    build.mkdir()
+    save_npz(d / "model.reference.npz", ref)
+    save_npz(build / "sample_outputs.npz", eng)
+    return {"reference": d / "model.reference.npz", "build": build, "ref": ref, "eng": eng}
+
+
+def test_nrmse_rows_and_samples_equal_independent_numpy(files):
+    rep = verify(files["reference"], files["build"], save=False)
+    for name in ("a_relu", "b_scaled"):
+        row, e, r = rep.row(name), files["eng"][name], files["ref"][name]
+        assert row.nrmse == pytest.approx(_nrmse(e, r), rel=1e-10)
+        for s in row.samples:
+            assert s.nrmse == pytest.approx(_nrmse(e[s.sample], r[s.sample]), rel=1e-10)
+    assert rep.row("c_exact").nrmse == 0.0
+    df = rep.to_dataframe()
+    assert df.set_index("name").loc["b_scaled", "nrmse"] == pytest.approx(0.05, rel=1e-6)
+    per = rep.to_dataframe(per_sample=True)
+    assert len(per) == 3 * N_SAMPLES and per["nrmse"].notna().all()
+    assert rep.json_rows()["rows"][1]["nrmse"] == pytest.approx(0.05, rel=1e-6)
+
+
+def test_near_zero_reference_is_not_divergent_by_default_but_is_with_div_mape(files):
+    rep = verify(files["reference"], files["build"], save=False)
+    relu = rep.row("a_relu")
+    # the false alarm this rule avoids: MAPE is inflated by the near-zero reference values
+    assert relu.mape > 1.0 and relu.nrmse < 0.01 and relu.cosine > 0.999
+    assert not relu.diverged
+    # a real divergence still is one: every value 5 % too large (cosine is exactly 1 there)
+    assert rep.row("b_scaled").diverged and rep.row("b_scaled").cosine > 0.999999
+    assert rep.first_divergent == "b_scaled" and not rep.row("c_exact").diverged
+    assert "nrmse > 0.01 (1%)" in rep.rule.text and "mape" not in rep.rule.text
+    assert (rep.rule.nrmse_pct, rep.rule.mape_pct) == (1.0, None)
+
+    opt = verify(files["reference"], files["build"], save=False, div_mape=1)
+    assert opt.row("a_relu").diverged and opt.first_divergent == "a_relu"
+    assert "mape > 1%" in opt.rule.text and "nrmse > 0.01" in opt.rule.text
+    # nrmse alone can be switched off: then the 5 % scale error passes (cosine is blind to it)
+    off = verify(files["reference"], files["build"], save=False, div_nrmse=None)
+    assert off.first_divergent is None and "nrmse" not in off.rule.text
+
+
+def test_cli_div_options_and_the_text_say_which_rule_applied(files, tmp_path, capsys):
+    j = tmp_path / "rows.json"
+    assert cli_main(["verify", str(files["reference"]), str(files["build"]), "--no-save",
+                     "--json", str(j)]) == 0
+    out = capsys.readouterr().out
+    assert "first divergent (nrmse > 0.01 (1%) or cosine < 0.999" in out and "): b_scaled" in out
+    doc = json.loads(j.read_text())
+    assert doc["rule"]["mape_pct"] is None and doc["first_divergent"] == "b_scaled"
+    assert cli_main(["verify", str(files["reference"]), str(files["build"]), "--no-save",
+                     "--div-mape", "1", "--div-nrmse", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "nrmse > 0.1 (10%) or mape > 1% or cosine" in out and "): a_relu" in out
+    assert cli_main(["verify", str(files["reference"]), str(files["build"]), "--no-save",
+                     "--div-nrmse", "-1"]) == 2
+    assert "--div-nrmse -1" in capsys.readouterr().err
