@@ -276,18 +276,19 @@ def _apply_rule(report: VerifyReport) -> None:
         if r.mape is None and r.n > 0:
             div = True
         r.diverged = div
-        if prev is not None and prev.mape and r.mape is not None:
-            r.growth = r.mape / prev.mape
+        # The profile is measured in nrmse: MAPE is unstable where the reference is near zero.
+        if prev is not None and prev.nrmse and r.nrmse is not None:
+            r.growth = r.nrmse / prev.nrmse
         prev = r
         if div and first is None:
             first = r
     if first is not None:
         first.first_divergent = True
         report.first_divergent = first.name
-    cands = [r for r in report.rows if r.in_rule and r.mape is not None]
+    cands = [r for r in report.rows if r.in_rule and r.nrmse is not None]
     pool = [r for r in cands if r.is_tap] or cands
     if pool:
-        w = max(pool, key=lambda r: r.mape)
+        w = max(pool, key=lambda r: r.nrmse)
         w.worst = True
         report.worst_tap = w.name
     jumps = [r for r in cands if r.growth is not None]

@@ -133,8 +133,8 @@ class VerifyRow(Metrics):
     compares ort with itself; it is kept out of the first-divergent rule.
     Shapes/dtypes: per-side, *including* the leading sample axis.
     Rule results: ``diverged`` (the row crosses the rule's thresholds), ``first_divergent`` (the
-    first such row in model order), ``growth`` (mape / mape of the previous compared rule row;
-    None for the first or when that was 0), ``worst`` (largest mape among compared rule rows),
+    first such row in model order), ``growth`` (nrmse / nrmse of the previous compared rule row;
+    None for the first or when that was 0), ``worst`` (largest nrmse among compared rule rows),
     ``largest_jump`` (largest growth).
     Gate: ``judged`` (--max-mape applies to it), ``exceeded`` (its mape is above --max-mape).
     ``paired``: present on both sides (unpaired rows are listed only with --verbose).

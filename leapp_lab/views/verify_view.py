@@ -118,7 +118,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                    {"key": "nrmse", "label": "NRMSE", "y": [p.nrmse for p in prof], "log": True},
                    {"key": "max_abs", "label": "max |diff|", "y": [p.max_abs for p in prof], "log": True},
                    {"key": "cosine", "label": "cosine", "y": [p.cosine for p in prof], "log": False},
-                   {"key": "growth", "label": "growth (MAPE / previous)", "y": [p.growth for p in prof], "log": True}],
+                   {"key": "growth", "label": "growth (nrmse / previous)", "y": [p.growth for p in prof], "log": True}],
     } if prof else None
     n_fail = sum(x["status"] == "fail" for x in rows)
     n_cmp = sum(x["status"] != "uncompared" for x in rows)

@@ -216,3 +216,14 @@ def test_progress_counts_every_row_and_sample(fp16):
     total = sum(len(r.samples) for r in compared)
     assert seen[-1] == ("score", total, total)
     assert [d for _, d, _ in seen] == list(range(1, total + 1))
+
+
+def test_growth_profile_and_worst_are_measured_in_nrmse(fp16):
+    paths, build = fp16
+    rep = verify(paths["reference"], build.path, save=False)
+    judged = [r for r in rep.rows if r.in_rule and r.nrmse is not None]
+    assert len(judged) >= 3
+    for prev, r in zip(judged, judged[1:]):
+        assert r.growth == pytest.approx(r.nrmse / prev.nrmse, rel=1e-12)
+    taps = [r for r in judged if r.is_tap]
+    assert rep.worst_tap == max(taps, key=lambda r: r.nrmse).name

@@ -85,8 +85,8 @@ def verify_report(tmp_path=None, evil: bool = False) -> VerifyReport:
         samples = [SampleMetrics(sample=i, **_metrics_kwargs(eng[i], ref[i])) for i in range(2)]
         m = _metrics_kwargs(eng, ref)
         diverged = noise > 0
-        growth = (m["mape"] / prev) if prev else None
-        prev = m["mape"] or prev
+        growth = (m["nrmse"] / prev) if prev else None
+        prev = m["nrmse"] or prev
         rows.append(VerifyRow(name=name, kind=kind, order=order, status="compared", source=f"model.py:{order * 3}",
                               reference_source="torch", producer_op="Gemm", diverged=diverged,
                               first_divergent=name.startswith("tap_b"), growth=growth,
