@@ -110,7 +110,7 @@ def _caller_site() -> Site:
 
 
 # --------------------------------------------------------------------------------------------
-# modes (used by leapp_lab.taps.prepare)
+# modes (CaptureMode: leapp_lab.taps.eager_capture; ExportMode: leapp_lab.taps.onnx_export)
 # --------------------------------------------------------------------------------------------
 
 @dataclass
