@@ -68,6 +68,16 @@ function clearPlot(div) {
   div.replaceChildren();
 }
 
+// plotly draws its text in its own fixed dark grey: take the view's colour instead, so axis labels
+// and titles stay readable under a dark JupyterLab theme (the div is in the document by now)
+function themed(div, layout) {
+  const fg = (typeof getComputedStyle === "function" && div.isConnected && getComputedStyle(div).color) || "#444";
+  const grid = "rgba(128,128,128,0.3)";
+  layout.font = Object.assign({ color: fg }, layout.font || {});
+  for (const ax of ["xaxis", "yaxis"]) layout[ax] = Object.assign({ gridcolor: grid, linecolor: grid, zerolinecolor: grid }, layout[ax] || {});
+  return layout;
+}
+
 function drawHist(div, hist, title) {
   clearPlot(div);
   if (!hist || (hist.zero === 0 && hist.counts.length === 0)) {
@@ -86,7 +96,7 @@ function drawHist(div, hist, title) {
     xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
     yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
   };
-  globalThis.Plotly.newPlot(div, t.data, layout, { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+  globalThis.Plotly.newPlot(div, t.data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
 }
 
 function drawProfile(div, profile, metric, onPick) {
@@ -108,7 +118,7 @@ function drawProfile(div, profile, metric, onPick) {
                    paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
                    xaxis: { tickvals: xs, ticktext: profile.x, tickangle: -40, automargin: true },
                    yaxis: { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } } };
-  globalThis.Plotly.newPlot(div, data, layout, { displayModeBar: false, displaylogo: false, showLink: false });
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false });
   if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.ids[p.pointIndex]); });
 }
 
