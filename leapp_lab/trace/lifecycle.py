@@ -83,6 +83,7 @@ class LogCapture(logging.Handler):
         super().__init__(logging.DEBUG)
         self.records: list[LogRecord] = []
         self.section: str | None = None
+        self._propagate: bool | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -100,9 +101,20 @@ class LogCapture(logging.Handler):
         lg = logging.getLogger("leapp")
         if self not in lg.handlers:
             lg.handlers.insert(0, self)
+        # LEAPP's logger is DEBUG and propagates. Once anything has called logging.basicConfig()
+        # (onnxruntime's quantize_static does, through logging.warning), every LEAPP record, FX
+        # dumps included, is printed again by the root handler: a notebook cell drowns in DEBUG
+        # lines. LEAPP's own console handler, log.txt and this capture keep everything.
+        if self._propagate is None:
+            self._propagate = lg.propagate
+            lg.propagate = False
 
     def detach(self) -> None:
-        logging.getLogger("leapp").removeHandler(self)
+        lg = logging.getLogger("leapp")
+        lg.removeHandler(self)
+        if self._propagate is not None:
+            lg.propagate = self._propagate
+            self._propagate = None
 
     def fatal_messages(self, since: int = 0) -> list[str]:
         return [r.message for r in self.records[since:] if r.levelno == FATAL]
