@@ -10,10 +10,13 @@ user string is escaped for DOT, HTML-like labels and SVG.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
+
+_ARROW_IDS = itertools.count(1)
 
 # colours by verdict / flag (also used by the CSS legend)
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "skipped": "#757575",
@@ -187,9 +190,12 @@ def _layered_svg(drawing: Drawing) -> str:
         offset += breadth + (_GAP_X if horizontal else _GAP_Y + 24)
     width = max(xy[k][0] + size[k][0] for k in xy) + 10
     height = max(xy[k][1] + size[k][1] for k in xy) + 10
+    # One marker id per drawing: ids are page-global, and a marker defined inside a view on a hidden
+    # tab does not draw for the other views that reference it.
+    arrow = f"leapp-arrow-{next(_ARROW_IDS)}"
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}pt" height="{height:.0f}pt" '
              f'viewBox="0 0 {width:.1f} {height:.1f}" class="leapp-layered">',
-             '<defs><marker id="leapp-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
+             f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
              'markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#607d8b"/></marker></defs>']
     for a in drawing.arrows:
         if a.src not in xy or a.dst not in xy:
@@ -204,7 +210,7 @@ def _layered_svg(drawing: Drawing) -> str:
             c = f"C{sx:.1f},{(sy + ty) / 2:.1f} {tx:.1f},{(sy + ty) / 2:.1f} "
         style = ' stroke="#8e24aa" stroke-dasharray="4,3"' if a.feedback else ' stroke="#607d8b"'
         parts.append(f'<g class="edge"><path d="M{sx:.1f},{sy:.1f} {c}{tx:.1f},{ty:.1f}" fill="none"{style} '
-                     f'marker-end="url(#leapp-arrow)"/>'
+                     f'marker-end="url(#{arrow})"/>'
                      + (f'<text x="{(sx + tx) / 2:.1f}" y="{(sy + ty) / 2 - 3:.1f}" font-size="8" '
                         f'text-anchor="middle" fill="#455a64">{_attr(a.label)}</text>' if a.label else "")
                      + "</g>")

@@ -139,3 +139,15 @@ def test_refused_graph_and_several_graphs():
     assert "other: LEAPP refused: <no nodes>" in v["notes"]
     only = build_view(TraceReport(graphs=[refused]))
     assert only["table"]["rows"] == [] and only["table"]["first_divergent"] is None
+
+
+def test_layered_drawings_each_define_their_own_arrow_marker():
+    import re
+    from leapp_lab.views.trace_view import connectivity_drawing
+    r = trace_report()
+    svgs = [graphs.render_svg(connectivity_drawing(r.graph), prefer_dot=False)[0] for _ in range(2)]
+    ids = [re.findall(r'<marker id="([^"]+)"', s) for s in svgs]
+    assert all(len(i) == 1 for i in ids) and ids[0] != ids[1]
+    for s, (mid,) in zip(svgs, ids):
+        refs = set(re.findall(r'marker-end="url\(#([^)]+)\)"', s))
+        assert refs == {mid}
