@@ -263,3 +263,8 @@ class TraceReport(Report, Plain):
     def _repr_mimebundle_(self, include=None, exclude=None):
         from leapp_lab.views.widget import mimebundle
         return mimebundle(self, include=include, exclude=exclude)
+
+    def _ipython_display_(self):
+        # in a kernel: the static view and the widget as two outputs (leapp_lab.views.widget)
+        from leapp_lab.views.widget import display_view
+        display_view(self)

@@ -459,6 +459,11 @@ class VerifyReport(Report, Plain):
         from leapp_lab.views.widget import mimebundle
         return mimebundle(self, include=include, exclude=exclude)
 
+    def _ipython_display_(self):
+        # in a kernel: the static view and the widget as two outputs (leapp_lab.views.widget)
+        from leapp_lab.views.widget import display_view
+        display_view(self)
+
 
 def _csv(v: Any) -> str:
     if v is None:

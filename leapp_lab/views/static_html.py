@@ -48,15 +48,27 @@ def row_attrs(r: dict[str, Any]) -> str:
     return a
 
 
-def render_static(view: dict[str, Any], include_css: bool = True) -> str:
+# The static output published just before a live view (widget.display_view) hides the widget output
+# that follows it while it is on the page: a live view takes its static output off the page first
+# (extensions/leapp_view.js), so what this hides is "Loading widget..." or, in a notebook reopened
+# without the widget's model, "Error displaying widget: model not found". Class names: JupyterLab 4
+# and Notebook 7 output areas; elsewhere the rule matches nothing.
+STATIC_COMPANION_CSS = (".jp-OutputArea-child:has([data-leapp-static]) + .jp-OutputArea-child"
+                        ":has(> .jupyter-widgets) { display: none; }")
+
+
+def render_static(view: dict[str, Any], include_css: bool = True, static_id: str = "") -> str:
     t = view.get("table") or {}
     cols = t.get("columns") or []
     rows = t.get("rows") or []
     out = []
     if include_css:
         out.append(f"<style>{assets.renderer_css()}</style>")
+    if static_id:
+        out.append(f"<style>{STATIC_COMPANION_CSS}</style>")
+    marker = f' data-leapp-static="{esc(static_id)}"' if static_id else ""
     out.append(f'<div class="leapp-view leapp-static" data-leapp-kind="{esc(view.get("kind"))}" '
-               f'data-leapp-status="{esc(view.get("status"))}">')
+               f'data-leapp-status="{esc(view.get("status"))}"{marker}>')
     out.append(f'<div class="leapp-head"><div class="leapp-title"><span class="leapp-dot leapp-{esc(view.get("status"))}">'
                f'</span>{esc(view.get("title"))}</div>')
     if view.get("subtitle"):

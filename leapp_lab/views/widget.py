@@ -5,10 +5,19 @@
 and ``sample`` (sample key), and setting those from Python moves the selection in the browser.
 ``mimebundle(report)`` is what reports return from ``_repr_mimebundle_``: ``text/plain`` and a
 script-free ``text/html`` always, plus the widget when a kernel is there to talk to.
+
+``display_view`` is what ``display(report)`` does in a kernel (reports' ``_ipython_display_``): two
+outputs, the static view (``text/html``, marked ``data-leapp-static=ID``) and then the widget alone.
+JupyterLab and Notebook 7 give a widget output to their widget renderer even when its model is gone
+(a reopened notebook), so the static view must be an output of its own to survive. While the widget
+is live its module takes the static view out of the page (one view, not two); without the widget the
+static view stays, and its CSS hides the "model not found" line of the widget output right after it.
 """
 from __future__ import annotations
 
 from typing import Any
+
+import uuid
 
 import anywidget
 import traitlets
@@ -35,6 +44,8 @@ class LeappView(anywidget.AnyWidget):
     view = traitlets.Dict().tag(sync=True)
     selected = traitlets.Unicode("").tag(sync=True)    # row id shown in the histogram panel
     sample = traitlets.Unicode("").tag(sync=True)      # sample key of that row ("" = the row's default)
+    # data-leapp-static of this view's static output: the live view takes that output off the page
+    _static_id = traitlets.Unicode("").tag(sync=True)
 
     @traitlets.default("_esm")
     def _default_esm(self) -> str:
@@ -53,6 +64,7 @@ class LeappView(anywidget.AnyWidget):
         view = to_jsonable(view)          # strict JSON: NaN/Inf -> null
         first = (view.get("table") or {}).get("first_divergent") or ""
         kwargs.setdefault("selected", first)
+        kwargs.setdefault("_static_id", uuid.uuid4().hex)
         super().__init__(view=view, **kwargs)
         self.report = report
 
@@ -95,6 +107,21 @@ class LeappView(anywidget.AnyWidget):
         return _filter(data, include, exclude)
 
 
+    def _ipython_display_(self) -> None:
+        display_view(self.report, widget=self)
+
+    def widget_bundle(self) -> dict:
+        """The widget output of ``display_view``: the widget and one line of text, no HTML (front-ends
+        that cannot draw the widget show the static output published just before it)."""
+        data = super()._repr_mimebundle_() or {}
+        if isinstance(data, tuple):
+            data = data[0]
+        data = dict(data)
+        data.pop("text/html", None)
+        data["text/plain"] = "leapp_lab interactive view (the static view is the output above)"
+        return data
+
+
 def _in_kernel() -> bool:
     try:
         from IPython import get_ipython
@@ -128,9 +155,32 @@ def mimebundle(report: Any, include: Any = None, exclude: Any = None, widget: bo
     return _filter({"text/plain": text_plain(report), "text/html": render_static(view)}, include, exclude)
 
 
+def static_bundle(report: Any, view: dict, static_id: str = "") -> dict:
+    return {"text/plain": text_plain(report) if report is not None else "leapp_lab view",
+            "text/html": render_static(view, static_id=static_id)}
+
+
+def display_view(report: Any = None, widget: LeappView | None = None) -> None:
+    """Publish the static view as its own output, then the widget (see the module docstring).
+
+    Outside a kernel, or when the widget cannot be made, only the static output is published."""
+    from IPython.display import display
+    if widget is None and _in_kernel():
+        try:
+            widget = LeappView(report)
+        except Exception as exc:   # no comm, no anywidget front-end...: the static view still shows
+            import warnings
+            warnings.warn(f"leapp_lab: interactive view unavailable ({type(exc).__name__}: {exc}); "
+                          f"showing the static HTML view", stacklevel=2)
+    if widget is None:
+        display(static_bundle(report, build_view(report)), raw=True)
+        return
+    display(static_bundle(widget.report, widget.view, widget._static_id), raw=True)
+    display(widget.widget_bundle(), raw=True)
+
+
 def show(report: Any) -> LeappView:
     """Display the interactive view of ``report`` and return the widget (to read its selection)."""
-    from IPython.display import display
     w = LeappView(report)
-    display(w)
+    display_view(report, widget=w)
     return w

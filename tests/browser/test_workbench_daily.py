@@ -40,7 +40,7 @@ def test_two_views_rerun_and_dark_theme(lab, page, artifacts_dir):
 
     # the same node/port names in both views: a click in one never moves the other
     wait_hist(page, A, "scale/y/1", "1")                  # A opens on its first failing row
-    b_before = hist_state(page, B)
+    b_before = wait_hist(page, B, "scale/y/0")           # B live too (its static output is off the page)
     page.locator(A).locator("tr[data-leapp-row='scale/y/2']").click()
     wait_hist(page, A, "scale/y/2", "2")
     page.keyboard.press("ArrowUp")
