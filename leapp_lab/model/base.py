@@ -62,6 +62,24 @@ class Report:
         return directory
 
 
+class Viewable:
+    """Display protocol shared by the reports that have views (trace, verify). Rendering lives in
+    ``leapp_lab.views`` and is imported on use, so the model stays free of view code."""
+
+    def to_html(self, path=None):
+        from leapp_lab.views.html import to_html
+        return to_html(self, path)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from leapp_lab.views.widget import mimebundle
+        return mimebundle(self, include=include, exclude=exclude)
+
+    def _ipython_display_(self):
+        # in a kernel: the static view and the widget as two outputs (leapp_lab.views.widget)
+        from leapp_lab.views.widget import display_view
+        display_view(self)
+
+
 def resolve_report_path(path: str | os.PathLike) -> Path:
     """Accept a run folder, its report.json, or a folder holding ``latest`` (a runs root)."""
     from .runs import latest_run, lab_dir

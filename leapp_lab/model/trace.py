@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .base import Report, register
+from .base import Report, Viewable, register
 from .dc import Plain
 from .jsonio import load_npz
 
@@ -186,7 +186,7 @@ class GraphReport(Plain):
 
 @register
 @dataclass
-class TraceReport(Report, Plain):
+class TraceReport(Viewable, Report, Plain):
     kind: ClassVar[str] = "trace"
     graphs: list[GraphReport] = field(default_factory=list)
     created: str | None = None
@@ -255,16 +255,3 @@ class TraceReport(Report, Plain):
     def __str__(self) -> str:
         from leapp_lab.views.text_trace import render_trace
         return render_trace(self)
-
-    def to_html(self, path=None):
-        from leapp_lab.views.html import to_html
-        return to_html(self, path)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from leapp_lab.views.widget import mimebundle
-        return mimebundle(self, include=include, exclude=exclude)
-
-    def _ipython_display_(self):
-        # in a kernel: the static view and the widget as two outputs (leapp_lab.views.widget)
-        from leapp_lab.views.widget import display_view
-        display_view(self)

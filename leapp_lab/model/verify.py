@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .base import Report, register
+from .base import Report, Viewable, register
 from .dc import Plain, fields_from_dict
 
 #: Row statuses. ``compared``: both sides present and comparable. ``no-reference``: the build
@@ -238,7 +238,7 @@ class ProfilePoint(Plain):
 
 @register
 @dataclass
-class VerifyReport(Report, Plain):
+class VerifyReport(Viewable, Report, Plain):
     """``leapp_lab.verify(reference_npz, build)``: every output and tap compared, in model order.
 
     ``reference``: path of the reference npz; ``build``: the build folder or .tgz; ``engine``: its
@@ -450,19 +450,6 @@ class VerifyReport(Report, Plain):
     def __str__(self) -> str:
         from leapp_lab.views.text_verify import render_verify
         return render_verify(self)
-
-    def to_html(self, path=None):
-        from leapp_lab.views.html import to_html
-        return to_html(self, path)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from leapp_lab.views.widget import mimebundle
-        return mimebundle(self, include=include, exclude=exclude)
-
-    def _ipython_display_(self):
-        # in a kernel: the static view and the widget as two outputs (leapp_lab.views.widget)
-        from leapp_lab.views.widget import display_view
-        display_view(self)
 
 
 def _csv(v: Any) -> str:
