@@ -168,7 +168,10 @@ export function renderView(el, view, host) {
   const tbody = h("tbody", {});
   const thead = h("thead", {});
   const tableEl = h("table", { class: "leapp-table" }, thead, tbody);
-  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": "divergent", on: { change: e => { state.onlyBad = e.target.checked; fillRows(); } } });
+  // After a toolbar click, focus goes back to the table: ↑/↓ keep moving rows instead of reaching the
+  // notebook, which would move between cells in command mode.
+  const refocus = () => { if (wrap.isConnected) wrap.focus({ preventScroll: true }); };
+  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": "divergent", on: { change: e => { state.onlyBad = e.target.checked; fillRows(); refocus(); } } });
   const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
   // data-lm-suppress-shortcuts: JupyterLab must not take ↑/↓ to move between notebook cells here
   const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", "data-lm-suppress-shortcuts": "true",
@@ -179,7 +182,7 @@ export function renderView(el, view, host) {
       h("div", { class: "leapp-left" },
         h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-ttitle" }, table.title || ""),
           h("label", {}, filterBox, " " + (table.filter_label || "divergent only")),
-          sortInfo, h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => { state.sortKey = null; fillRows(); } } }, "back to model order")),
+          sortInfo, h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => { state.sortKey = null; fillRows(); refocus(); } } }, "back to model order")),
         table.rule ? h("div", { class: "leapp-rule" }, table.rule) : null,
         wrap),
       histPanel));
@@ -187,7 +190,7 @@ export function renderView(el, view, host) {
   const headRow = h("tr", {});
   for (const c of table.columns || []) {
     headRow.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type, title: "sort by " + c.label,
-      on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = c.type === "num" ? -1 : 1; } fillRows(); } } }, c.label));
+      on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = c.type === "num" ? -1 : 1; } fillRows(); refocus(); } } }, c.label));
   }
   thead.append(headRow);
   const rowEls = new Map();

@@ -79,6 +79,14 @@ def test_tutorial_in_jupyterlab(lab, page, artifacts_dir):
     verify.locator("input[data-leapp-filter]").check()
     assert {r[1] for r in _rows(page, VERIFY)} == {"fail"}
     verify.locator("[data-leapp-sort-reset]").click()
+    # after a toolbar click the keys still belong to the table, not to the notebook's cells
+    selected = verify.locator("tr.leapp-selected").get_attribute("data-leapp-row")
+    cell_before = page.evaluate(active)
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("j")
+    assert page.evaluate(active) == cell_before
+    page.wait_for_function(f"() => document.querySelector(\"{VERIFY} tr.leapp-selected\")"
+                           f".getAttribute('data-leapp-row') !== {selected!r}", timeout=5000)
     page.screenshot(path=str(artifacts_dir / "lab_verify_view.png"))
     verify.locator("[data-leapp-tab='profile']").click()
     page.wait_for_selector(f"{VERIFY} .leapp-profile .main-svg")
