@@ -152,7 +152,7 @@ export function renderView(el, view, host) {
   const panels = {};
   root.append(tabBar);
   for (const t of view.tabs || []) {
-    tabBar.append(h("button", { class: "leapp-tab", "data-leapp-tab": t.id, role: "tab", on: { click: () => showTab(t.id) } }, t.label));
+    tabBar.append(h("button", { class: "leapp-tab", "data-leapp-tab": t.id, role: "tab", on: { click: () => { showTab(t.id); if (t.id === "table") refocus(); } } }, t.label));
     panels[t.id] = h("div", { class: "leapp-panel", "data-leapp-panel": t.id });
     root.append(panels[t.id]);
   }
