@@ -26,10 +26,6 @@ def _port_text(p: Any) -> str:
     return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"
 
 
-def _row_prefix(graph: Any, many: bool, label: str | None = None) -> str:
-    return f"{label or graph.name}:" if many else ""
-
-
 def graph_labels(graphs: list[Any]) -> list[str]:
     """One distinct label per graph: a script that compiles the same graph name twice (a sweep, a
     second backend) gets ``name``, ``name#2``, ... so row and node ids stay unique."""
@@ -156,7 +152,7 @@ def trace_view(report: Any) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     graphs, nodes, hazards_all, log = [], {}, [], []
     for g, label in zip(report.graphs, graph_labels(report.graphs)):
-        prefix = _row_prefix(g, many, label)
+        prefix = f"{label}:" if many else ""
         hz = [{"kind": h.kind, "node": h.node, "port": h.port, "samples": list(h.samples),
                "message": h.message, "graph": label} for h in g.hazards]
         hazards_all += hz

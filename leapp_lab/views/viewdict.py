@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any
 
 VIEW_SCHEMA = 1
-STATUSES = ("pass", "fail", "uncompared")
 
 
 def build_view(report: Any) -> dict[str, Any]:
