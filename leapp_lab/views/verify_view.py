@@ -84,11 +84,11 @@ def verify_view(report: Any) -> dict[str, Any]:
     for r in report.table():
         status = row_status(r)
         samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
-                    "hist": hist_dict(r.hist.to_dict() if r.hist else None), "metrics": _metrics(r),
+                    "hist": hist_dict(r.hist), "metrics": _metrics(r),
                     "inputs": [], "note": r.note}]
         for s in r.samples:
             samples.append({"key": str(s.sample), "label": f"sample {s.sample}",
-                            "hist": hist_dict(s.hist.to_dict() if s.hist else None), "metrics": _metrics(s),
+                            "hist": hist_dict(s.hist), "metrics": _metrics(s),
                             "inputs": inputs.get(s.sample, []), "note": r.note})
         info = [["kind", r.kind], ["model order", r.order], ["status", _tap_status(r)],
                 ["reference from", r.reference_source], ["source line", r.source],
