@@ -9,12 +9,13 @@ user string is escaped for DOT, HTML-like labels and SVG.
 """
 from __future__ import annotations
 
-import html
 import itertools
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
+
+from .static_html import esc
 
 _ARROW_IDS = itertools.count(1)
 
@@ -82,7 +83,7 @@ def _html_label(box: Box) -> str:
 
 def _hl(s: str) -> str:
     # Graphviz HTML-like labels: escape markup; ']' and '[' are fine, but keep it printable
-    return html.escape(str(s), quote=True) or " "
+    return esc(s) or " "
 
 
 def to_dot(drawing: Drawing) -> str:
@@ -118,12 +119,8 @@ def _dot_svg(drawing: Drawing) -> str:
     # hook attributes on the node groups dot wrote with our ids
     for i, b in enumerate(drawing.boxes):
         svg = svg.replace(f'<g id="leapp_n{i}" class="node">',
-                          f'<g id="leapp_n{i}" class="node leapp-{b.kind}" {b.attr}="{_attr(b.key)}">', 1)
+                          f'<g id="leapp_n{i}" class="node leapp-{b.kind}" {b.attr}="{esc(b.key)}">', 1)
     return svg
-
-
-def _attr(s: str) -> str:
-    return html.escape(str(s), quote=True)
 
 
 # -- the fallback: a layered layout drawn by hand -------------------------------------------------
@@ -212,7 +209,7 @@ def _layered_svg(drawing: Drawing) -> str:
         parts.append(f'<g class="edge"><path d="M{sx:.1f},{sy:.1f} {c}{tx:.1f},{ty:.1f}" fill="none"{style} '
                      f'marker-end="url(#{arrow})"/>'
                      + (f'<text x="{(sx + tx) / 2:.1f}" y="{(sy + ty) / 2 - 3:.1f}" font-size="8" '
-                        f'text-anchor="middle" fill="#455a64">{_attr(a.label)}</text>' if a.label else "")
+                        f'text-anchor="middle" fill="#455a64">{esc(a.label)}</text>' if a.label else "")
                      + "</g>")
     for b in drawing.boxes:
         (x, y), (w, h) = xy[b.key], size[b.key]
@@ -220,10 +217,10 @@ def _layered_svg(drawing: Drawing) -> str:
         fill = FILLS.get(b.kind, "#ffffff")
         rx = h / 2 if b.shape == "ellipse" else 6
         texts = [f'<text x="{x + _PAD:.1f}" y="{y + _PAD + 10:.1f}" font-size="10" font-weight="bold" '
-                 f'fill="#212121">{_attr(b.title)}</text>']
+                 f'fill="#212121">{esc(b.title)}</text>']
         texts += [f'<text x="{x + _PAD:.1f}" y="{y + _PAD + 10 + (i + 1) * _LINE_H:.1f}" font-size="9" '
-                  f'fill="#333333">{_attr(t)}</text>' for i, t in enumerate(b.lines)]
-        parts.append(f'<g class="node leapp-{b.kind}" {b.attr}="{_attr(b.key)}"><title>{_attr(b.key)}</title>'
+                  f'fill="#333333">{esc(t)}</text>' for i, t in enumerate(b.lines)]
+        parts.append(f'<g class="node leapp-{b.kind}" {b.attr}="{esc(b.key)}"><title>{esc(b.key)}</title>'
                      f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx:.1f}" '
                      f'fill="{fill}" stroke="{color}" stroke-width="1.4"/>' + "".join(texts) + "</g>")
     parts.append("</svg>")
