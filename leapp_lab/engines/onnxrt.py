@@ -28,6 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from leapp_lab.taps.graph_edit import rename_value, value_types
 from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 from leapp_lab.taps.manifest import TapEntry
 
@@ -145,21 +146,6 @@ class OrtRunner(Runner):
 
 
 # -- conversions ------------------------------------------------------------------------------
-def _value_types(model: onnx.ModelProto) -> dict[str, int]:
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - custom ops etc.: fall back to what the model declares
-        inferred = model
-    g = inferred.graph
-    types = {}
-    for vi in list(g.value_info) + list(g.input) + list(g.output):
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            types[vi.name] = vi.type.tensor_type.elem_type
-    for init in g.initializer:
-        types[init.name] = init.data_type
-    return types
-
-
 def convert_fp16_emulated(model: onnx.ModelProto) -> onnx.ModelProto:
     """fp32 graph that rounds like fp16: every float32 initializer rounded to float16 (and back),
     every float32 activation (graph inputs and node outputs) sent through Cast(fp16)->Cast(fp32).
@@ -168,7 +154,7 @@ def convert_fp16_emulated(model: onnx.ModelProto) -> onnx.ModelProto:
     m = onnx.ModelProto()
     m.CopyFrom(model)
     g = m.graph
-    types = _value_types(m)
+    types = {name: et for name, (et, _) in value_types(m).items()}
     for init in g.initializer:
         if init.data_type == TensorProto.FLOAT:
             a = numpy_helper.to_array(init)
@@ -346,7 +332,7 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
                 found = next(iter(cands.values()))
         if found:
             if t.name in available:  # the float value carries the tap's name: free the name
-                _rename_value(g, t.name, t.name + "__float")
+                rename_value(g, t.name, t.name + "__float")
                 available.add(t.name + "__float")
                 if found[0] == t.name:
                     found = (t.name + "__float",) + found[1:]
@@ -405,24 +391,6 @@ def _quantized_form(converted: onnx.ModelProto, value: str):
     return None
 
 
-def _load_saved(p: Path) -> onnx.ModelProto:
-    return onnx.load(str(p))
-
-
-def _rename_value(g: onnx.GraphProto, old: str, new: str) -> None:
-    """Rename an internal value of the engine graph (no kernel changes: names only)."""
-    for n in g.node:
-        for i, x in enumerate(n.input):
-            if x == old:
-                n.input[i] = new
-        for i, x in enumerate(n.output):
-            if x == old:
-                n.output[i] = new
-    for vi in g.value_info:
-        if vi.name == old:
-            vi.name = new
-
-
 def _fused_into(converted: onnx.ModelProto, value: str) -> str:
     for n in converted.graph.node:
         if value in n.output:
@@ -449,7 +417,7 @@ class OrtEngine(Engine):
         tapped, bindings = bind_taps(engine_untapped, converted, taps)
         lost = [t for t in taps if bindings[t.name][0] == "unbound"]
         if lost:
-            tapped, bindings = self._unfuse(converted, taps, lost, bindings, workdir, log)
+            tapped, bindings = self._unfuse(converted, taps, lost, workdir, log) or (tapped, bindings)
         art = workdir / "engine.onnx"
         onnx.save(tapped, str(art))
         k_untapped = session_kernels(engine_untapped, workdir, "untapped", optimize=False)
@@ -467,14 +435,15 @@ class OrtEngine(Engine):
     def runner(self, artifact: Path) -> Runner:
         return OrtRunner(artifact, optimize=False)
 
-    def _unfuse(self, converted, taps, lost, bindings, workdir: Path, log):
+    def _unfuse(self, converted, taps, lost, workdir: Path, log):
         """Taps whose tensors onnxruntime fused away: optimise the converted graph again with those
         tensors as outputs (which keeps that fusion from happening), then bind every tap on it. The
-        tapped engine then differs from the untapped one; the observer-effect record shows how."""
+        tapped engine then differs from the untapped one; the observer-effect record shows how.
+        None when no lost tensor exists in the converted graph (the first binding stands)."""
         values = {o for n in converted.graph.node for o in n.output if o}
         keep = [t for t in lost if t.value in values]
         if not keep:
-            return bind_taps(_load_saved(workdir / "engine.untapped.onnx"), converted, taps)
+            return None
         c2 = onnx.ModelProto()
         c2.CopyFrom(converted)
         have = {o.name for o in c2.graph.output}
