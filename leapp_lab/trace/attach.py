@@ -25,7 +25,8 @@ from typing import Any
 
 from leapp_lab.model.trace import GraphReport, TraceReport
 from leapp_lab.trace import lifecycle
-from leapp_lab.trace.capture import CompileOutcome, build_graph, compile_captured, snapshot
+from leapp_lab.trace.capture import (CompileOutcome, build_graph, compile_captured, compiled_status,
+                                     snapshot)
 from leapp_lab.trace.persist import diagnose, new_report, save_graph_run
 from leapp_lab.trace.session import _jsonable_options
 
@@ -125,16 +126,8 @@ class Attachment:
         s.compiled = True
         lifecycle.flush_file_log()
         if outcome.compile_error is not None:
-            e = outcome.compile_error
-            status, msg = "refused", f"{type(e).__name__}: {e}"
             self.dirty = True
-        else:
-            status, msg = ("dry-run" if s.start_options.get("dry_run") else "compiled"), None
-            lo, hi = outcome.validation_log
-            fatal = [r.message for i, r in enumerate(s.capture.records)
-                     if r.levelno == lifecycle.FATAL and not (lo <= i < hi)]
-            if fatal:   # LEAPP refused something and the script swallowed it
-                status, msg = "refused", fatal[-1]
+        status, msg = compiled_status(outcome, s.capture.records, s.start_options.get("dry_run"))
         self._save(s, outcome, status, msg, opts)
         if outcome.raised is not None:
             raise outcome.raised

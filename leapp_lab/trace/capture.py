@@ -120,6 +120,22 @@ def compile_captured(original: Callable, capture: lifecycle.LogCapture, *, visua
     return out
 
 
+def compiled_status(outcome: CompileOutcome, records: list[LogRecord],
+                    dry_run: bool) -> tuple[str, str | None]:
+    """(status, message) of a session that reached compile_graph: "refused" when LEAPP's compile
+    raised, or when it logged a FATAL outside the validation phase (strict validation's own verdict
+    is not a refusal) that the script swallowed; else "compiled" / "dry-run"."""
+    if outcome.compile_error is not None:
+        e = outcome.compile_error
+        return "refused", f"{type(e).__name__}: {e}"
+    lo, hi = outcome.validation_log
+    fatal = [r.message for i, r in enumerate(records)
+             if r.levelno == lifecycle.FATAL and not (lo <= i < hi)]
+    if fatal:
+        return "refused", fatal[-1]
+    return ("dry-run" if dry_run else "compiled"), None
+
+
 # -- turning the live LEAPP objects into a report ------------------------------------------------
 
 def _sample_value(td, k: int):

@@ -19,7 +19,8 @@ from typing import Any
 
 from leapp_lab.model.trace import TraceReport
 from leapp_lab.trace import lifecycle
-from leapp_lab.trace.capture import CompileOutcome, build_graph, compile_captured, snapshot
+from leapp_lab.trace.capture import (CompileOutcome, build_graph, compile_captured, compiled_status,
+                                     snapshot)
 from leapp_lab.trace.persist import diagnose, save_graph_run
 
 
@@ -131,17 +132,8 @@ class TraceSession:
         else:
             outcome = compile_captured(leapp.compile_graph, self.capture, **co)
             self.result = outcome.result
-            if outcome.compile_error is not None:
-                status, msg = "refused", f"{type(outcome.compile_error).__name__}: {outcome.compile_error}"
-            else:
-                status = "dry-run" if self.start_options["dry_run"] else "compiled"
-                msg = None
-                # a FATAL LEAPP logged and someone swallowed (not the strict validation raise)
-                lo, hi = outcome.validation_log
-                fatal = [r.message for i, r in enumerate(self.capture.records)
-                         if r.levelno == lifecycle.FATAL and not (lo <= i < hi)]
-                if fatal:
-                    status, msg = "refused", fatal[-1]
+            status, msg = compiled_status(outcome, self.capture.records,
+                                          self.start_options["dry_run"])
         lifecycle.flush_file_log()
         graph, arrays = build_graph(self.graph_name, self.graph_dir, outcome, self.capture.records,
                                     status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
