@@ -54,20 +54,6 @@ def hard_reset() -> None:
     mgr.reset_nodes()
 
 
-def release_dead_nodes() -> None:
-    """After a normal stop: nothing to undo but make sure no patch or lock survived."""
-    from leapp.export_manager import ExportManager
-    from leapp.utils.tracing_lock import TracingLock
-
-    mgr = manager()
-    if TracingLock().is_active:
-        TracingLock().reset()
-    if ExportManager.is_interpret_graph_enabled():
-        ExportManager.set_interpret_graph(False)
-    if mgr.patcher.installed:
-        mgr.patcher.uninstall()
-
-
 def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
@@ -116,8 +102,8 @@ class LogCapture(logging.Handler):
             lg.propagate = self._propagate
             self._propagate = None
 
-    def fatal_messages(self, since: int = 0) -> list[str]:
-        return [r.message for r in self.records[since:] if r.levelno == FATAL]
+    def fatal_messages(self) -> list[str]:
+        return [r.message for r in self.records if r.levelno == FATAL]
 
 
 def _drop(record: logging.LogRecord) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 from leapp_lab.model import RunFolder, lab_dir, save_npz
 from leapp_lab.model.jsonio import atomic_write_text
 from leapp_lab.model.trace import GraphReport, LogRecord, TraceReport
+from leapp_lab.trace import hazards
 
 ARRAYS_FILE = "arrays.npz"
 HASHES_FILE = "models.sha256"
@@ -39,20 +40,10 @@ def new_report(graphs: list[GraphReport] | None = None, **kw) -> TraceReport:
 
 
 def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray]) -> None:
-    """Fill ``graph.hazards`` with H2's rules when they are installed (they may not be yet)."""
+    """Fill ``graph.hazards``; a rule that raises is logged, never costs the user the report."""
     try:
-        from leapp_lab.trace.hazards import diagnose as _diagnose
-    except ModuleNotFoundError as exc:
-        if exc.name == "leapp_lab.trace.hazards":
-            return   # the rules are not installed: no hazards, everything else stands
-        _diagnose = exc
-    except ImportError as exc:
-        _diagnose = exc
-    try:
-        if isinstance(_diagnose, BaseException):
-            raise _diagnose
-        graph.hazards = list(_diagnose(graph, arrays) or [])
-    except Exception as exc:  # a broken rule must not cost the user the report
+        graph.hazards = hazards.diagnose(graph, arrays)
+    except Exception as exc:
         graph.log.append(LogRecord("ERROR", 40, f"leapp_lab: hazard diagnosis failed: "
                                                 f"{type(exc).__name__}: {exc}", "leapp_lab"))
         print(f"leapp_lab: hazard diagnosis failed for graph {graph.name!r}: {exc}", file=sys.stderr)
