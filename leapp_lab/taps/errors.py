@@ -1,20 +1,13 @@
 """Errors raised by prepare; the CLI turns them into exit status 2 with the message alone."""
 from __future__ import annotations
 
-import re
-
-from .marker import DuplicateTapError, TapError  # noqa: F401  (re-exported)
-
 # exporter and onnxruntime messages carry terminal colours that would garble a one-line reason
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+from ..trace.lifecycle import strip_ansi
+from .marker import DuplicateTapError, TapError  # noqa: F401  (re-exported)
 
 
 class PrepareError(ValueError):
     """Bad input to prepare: the message names the file, tap or sample and what to do."""
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 def first_line(exc: BaseException) -> str:
