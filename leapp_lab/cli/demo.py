@@ -7,7 +7,6 @@ first, the frozen-constant hazard, the FX literal that holds the frozen value) a
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -24,6 +23,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def diagnosis_lines(report) -> list[str]:
+    from leapp_lab.views.text_trace import fx_line
+
     g = report.graph
     L = ["Diagnosis"]
     failing = [c for c in g.checks if c.passed is False]
@@ -46,9 +47,7 @@ def diagnosis_lines(report) -> list[str]:
     for n in g.nodes:
         for f in (n.fx.nodes if n.fx else []):
             if f.suspect:
-                line = next((s.strip().split(";")[0] for s in n.fx.code.splitlines()
-                             if s.strip().startswith(f"{f.name} = ")), f.name)
-                L.append(f"  frozen literal in the FX graph of {n.name!r}: {line}")
+                L.append(f"  frozen literal in the FX graph of {n.name!r}: {fx_line(n, f)}")
     return L
 
 
@@ -62,16 +61,7 @@ def main(args) -> int:
     print()
     print("\n".join(diagnosis_lines(report)))
     html = out / "report.html"
-    try:
-        from leapp_lab.views.html import to_html
-    except ImportError as exc:
-        if exc.name and not exc.name.startswith("leapp_lab"):
-            raise
-        print(f"\nnote: the HTML view (leapp_lab.views.html) is not available yet ({exc}); "
-              f"the report is saved in {report.path} and can be rendered later with "
-              f"`leapp-lab report {report.path}`", file=sys.stderr)
-        return 0
-    to_html(report, html)
+    report.to_html(html)
     print(f"\nreport: {html}")
     print(f"run folder: {report.path}")
     return 0

@@ -33,7 +33,8 @@ def _samples(ks) -> str:
     return ",".join(map(str, ks))
 
 
-def _fx_line(node, fx_node) -> str:
+def fx_line(node, fx_node) -> str:
+    """The line of the node's FX code that defines ``fx_node`` (its call, rebuilt if absent)."""
     for line in (node.fx.code or "").splitlines():
         s = line.strip()
         if s.startswith(f"{fx_node.name} = "):
@@ -115,7 +116,7 @@ def render_graph(g) -> list[str]:
         L.append("  suspect literals in the FX graphs (a live value frozen at trace time?):")
         for n, f in suspects:
             lits = ", ".join(repr(v) for v in f.literals)
-            L.append(f"    {n.name}: {_fx_line(n, f)}    <- literal {lits}")
+            L.append(f"    {n.name}: {fx_line(n, f)}    <- literal {lits}")
 
     if g.hazards:
         L.append(f"  hazards ({len(g.hazards)}):")
