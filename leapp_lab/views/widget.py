@@ -96,16 +96,17 @@ class LeappView(anywidget.AnyWidget):
         return v
 
     # -- display ------------------------------------------------------------------------------------
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any):
+    def _widget_data(self, **kwargs: Any) -> dict:
+        """anywidget's own bundle (the widget mime type and its text)."""
         data = super()._repr_mimebundle_(**kwargs) or {}
-        if isinstance(data, tuple):
-            data = data[0]
-        data = dict(data)
+        return dict(data[0] if isinstance(data, tuple) else data)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any):
+        data = self._widget_data(**kwargs)
         data["text/html"] = render_static(self.view)
         if self.report is not None:
             data["text/plain"] = text_plain(self.report)
         return _filter(data, include, exclude)
-
 
     def _ipython_display_(self) -> None:
         display_view(self.report, widget=self)
@@ -113,10 +114,7 @@ class LeappView(anywidget.AnyWidget):
     def widget_bundle(self) -> dict:
         """The widget output of ``display_view``: the widget and one line of text, no HTML (front-ends
         that cannot draw the widget show the static output published just before it)."""
-        data = super()._repr_mimebundle_() or {}
-        if isinstance(data, tuple):
-            data = data[0]
-        data = dict(data)
+        data = self._widget_data()
         data.pop("text/html", None)
         data["text/plain"] = "leapp_lab interactive view (the static view is the output above)"
         return data
@@ -139,18 +137,25 @@ def _filter(data: dict, include: Any, exclude: Any) -> dict:
     return data
 
 
+def _make_widget(report: Any, view: dict | None = None) -> LeappView | None:
+    """The widget, or None with a warning (no comm, no anywidget front-end...): the static view
+    still shows."""
+    try:
+        return LeappView(report, view=view)
+    except Exception as exc:
+        import warnings
+        warnings.warn(f"leapp_lab: interactive view unavailable ({type(exc).__name__}: {exc}); "
+                      f"showing the static HTML view", stacklevel=3)
+        return None
+
+
 def mimebundle(report: Any, include: Any = None, exclude: Any = None, widget: bool | None = None) -> dict:
     """``text/plain`` + ``text/html`` (+ the widget when running in a kernel, or ``widget=True``)."""
     want_widget = _in_kernel() if widget is None else widget
     view = build_view(report)
     if want_widget and not (include and WIDGET_MIME not in include) and not (exclude and WIDGET_MIME in exclude):
-        try:
-            w = LeappView(report, view=view)
-        except Exception as exc:   # no comm, no anywidget front-end...: the static views still show
-            import warnings
-            warnings.warn(f"leapp_lab: interactive view unavailable ({type(exc).__name__}: {exc}); "
-                          f"showing the static HTML view", stacklevel=2)
-        else:
+        w = _make_widget(report, view)
+        if w is not None:
             return w._repr_mimebundle_(include=include, exclude=exclude)
     return _filter({"text/plain": text_plain(report), "text/html": render_static(view)}, include, exclude)
 
@@ -165,16 +170,12 @@ def display_view(report: Any = None, widget: LeappView | None = None) -> None:
 
     Outside a kernel, or when the widget cannot be made, only the static output is published."""
     from IPython.display import display
-    if widget is None and _in_kernel():
-        try:
-            widget = LeappView(report)
-        except Exception as exc:   # no comm, no anywidget front-end...: the static view still shows
-            import warnings
-            warnings.warn(f"leapp_lab: interactive view unavailable ({type(exc).__name__}: {exc}); "
-                          f"showing the static HTML view", stacklevel=2)
     if widget is None:
-        display(static_bundle(report, build_view(report)), raw=True)
-        return
+        view = build_view(report)
+        widget = _make_widget(report, view) if _in_kernel() else None
+        if widget is None:
+            display(static_bundle(report, view), raw=True)
+            return
     display(static_bundle(widget.report, widget.view, widget._static_id), raw=True)
     display(widget.widget_bundle(), raw=True)
 
