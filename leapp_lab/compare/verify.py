@@ -42,11 +42,7 @@ def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
         m.hist = Hist.of(st.hist)
 
 
-def rule_text(rule: DivergenceRule) -> str:
-    return rule.describe()
-
-
-def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
+def _entries(build) -> dict[str, dict[str, Any]]:
     """name -> manifest facts (kind, order, source...) from the build's manifest."""
     out: dict[str, dict[str, Any]] = {}
     raw = build.report.manifest if build.report is not None else None
@@ -64,7 +60,7 @@ def _entries(build, eng_names: list[str]) -> dict[str, dict[str, Any]]:
                            "producer_node": t.producer_node, "tensor": t.tensor,
                            "uncompared_reason": t.uncompared_reason}
     elif build.report is not None:
-        for i, n in enumerate(build.report.model_outputs or build.report.outputs):
+        for n in build.report.model_outputs or build.report.outputs:
             out[n] = {"kind": "output", "order": None, "reference_source": "torch"}
     if build.report is not None:
         for tb in build.report.taps:
@@ -93,7 +89,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
                           mape_pct=None if div_mape is None else float(div_mape),
                           min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
-    rule.text = rule_text(rule)
+    rule.text = rule.describe()
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol,
                           default_workers() if workers is None else int(workers), progress)
@@ -121,7 +117,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
     engine = build.report.engine if build.report is not None else None
     ref_names = [k for k in ref if k not in REFERENCE_META_KEYS]
     eng_names = list(eng)
-    facts = _entries(build, eng_names)
+    facts = _entries(build)
     names = list(dict.fromkeys([*facts, *eng_names, *ref_names]))
     names = [n for n in names if n in ref or n in eng]
 
