@@ -44,6 +44,10 @@ KINDS = ("output", "manual", "plugin", "op", "unknown")
 PERCENTILES = (50.0, 90.0, 99.0, 99.9)
 PERCENTILE_KEYS = ("p50", "p90", "p99", "p999")
 
+#: The metric columns of every table (dataframe, --json rows, metrics.csv, per_sample.csv).
+METRIC_COLS = ("mape", "nrmse", "mse", "max_abs", "cosine", "min_atol", "mean_abs", *PERCENTILE_KEYS,
+               "n", "nonfinite_engine", "nonfinite_reference")
+
 HIST_FILE = "histograms.npz"
 
 
@@ -313,16 +317,13 @@ class VerifyReport(Viewable, Report, Plain):
     def to_dataframe(self, per_sample: bool = False, verbose: bool | None = None):
         """One line per row in model order (``per_sample=True``: one per row and sample)."""
         import pandas as pd
-        cols = ["name", "kind", "order", "status", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
-                "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference",
-                "growth", "first_divergent", "worst", "diverged", "self_compare", "exceeded",
-                "reference_source", "source", "producer_op", "shape_reference", "shape_engine",
-                "note"]
+        cols = ["name", "kind", "order", "status", *METRIC_COLS, "growth", "first_divergent", "worst",
+                "diverged", "self_compare", "exceeded", "reference_source", "source", "producer_op",
+                "shape_reference", "shape_engine", "note"]
         rows = self.table(verbose)
         if not per_sample:
             return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in rows], columns=cols)
-        scols = ["name", "kind", "order", "sample", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
-                 "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference"]
+        scols = ["name", "kind", "order", "sample", *METRIC_COLS]
         out = []
         for r in rows:
             for s in r.samples:
@@ -334,10 +335,8 @@ class VerifyReport(Viewable, Report, Plain):
     def json_rows(self, verbose: bool | None = None) -> dict[str, Any]:
         """The ``--json`` document: rows (no histograms / per-sample) and warnings."""
         from .jsonio import to_jsonable
-        keep = ["name", "kind", "order", "status", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
-                "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference",
-                "nonfinite_pairs", "source", "reference_source", "self_compare", "first_divergent",
-                "diverged", "growth", "worst", "largest_jump", "judged", "exceeded", "paired",
+        keep = ["name", "kind", "order", "status", *METRIC_COLS, "nonfinite_pairs", "source",
+                "reference_source", "self_compare", "first_divergent", "diverged", "growth", "worst", "largest_jump", "judged", "exceeded", "paired",
                 "shape_reference", "shape_engine", "dtype_reference", "dtype_engine", "note"]
         return to_jsonable({
             "kind": "verify-rows", "schema_version": self.schema_version,
@@ -427,17 +426,15 @@ class VerifyReport(Viewable, Report, Plain):
         import io
 
         from .jsonio import atomic_write_text
-        df_cols = ["name", "kind", "order", "status", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol",
-                   "mean_abs", *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference",
-                   "growth", "first_divergent", "self_compare", "reference_source", "source"]
+        df_cols = ["name", "kind", "order", "status", *METRIC_COLS, "growth", "first_divergent",
+                   "self_compare", "reference_source", "source"]
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(df_cols)
         for r in self.rows:
             w.writerow([_csv(getattr(r, c)) for c in df_cols])
         atomic_write_text(directory / "metrics.csv", buf.getvalue())
-        s_cols = ["sample", "mape", "nrmse", "mse", "max_abs", "cosine", "min_atol", "mean_abs",
-                  *PERCENTILE_KEYS, "n", "nonfinite_engine", "nonfinite_reference"]
+        s_cols = ["sample", *METRIC_COLS]
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(["name", "order", *s_cols])
