@@ -336,8 +336,9 @@ class VerifyReport(Viewable, Report, Plain):
         """The ``--json`` document: rows (no histograms / per-sample) and warnings."""
         from .jsonio import to_jsonable
         keep = ["name", "kind", "order", "status", *METRIC_COLS, "nonfinite_pairs", "source",
-                "reference_source", "self_compare", "first_divergent", "diverged", "growth", "worst", "largest_jump", "judged", "exceeded", "paired",
-                "shape_reference", "shape_engine", "dtype_reference", "dtype_engine", "note"]
+                "reference_source", "self_compare", "first_divergent", "diverged", "growth", "worst",
+                "largest_jump", "judged", "exceeded", "paired", "shape_reference", "shape_engine",
+                "dtype_reference", "dtype_engine", "note"]
         return to_jsonable({
             "kind": "verify-rows", "schema_version": self.schema_version,
             "reference": self.reference, "build": self.build, "engine": self.engine,
