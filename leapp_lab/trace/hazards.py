@@ -52,7 +52,19 @@ _RE_NUMPY = re.compile(r"No torch equivalent for numpy (?P<what>ufunc|function) 
                        r"Operation will not be traced")
 _RE_NP_SCALAR = re.compile(r"TracedNpArray '(?P<value>[^']*)'\.(?P<method>tolist|item)\(\) called "
                            r"during tracing")
-_RE_SCRIPTFN = re.compile(r"Detected pre-compiled TorchScript ScriptFunction\(s\) in scope: (?P<what>.*)")
+_RE_SCRIPTFN = re.compile(r"Detected pre-compiled TorchScript ScriptFunction\(s\) in scope: [ \t]*"
+                          r"(?P<what>.*?)[ \t]*$", re.M)
+# The other trace-loss hints: (regex, hint key, hint text), key and text formatted with the
+# match's groups. A hint whose regex names no node is charged to the node being traced.
+_LOSS_HINTS = (
+    (_RE_BOOL, "b:{value}", "the traced value {value!r} was used in a boolean context "
+                            "(if/while/and/or/not): only the branch taken while tracing was recorded"),
+    (_RE_NUMPY, "n:{fn}", "NumPy {what} {fn} has no torch equivalent: its result was not traced"),
+    (_RE_NP_SCALAR, "s:{method}", "NumPy .{method}() on the traced array {value!r} returned plain "
+                                  "Python values"),
+    (_RE_SCRIPTFN, "j:script", "pre-compiled TorchScript function(s) in scope ({what}) bypass "
+                               "tracing"),
+)
 _RE_NODE_INIT = re.compile(r"Node context initialized: (?P<node>.+)$")
 _RE_NODE_DONE = re.compile(r"Compiled graph module for (?P<node>.+?):")
 # FATAL records that are LEAPP's strict validation verdict, not a refused trace.
@@ -267,28 +279,12 @@ def _trace_loss(graph: GraphReport) -> list[Hazard]:
                 add(m.group("node").strip(), f"m:{meth}",
                     f"{LOSS_METHODS[meth]} turned a traced value into a Python number")
             continue
-        m = _RE_BOOL.search(msg)
-        if m:
-            add(m.group("node"), f"b:{m.group('value')}",
-                f"the traced value {m.group('value')!r} was used in a boolean context "
-                f"(if/while/and/or/not): only the branch taken while tracing was recorded")
-            continue
-        m = _RE_NUMPY.search(msg)
-        if m:
-            add(tracing, f"n:{m.group('fn')}",
-                f"NumPy {m.group('what')} {m.group('fn')} has no torch equivalent: its result "
-                f"was not traced")
-            continue
-        m = _RE_NP_SCALAR.search(msg)
-        if m:
-            add(tracing, f"s:{m.group('method')}",
-                f"NumPy .{m.group('method')}() on the traced array {m.group('value')!r} "
-                f"returned plain Python values")
-            continue
-        m = _RE_SCRIPTFN.search(msg)
-        if m:
-            add(tracing, "j:script", f"pre-compiled TorchScript function(s) in scope "
-                                     f"({m.group('what').strip()}) bypass tracing")
+        for rx, key, text in _LOSS_HINTS:
+            m = rx.search(msg)
+            if m:
+                groups = m.groupdict()
+                add(groups.pop("node", tracing), key.format(**groups), text.format(**groups))
+                break
 
     out = []
     node_names = [n.name for n in graph.nodes]

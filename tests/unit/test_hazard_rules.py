@@ -387,3 +387,16 @@ def test_rules_work_from_stats_when_arrays_are_missing():
     g.out("n", "y", 1, [2.0, 4.0], exp=[1.0, 2.0], fx=[1.0, 2.0], stats=False)
     g.out("n", "y", 2, [3.0, 6.0], exp=[1.5, 3.0], fx=[1.5, 3.0], stats=False)
     assert kinds(g.run()) == [("frozen-constant", "n", "y", (1, 2))]
+
+
+def test_trace_loss_numpy_scalar_and_torchscript_charged_to_the_node_being_traced():
+    g = G().node("a")
+    g.log("INFO", "Node context initialized: a")
+    g.log("WARNING", "TracedNpArray 'mean_1'.item() called during tracing. The value is frozen.")
+    g.log("WARNING", "Detected pre-compiled TorchScript ScriptFunction(s) in scope: ['f (global)']  \n"
+                     "ScriptFunction.__call__ bypasses TracedTensor tracing")
+    g.log("DEBUG", "Compiled graph module for a:\ngraph():\n    return x")
+    (h,) = g.run()
+    assert (h.kind, h.node) == ("trace-loss", "a")
+    assert "NumPy .item() on the traced array 'mean_1'" in h.message
+    assert "in scope (['f (global)']) bypass tracing" in h.message
