@@ -395,13 +395,6 @@ export function renderView(el, view, host) {
       h("span", { class: "leapp-muted" }, " error growth over outputs and taps in model order; dotted line = first divergent; click a point to select its row")), profileDiv);
   }
 
-  // ---- extra panels given as plain text blocks (e.g. the Netron note)
-  for (const x of view.extra_panels || []) {
-    if (!panels[x.id]) continue;
-    panels[x.id].append(h("div", { class: "leapp-note" }, x.text));
-    if (x.iframe) panels[x.id].append(h("iframe", { src: x.iframe, class: "leapp-iframe", title: x.title || x.id }));
-  }
-
   fillRows();
   showTab(state.tab);
   renderNode();
