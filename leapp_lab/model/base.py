@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .dc import Plain
 from .jsonio import read_json, write_json
 
 SCHEMA_VERSION = 1
@@ -32,20 +33,29 @@ def register(cls: type["Report"]) -> type["Report"]:
 class Report:
     """Mixin for report dataclasses.
 
-    Subclasses set ``kind`` and implement ``to_dict()`` / ``from_dict(d, path)``; arrays are written
+    Subclasses (also ``Plain`` dataclasses) set ``kind``; they override ``to_dict()`` /
+    ``from_dict(d, path)`` only to add to the fields' round trip; arrays are written
     by ``_save_arrays(dir)`` and loaded lazily by the subclass from ``self.path``.
     """
 
     kind: ClassVar[str] = ""
     schema_version: ClassVar[int] = SCHEMA_VERSION
+    #: the file ``save`` writes (a build folder's is build.json)
+    report_file: ClassVar[str] = REPORT_FILE
 
-    # -- to override ---------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # -- to override where a report holds more than its fields ---------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The dataclass fields (the ``Plain`` mixin) without the transient ``path``."""
+        d = Plain.to_dict(self)
+        d.pop("path", None)
+        return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "Report":  # pragma: no cover
-        raise NotImplementedError
+    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "Report":
+        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
+        r = Plain.from_dict.__func__(cls, d)
+        r.path = path
+        return r
 
     def _save_arrays(self, directory: Path) -> None:
         """Write npz files next to report.json (default: none)."""
@@ -57,7 +67,7 @@ class Report:
         self._save_arrays(directory)
         body = {"kind": self.kind, "schema_version": self.schema_version}
         body.update(self.to_dict())
-        write_json(directory / REPORT_FILE, body)
+        write_json(directory / self.report_file, body)
         self.path = directory
         return directory
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from .base import Report, register
 from .dc import Plain
-from .jsonio import read_json, write_json
+from .jsonio import read_json
 
 BUILD_FILE = "build.json"
 SAMPLE_OUTPUTS = "sample_outputs.npz"
@@ -92,6 +92,7 @@ class BuildReport(Report, Plain):
     ``warnings``: human sentences; ``archive``: written as .tgz.
     """
     kind: ClassVar[str] = "build"
+    report_file: ClassVar[str] = BUILD_FILE    # the build folder's file name is part of the contract
     engine: str = "ort"
     onnx: str = ""
     npz: str = ""
@@ -127,29 +128,6 @@ class BuildReport(Report, Plain):
         cols = ["name", "kind", "order", "status", "reason", "tensor", "bound_to", "via",
                 "reference_source", "producer_op", "source"]
         return pd.DataFrame([{c: getattr(t, c) for c in cols} for t in self.taps], columns=cols)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = Plain.to_dict(self)
-        d.pop("path", None)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "BuildReport":
-        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
-        r = Plain.from_dict.__func__(cls, d)
-        r.path = path
-        return r
-
-    def save(self, directory: str | os.PathLike) -> Path:
-        """Write ``build.json`` (not report.json: the build folder's file name is part of the
-        contract)."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        body = {"kind": self.kind, "schema_version": self.schema_version}
-        body.update(self.to_dict())
-        write_json(directory / BUILD_FILE, body)
-        self.path = directory
-        return directory
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> "BuildReport":

@@ -96,19 +96,6 @@ class PrepareReport(Report, Plain):
                 "producer_op", "producer_node", "scope", "tensor", "dtype", "shape", "producer_source"]
         return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.rows], columns=cols)
 
-    # -- persistence ---------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        d = Plain.to_dict(self)
-        d.pop("path", None)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "PrepareReport":
-        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
-        r = Plain.from_dict.__func__(cls, d)
-        r.path = path
-        return r
-
     # -- views ---------------------------------------------------------------------------------
     def __str__(self) -> str:
         return render_prepare(self)

@@ -361,12 +361,10 @@ class VerifyReport(Viewable, Report, Plain):
                     saved.append((sm, sm.hist))
                     sm.hist = None
         try:
-            d = Plain.to_dict(self)
+            return Report.to_dict(self)
         finally:
             for sm, h in saved:
                 sm.hist = h
-        d.pop("path", None)
-        return d
 
     def save(self, directory) -> Path:
         from .base import REPORT_FILE
@@ -384,9 +382,7 @@ class VerifyReport(Viewable, Report, Plain):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
-        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
-        r = Plain.from_dict.__func__(cls, d)
-        r.path = path
+        r = super().from_dict(d, path)
         if path is not None and (Path(path) / HIST_FILE).is_file():
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r
