@@ -367,10 +367,12 @@ def _unfilled_cache(graph: GraphReport, node: NodeReport, found: dict[str, list[
                     arrays: dict) -> list[Hazard]:
     out = []
     all_samples = sorted({k for ks in found.values() for k in ks})
-    zero_inputs = [p.name for p in node.inputs()
-                   if all(_is_all_zero(arrays[f"{node.name}/{p.name}/{k}/input"])
-                          for k in all_samples if f"{node.name}/{p.name}/{k}/input" in arrays)
-                   and any(f"{node.name}/{p.name}/{k}/input" in arrays for k in all_samples)]
+    zero_inputs = []
+    for p in node.inputs():
+        stored = [arrays[key] for key in (f"{node.name}/{p.name}/{k}/input" for k in all_samples)
+                  if key in arrays]
+        if stored and all(_is_all_zero(a) for a in stored):
+            zero_inputs.append(p.name)
     zin = (f" The input(s) {', '.join(repr(z) for z in zero_inputs)} are all-zero there as well."
            if zero_inputs else "")
     for port, ks in found.items():
@@ -519,17 +521,15 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
         found = _placeholders(node, nports, arrays)
         excluded = {k for ks in found.values() for k in ks}
         for p in nports:
-            for port, ks in found.items():
-                if port == p.port:
-                    for k in ks:
-                        p.checks[k].placeholder = True
+            for k in found.get(p.port, ()):
+                p.checks[k].placeholder = True
         if refused:
             continue   # an incomplete session: its samples are not evidence of anything
         hazards += _unfilled_cache(graph, node, found, arrays) if found else []
         hazards += _node_sample_hazards(node, nports, excluded, arrays)
+        suspects = _suspect_literals(graph, node.name, prefix=" Suspect literals")
         for p in nports:
-            hazards += _port_hazards(p, excluded, unfilled=p.port in found,
-                                     suspects=_suspect_literals(graph, node.name, prefix=" Suspect literals"))
+            hazards += _port_hazards(p, excluded, unfilled=p.port in found, suspects=suspects)
 
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     ports_order = {(n.name, pi.name): j for n in graph.nodes for j, pi in enumerate(n.ports)}
