@@ -49,9 +49,14 @@ def _jsonable_options(opts: dict) -> dict:
 
 
 class TraceSession:
-    """The object ``with leapp_lab.trace(...) as t`` yields; ``t.report`` after the block."""
+    """``leapp_lab.trace(name, ...)``: context manager around one LEAPP session, taking every
+    ``leapp.start`` / ``compile_graph`` option; ``t.report`` after the block.
 
-    def __init__(self, name: str, *, save_path: str = ".", max_cached_io: int = 5,
+    ``strict=True`` raises LEAPP's validation exception after the report is saved;
+    ``validate=False`` skips validation (the FX replay is still recorded).
+    """
+
+    def __init__(self, name: str, save_path: str = ".", max_cached_io: int = 5,
                  validate: bool = True, rtol: float = 1e-3, atol: float = 1e-5,
                  strict: bool = False, dry_run: bool = False, non_traced=(),
                  global_patching: bool = True, patching=None, verbose: bool = False,
@@ -148,16 +153,5 @@ class TraceSession:
         self.report = save_graph_run(graph, arrays)
 
 
-def trace(name: str, save_path: str = ".", max_cached_io: int = 5, validate: bool = True,
-          rtol: float = 1e-3, atol: float = 1e-5, strict: bool = False, dry_run: bool = False,
-          non_traced=(), global_patching: bool = True, patching=None, verbose: bool = False,
-          visualize: bool = False, graph_configs=None) -> TraceSession:
-    """Context manager around one LEAPP session; every ``leapp.start`` / ``compile_graph`` option.
-
-    ``strict=True`` raises LEAPP's validation exception after the report is saved;
-    ``validate=False`` skips validation (the FX replay is still recorded).
-    """
-    return TraceSession(name, save_path=save_path, max_cached_io=max_cached_io, validate=validate,
-                        rtol=rtol, atol=atol, strict=strict, dry_run=dry_run, non_traced=non_traced,
-                        global_patching=global_patching, patching=patching, verbose=verbose,
-                        visualize=visualize, graph_configs=graph_configs)
+# ``leapp_lab.trace(name, ...)`` is the session itself: one signature, one set of defaults.
+trace = TraceSession
