@@ -84,5 +84,13 @@ def test_verify_report_offline(page, int8_verify, tmp_path, artifacts_dir):
     page.screenshot(path=str(artifacts_dir / "report_verify_offline.png"), full_page=True)
     page.click("[data-leapp-tab='profile']")
     page.wait_for_selector(".leapp-profile .main-svg")
-    assert page.locator(".leapp-profile .scatterlayer .point").count() == len(rep.profile())
+    points = page.locator(".leapp-profile .scatterlayer .point")
+    assert points.count() == len(rep.profile())
+    # clicking a point selects its row: back on the table, its histogram shown
+    i, name = next((i, p.name) for i, p in enumerate(rep.profile()) if p.name != other)
+    box = points.nth(i).bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    wait_hist(page, "body", name)
+    assert page.locator("tr.leapp-selected").get_attribute("data-leapp-row") == name
     assert blocked == [] and page.errors == []
