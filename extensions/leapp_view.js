@@ -119,7 +119,7 @@ function drawProfile(div, profile, metric, onPick) {
                    xaxis: { tickvals: xs, ticktext: profile.x, tickangle: -40, automargin: true },
                    yaxis: { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } } };
   globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false });
-  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.ids[p.pointIndex]); });
+  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.x[p.pointIndex]); });
 }
 
 // -- the view ---------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def verify_view(report: Any) -> dict[str, Any]:
     prof = report.profile()
     status_by_id = {x["id"]: x["status"] for x in rows}
     profile = {
-        "x": [p.name for p in prof], "ids": [p.name for p in prof],
+        "x": [p.name for p in prof],   # row ids, in model order
         "status": [status_by_id.get(p.name, "pass") for p in prof],
         "first_divergent_index": next((i for i, p in enumerate(prof) if p.name == report.first_divergent), None),
         "series": [{"key": "mape", "label": "MAPE %", "y": [p.mape for p in prof], "log": True},
