@@ -110,23 +110,16 @@ class TraceSession:
         return False  # the body's exception (if any) propagates
 
     # -- the work ------------------------------------------------------------------------------
-    def _options(self) -> dict:
-        return _jsonable_options({**self.start_options, **self.compile_options})
-
     def _finish(self, body_exc: BaseException | None) -> BaseException | None:
         import leapp
 
-        co = self.compile_options
         if body_exc is not None:
             fatal = self.capture.fatal_messages()
             status = "refused" if fatal else "error"
             msg = fatal[-1] if fatal else f"{type(body_exc).__name__}: {body_exc}"
             partial = CompileOutcome(snap=snapshot(lifecycle.manager()))  # before reset drops them
             lifecycle.hard_reset()
-            graph, arrays = build_graph(self.graph_name, self.graph_dir, partial, self.capture.records,
-                                        status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
-                                        options=self._options())
-            self._save(graph, arrays)
+            self._save(partial, status, msg)
             return None
 
         outcome, refusal = None, None
@@ -135,20 +128,22 @@ class TraceSession:
         except Exception as exc:
             status, msg, refusal = "refused", f"{type(exc).__name__}: {exc}", exc
         else:
-            outcome = compile_captured(leapp.compile_graph, self.capture, **co)
+            outcome = compile_captured(leapp.compile_graph, self.capture, **self.compile_options)
             self.result = outcome.result
             status, msg = compiled_status(outcome, self.capture.records,
                                           self.start_options["dry_run"])
         lifecycle.flush_file_log()
-        graph, arrays = build_graph(self.graph_name, self.graph_dir, outcome, self.capture.records,
-                                    status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
-                                    options=self._options())
-        self._save(graph, arrays)
+        self._save(outcome, status, msg)
         # what compile_graph would have raised (a refused compile, or strict=True's validation
         # failure), now that the report exists
         return refusal if outcome is None else outcome.raised
 
-    def _save(self, graph, arrays) -> None:
+    def _save(self, outcome: CompileOutcome | None, status: str, msg: str | None) -> None:
+        """Build the graph report from what LEAPP holds now, diagnose it, commit its run folder."""
+        co = self.compile_options
+        graph, arrays = build_graph(self.graph_name, self.graph_dir, outcome, self.capture.records,
+                                    status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
+                                    options=_jsonable_options({**self.start_options, **co}))
         diagnose(graph, arrays)
         self.report = save_graph_run(graph, arrays)
 
