@@ -127,9 +127,7 @@ def _inputs(report: Any, graph: Any, node: Any, sample: int) -> list[dict[str, A
         a = arrays.get(f"{node.name}/{p.name}/{sample}/input")
         if a is None:
             continue
-        s = array_summary(a)
-        out.append({"name": p.name, "shape": s["shape"], "dtype": s["dtype"], "range": s["range"],
-                    "nonfinite": s["nonfinite"], "index": sample})
+        out.append({"name": p.name, **array_summary(a), "index": sample})
     return out
 
 

@@ -71,10 +71,7 @@ def _input_summaries(report: Any) -> dict[int, list[dict[str, Any]]]:
         if getattr(a, "ndim", 0) < 1:
             continue
         for i in range(min(a.shape[0], MAX_INPUT_SAMPLES)):
-            s = array_summary(a[i])
-            out.setdefault(i, []).append({"name": name, "shape": s["shape"], "dtype": s["dtype"],
-                                          "range": s["range"], "nonfinite": s["nonfinite"], "index": i,
-                                          "file": p.name})
+            out.setdefault(i, []).append({"name": name, **array_summary(a[i]), "index": i, "file": p.name})
     return out
 
 
