@@ -142,9 +142,6 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         builder.add_plugin()
     if op_taps:
         builder.add_op()
-    untapped = onnx.ModelProto()  # markers gone, clashing names renamed, no tap outputs yet
-    untapped.CopyFrom(proto)
-
     if builder.pending():
         say("computing torch references from the exported program's FX graph", 0.7)
         t = time.perf_counter()
@@ -156,7 +153,9 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         opts = session_options
         if opts is None and src.ort_session_options is not None:
             opts = src.ort_session_options()
-        ort_references(builder, untapped, opts)
+        # proto is still untapped here (markers gone, clashing names renamed): finish() adds the
+        # tap outputs below, and ort_references works on its own copy
+        ort_references(builder, proto, opts)
         timings["ort_reference"] = time.perf_counter() - t
 
     say("writing files", 0.9)
