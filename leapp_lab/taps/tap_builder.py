@@ -36,6 +36,7 @@ class TapBuilder:
         self.taps: list[TapEntry] = []
         self.refs: dict[str, list[np.ndarray]] = {}   # tap name -> per-sample arrays
         self.warnings: list[str] = []
+        self._inputs: dict[str, np.ndarray] | None = None
         self._index()
 
     # graph lookups -------------------------------------------------------------------------
@@ -184,6 +185,12 @@ class TapBuilder:
         return [t for t in self.taps if t.name not in self.refs and t.uncompared_reason is None]
 
     def input_arrays(self) -> dict[str, np.ndarray]:
+        """Every graph input, stacked over the samples (computed once; callers only read it)."""
+        if self._inputs is None:
+            self._inputs = self._stack_inputs()
+        return self._inputs
+
+    def _stack_inputs(self) -> dict[str, np.ndarray]:
         names = self.graph_inputs
         per_sample = [flat_tensor_args(s) for s in self.samples]
         if per_sample and len(per_sample[0]) != len(names):
