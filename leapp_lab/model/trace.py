@@ -237,20 +237,6 @@ class TraceReport(Viewable, Report, Plain):
             cache[key] = load_npz(p) if p is not None and p.exists() else {}
         return cache[key]
 
-    # -- persistence ---------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        d = Plain.to_dict(self)
-        for k in ("path", "_arrays"):
-            d.pop(k, None)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "TraceReport":
-        d = {k: v for k, v in d.items() if k not in ("kind", "schema_version")}
-        r = Plain.from_dict.__func__(cls, d)
-        r.path = path
-        return r
-
     # -- views ---------------------------------------------------------------------------------
     def __str__(self) -> str:
         from leapp_lab.views.text_trace import render_trace
