@@ -66,7 +66,15 @@ def dumps(obj: Any, *, indent: int | None = 1) -> tuple[str, int]:
 
 def _umask_mode() -> int:
     # mkstemp creates 0600 files; a report is meant to be shared, so give it the mode a plain
-    # open() would have given it.
+    # open() would have given it. Linux reports the umask in /proc without changing it; the
+    # os.umask() round trip below briefly sets it to 0 for every thread, so it is the fallback.
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return 0o666 & ~mask
