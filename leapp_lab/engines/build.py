@@ -275,8 +275,8 @@ def _observer(eng, built, feeds, model_outputs, tapped_vals, say) -> ObserverEff
                "the taps change this engine: see kernels_differ / max_abs_diff")
     say(f"observer effect: outputs {'agree' if agree else 'DIFFER'} with/without taps; kernels "
         + ("identical" if not ob.kernels_differ else
-           "differ: " + ", ".join(f"{k.op} {k.untapped}->{k.tapped}" for k in ob.kernels_differ)))
+           "differ: " + ", ".join(map(str, ob.kernels_differ))))
     if ob.naive is not None and ob.naive.kernels_differ:
         say("naive tapping (taps as outputs before conversion) would have changed kernels: "
-            + ", ".join(f"{k.op} {k.untapped}->{k.tapped}" for k in ob.naive.kernels_differ))
+            + ", ".join(map(str, ob.naive.kernels_differ)))
     return ob

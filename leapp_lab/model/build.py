@@ -54,6 +54,9 @@ class KernelDiff(Plain):
     untapped: int
     tapped: int
 
+    def __str__(self) -> str:
+        return f"{self.op} {self.untapped}->{self.tapped}"
+
 
 @dataclass
 class ObserverEffect(Plain):

@@ -32,9 +32,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
         body.append([mark, r.name, r.kind, _num(r.order, "{}"), status, _num(r.mape), _num(r.nrmse), _num(r.mse),
                      _num(r.max_abs), _num(r.cosine, "{:.6f}"), _num(r.min_atol),
                      _num(r.growth, "{:.3g}x"), r.source or ""])
-    # first column (mark) left-justified, name and kind too; numbers right-justified
-    header2 = [header[0], header[1], header[2]] + header[3:]
-    lines += _table(header2, body)
+    lines += _table(header, body)  # mark, name and kind left-justified; the rest right-justified
     rule = report.rule
     marks = [m for m, used in ((">> first divergent", report.first_divergent),
                                ("!! above --max-mape", report.exceeded),
@@ -91,11 +89,10 @@ def render_build(report) -> str:
         agree = "agree" if ob.outputs_agree else "DIFFER"
         lines.append(f"observer effect: outputs with and without taps {agree}; "
                      + ("same kernels" if not ob.kernels_differ else
-                        "kernels differ: " + ", ".join(f"{k.op} {k.untapped}->{k.tapped}"
-                                                       for k in ob.kernels_differ)))
+                        "kernels differ: " + ", ".join(map(str, ob.kernels_differ))))
         if ob.naive is not None and ob.naive.kernels_differ:
             lines.append("  (taps added before conversion would have changed: "
-                         + ", ".join(f"{k.op} {k.untapped}->{k.tapped}" for k in ob.naive.kernels_differ)
+                         + ", ".join(map(str, ob.naive.kernels_differ))
                          + ")")
     elif ob.note:
         lines.append(f"observer effect: {ob.note}")
