@@ -397,9 +397,8 @@ export function renderView(el, view, host) {
 
   fillRows();
   showTab(state.tab);
-  renderNode();
   const first = table.first_divergent || (rows[0] && rows[0].id);
-  if (first) select(first, null, false); else renderHist();
+  if (first) select(first, null, false); else { renderHist(); renderNode(); }
 
   return {
     select: (id, sampleKey) => select(id, sampleKey, false),
@@ -446,8 +445,9 @@ export default {
           model.set("selected", id); model.set("sample", sample == null ? "" : String(sample)); model.save_changes();
         },
       });
-      const sel = model.get("selected");
-      if (sel) api.select(sel, model.get("sample") || null);
+      // renderView opened on the first divergent row, which is also the trait's default
+      const sel = model.get("selected"), sample = model.get("sample");
+      if (sel && (sel !== api.state.row || sample)) api.select(sel, sample || null);
     };
     draw();
     const onView = () => draw();
