@@ -139,7 +139,7 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
     return Path(path)
 
 
-def load_npz(path: str | os.PathLike, *, mmap: bool = False) -> dict[str, np.ndarray]:
+def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Load every array of an npz without ever unpickling. Errors name the file."""
     path = Path(path)
     if not path.exists():
