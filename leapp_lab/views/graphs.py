@@ -127,12 +127,16 @@ def _dot_svg(drawing: Drawing) -> str:
 _CHAR_W, _LINE_H, _PAD, _GAP_X, _GAP_Y = 6.6, 14.0, 8.0, 60.0, 18.0
 
 
-def _layers(drawing: Drawing) -> dict[str, int]:
-    keys = [b.key for b in drawing.boxes]
-    preds: dict[str, list[str]] = {k: [] for k in keys}
+def _preds(drawing: Drawing) -> dict[str, list[str]]:
+    """Each box's forward predecessors (feedback arrows and self-loops left out)."""
+    preds: dict[str, list[str]] = {b.key: [] for b in drawing.boxes}
     for a in drawing.arrows:
         if not a.feedback and a.src in preds and a.dst in preds and a.src != a.dst:
             preds[a.dst].append(a.src)
+    return preds
+
+
+def _layers(drawing: Drawing, preds: dict[str, list[str]]) -> dict[str, int]:
     layer: dict[str, int] = {}
     visiting: set[str] = set()
 
@@ -147,21 +151,17 @@ def _layers(drawing: Drawing) -> dict[str, int]:
         layer[k] = d
         return d
 
-    for k in keys:
-        depth(k)
+    for b in drawing.boxes:
+        depth(b.key)
     return layer
 
 
 def _layered_svg(drawing: Drawing) -> str:
-    layer = _layers(drawing)
-    by_key = {b.key: b for b in drawing.boxes}
+    preds = _preds(drawing)
+    layer = _layers(drawing, preds)
     cols: dict[int, list[str]] = {}
     for b in drawing.boxes:
         cols.setdefault(layer[b.key], []).append(b.key)
-    preds: dict[str, list[str]] = {b.key: [] for b in drawing.boxes}
-    for a in drawing.arrows:
-        if a.src in preds and a.dst in preds and not a.feedback:
-            preds[a.dst].append(a.src)
     # barycentre ordering, two sweeps: keeps most edges from crossing in small graphs
     pos = {k: i for c in cols.values() for i, k in enumerate(c)}
     for _ in range(2):
