@@ -128,9 +128,6 @@ class TrtEngine(Engine):
         config = builder.create_builder_config()
         if self.precision == "fp16":
             config.set_flag(trt.BuilderFlag.FP16)
-        if self.precision == "int8":
-            raise CompileError("trt-int8 needs a calibrated QDQ model: build it from an ort-int8 "
-                               "converted graph (not implemented in this version)")
         blob = builder.build_serialized_network(network, config)
         if blob is None:
             raise CompileError("TensorRT failed to build the engine (see compile.log)")
@@ -167,3 +164,9 @@ class TrtFp16Engine(TrtEngine):
 class TrtInt8Engine(TrtEngine):
     name = "trt-int8"
     precision = "int8"
+
+    def check_available(self) -> None:
+        # refused before any parsing or building: there is nothing to try yet
+        super().check_available()
+        raise CompileError("trt-int8 needs a calibrated QDQ model: build it from an ort-int8 "
+                           "converted graph (not implemented in this version)")
