@@ -323,7 +323,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 def unload_ipython_extension(ipython: Any) -> None:
     mm = ipython.magics_manager
-    for kind in ("line", "cell"):
-        for name in ("leapp_trace", "leapp_prepare", "leapp_compile", "leapp_verify", "leapp_report"):
+    for kind, names in LeappMagics.magics.items():     # what @magics_class registered
+        for name in names:
             mm.magics[kind].pop(name, None)
     mm.registry.pop("LeappMagics", None)
