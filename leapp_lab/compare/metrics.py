@@ -16,6 +16,9 @@ The histogram uses fixed, global bins so that histograms of different samples an
 bin of a value is its float64 bit pattern shifted right by 50 bits (11 exponent bits + the top two
 mantissa bits), i.e. four bins per octave, plus an explicit bin for exact zeros. Percentiles are
 read from the histogram (interpolated inside a bin; relative error below one bin, ~19 %).
+
+The pass itself (sums in a fixed order, by numba or numpy with the same bits) is
+``compare.kernel``'s.
 """
 from __future__ import annotations
 
@@ -27,8 +30,7 @@ from typing import Any, Iterable
 import numpy as np
 
 MAPE_FLOOR = 1e-6
-CHUNK = 1 << 16                  # elements per fused step (float64 buffers stay in L2/L3)
-_DOT = 1 << 13                   # dot products on rows this long: below OpenBLAS's ddot threading
+CHUNK = 1 << 16                  # elements per block (the unit of summation order and of threads)
 _SHIFT = 50                      # keep sign(=0) + 11 exponent bits + 2 mantissa bits
 _NBINS = 1 << (64 - 1 - _SHIFT)  # 8192 possible bins for non-negative doubles
 
@@ -38,6 +40,10 @@ def bin_lower_edge(b: np.ndarray | int) -> np.ndarray:
     bits = np.atleast_1d(np.asarray(b, dtype=np.int64)) << _SHIFT
     out = bits.view(np.float64)
     return out if np.ndim(b) else out[0]
+
+
+#: lower edge of every bin (and one past the last), as Python floats
+_EDGES: list[float] = (np.arange(_NBINS + 1, dtype=np.int64) << _SHIFT).view(np.float64).tolist()
 
 
 @dataclass
@@ -55,8 +61,10 @@ class LogHistogram:
 
     def edges(self) -> np.ndarray:
         """Bin edges (len(counts)+1) of the non-zero bins, in absolute-difference units."""
-        idx = np.arange(self.first_bin, self.first_bin + len(self.counts) + 1, dtype=np.int64)
-        return np.asarray(bin_lower_edge(idx), dtype=np.float64)
+        return np.array(self._edge_list(), dtype=np.float64)
+
+    def _edge_list(self) -> list[float]:
+        return _EDGES[self.first_bin: self.first_bin + len(self.counts) + 1]
 
     def add(self, other: "LogHistogram") -> "LogHistogram":
         if not other.counts:
@@ -71,26 +79,32 @@ class LogHistogram:
         return LogHistogram(self.zero + other.zero, lo, acc.tolist())
 
     def percentile(self, q: float) -> float | None:
-        """q in [0, 100]; linear interpolation inside the bin that holds the rank."""
+        """q in [0, 100]; linear interpolation inside the bin that holds the rank. (Plain Python
+        over the few non-empty bins: verify reads 4 percentiles per row and sample; the numbers are
+        those of a float64 cumsum + searchsorted.)"""
         n = self.total
         if n == 0:
             return None
         rank = q / 100.0 * (n - 1)
         if rank < self.zero:
             return 0.0
-        c = np.cumsum(np.asarray(self.counts, dtype=np.float64)) + self.zero
-        i = int(np.searchsorted(c, rank, side="right"))
-        i = min(i, len(self.counts) - 1)
-        edges = self.edges()
-        lo, hi = edges[i], edges[i + 1]
-        start = c[i] - self.counts[i]
-        frac = 0.0 if self.counts[i] <= 1 else (rank - start) / (self.counts[i] - 1)
+        counts = self.counts
+        cum = self.zero  # exact: counts are integers
+        i = len(counts) - 1  # when no bin passes the rank (q = 100): the last one
+        for k, c in enumerate(counts):
+            cum += c
+            if cum > rank:  # the first bin whose cumulative count passes the rank
+                i = k
+                break
+        start = float(sum(counts[:i]) + self.zero)
+        lo, hi = _EDGES[self.first_bin + i], _EDGES[self.first_bin + i + 1]
+        frac = 0.0 if counts[i] <= 1 else (rank - start) / (counts[i] - 1)
         return float(lo + (hi - lo) * min(max(frac, 0.0), 1.0))
 
     def to_dict(self) -> dict[str, Any]:
         return {"zero": int(self.zero), "first_bin": int(self.first_bin),
                 "counts": [int(c) for c in self.counts],
-                "edges": [float(x) for x in self.edges()] if self.counts else []}
+                "edges": self._edge_list() if self.counts else []}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "LogHistogram":
@@ -178,106 +192,71 @@ def _pname(q: float) -> str:
     return "p" + (f"{q:g}".replace(".", ""))
 
 
-def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK) -> DiffStats:
-    """One fused pass over ``engine`` and ``reference`` (same shape), in float64 chunks.
+def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK,
+               backend: str | None = None, threads: int | None = None) -> DiffStats:
+    """One fused pass over ``engine`` and ``reference`` (same shape): every sum, maximum,
+    non-finite count and histogram count at once (``compare.kernel.diff_pass``; the module doc
+    says in which order the sums add up).
 
-    Each chunk is cast into reused float64 buffers (no allocation per chunk) and every statistic is
-    taken while it is in cache; Python-level work is per chunk, not per element. The dot products
-    run on rows of ``_DOT`` elements (``np.vecdot`` over a 2-D view): OpenBLAS threads ``ddot``
-    above ~10k elements, which on a busy machine made a single dot product ~60x slower.
+    ``backend``: ``"numba"`` (the compiled kernel, on all cores), ``"numpy"`` (the same arithmetic
+    in numpy), or None: ``$LEAPP_LAB_METRICS``, else numba when it imports. Both give the same bits.
+    ``chunk``: elements per block (part of the summation order). ``threads``: numba threads for
+    this call (None: all; 1 for callers that already score pairs in parallel); never changes a bit.
     """
-    e_all = np.asarray(engine).reshape(-1)
-    r_all = np.asarray(reference).reshape(-1)
-    if e_all.shape != r_all.shape:
-        raise ValueError(f"shape mismatch: {np.shape(engine)} vs {np.shape(reference)}")
-    st = DiffStats(rtol=float(rtol))
-    n = int(e_all.size)
-    st.n = n
-    chunk = max(1, min(int(chunk), n or 1))
-    be, br, bd, bt, bu = (np.empty(chunk, dtype=np.float64) for _ in range(5))
-    floor = np.full(chunk, MAPE_FLOOR)  # fmax against an array: ~2x faster than maximum(t, scalar)
-    hbuf = np.empty(chunk, dtype=np.int64)
-    counts = np.zeros(_NBINS, dtype=np.int64)
-    acc = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # sum |d|, sum d^2, sum ape, sum er, sum ee, sum rr
-    max_abs = max_excess = -math.inf
+    from .kernel import diff_pass
+    return _stats(diff_pass(engine, reference, rtol=rtol, chunk=chunk, backend=backend, threads=threads),
+                  float(rtol))
+
+
+def diff_stats_samples(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK,
+                       backend: str | None = None) -> list[DiffStats]:
+    """``diff_stats`` of each sample (index along the leading axis) of ``engine`` vs ``reference``,
+    in one call: with numba the samples are scored side by side on the cores. The same numbers as
+    one ``diff_stats`` per sample."""
+    from .kernel import diff_pass_samples
     rtol = float(rtol)
-    for start in range(0, n, chunk):
-        m = min(chunk, n - start)
-        e, r, d = be[:m], br[:m], bd[:m]
-        e[...] = e_all[start:start + m]
-        r[...] = r_all[start:start + m]
-        np.subtract(e, r, out=d)
-        np.abs(d, out=d)
-        cmax = float(d.max())
-        if not cmax < math.inf:
-            # slow path: some element is non-finite (NaN propagates into max); count, then drop them
-            fe, fr = np.isfinite(e), np.isfinite(r)
-            st.nonfinite_engine += int(m - np.count_nonzero(fe))
-            st.nonfinite_reference += int(m - np.count_nonzero(fr))
-            ok = fe & fr
-            k = int(np.count_nonzero(ok))
-            st.nonfinite_pairs += m - k
-            if k == 0:
-                continue
-            e, r, d = e[ok], r[ok], d[ok]
-            m = k
-            cmax = float(d.max())
-        max_abs = max(max_abs, cmax)
-        ex = _accumulate(acc, e, r, d, bt[:m], bu[:m], floor[:m], hbuf[:m], rtol)
-        if rtol:
-            max_excess = max(max_excess, ex)
-        counts += np.bincount(hbuf[:m], minlength=_NBINS)
-    st._sum_abs, st._sum_sq, st._sum_ape, st._sum_er, st._sum_ee, st._sum_rr = acc
-    st._max_excess = max_excess if rtol else max_abs
-    st.max_abs = max_abs if max_abs != -math.inf else None
-    nz = np.flatnonzero(counts[1:])
-    if nz.size:
-        lo, hi = int(nz[0]) + 1, int(nz[-1]) + 2
-        st.hist = LogHistogram(int(counts[0]), lo, counts[lo:hi].tolist())
+    return [_stats(p, rtol) for p in diff_pass_samples(engine, reference, rtol=rtol, chunk=chunk,
+                                                        backend=backend)]
+
+
+def merge_all(stats: list[DiffStats]) -> DiffStats:
+    """``stats[0].merge(stats[1]).merge(stats[2])...`` (the same numbers: sums added left to
+    right), with one histogram sum instead of one per merge."""
+    if len(stats) == 1:
+        return stats[0]
+    out = DiffStats(rtol=stats[0].rtol)
+    for name in ("n", "nonfinite_engine", "nonfinite_reference", "nonfinite_pairs"):
+        setattr(out, name, sum(getattr(s, name) for s in stats))
+    for name in ("_sum_abs", "_sum_sq", "_sum_ape", "_sum_er", "_sum_ee", "_sum_rr"):
+        acc = getattr(stats[0], name)
+        for s in stats[1:]:
+            acc = acc + getattr(s, name)
+        setattr(out, name, acc)
+    maxes = [s.max_abs for s in stats if s.max_abs is not None]
+    out.max_abs = max(maxes) if maxes else None
+    out._max_excess = max(s._max_excess for s in stats)
+    hs = [s.hist for s in stats if s.hist.counts]
+    zero = sum(s.hist.zero for s in stats)
+    if hs:
+        lo = min(h.first_bin for h in hs)
+        acc = np.zeros(max(h.first_bin + len(h.counts) for h in hs) - lo, dtype=np.int64)
+        for h in hs:
+            acc[h.first_bin - lo: h.first_bin - lo + len(h.counts)] += h.counts
+        out.hist = LogHistogram(zero, lo, acc.tolist())
     else:
-        st.hist = LogHistogram(int(counts[0]), 0, [])
+        out.hist = LogHistogram(zero, 0, [])
+    return out._finish()
+
+
+def _stats(p, rtol: float) -> DiffStats:
+    st = DiffStats(rtol=rtol)
+    st.n = p.n
+    st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs = p.nonfinite
+    st._sum_abs, st._sum_sq, st._sum_ape, st._sum_er, st._sum_ee, st._sum_rr = p.sums
+    st.max_abs = p.max_abs if p.max_abs != -math.inf else None
+    st._max_excess = p.max_excess
+    if p.hi > p.lo:
+        st.hist = LogHistogram(int(p.counts[0]), p.lo, p.counts[p.lo:p.hi].tolist())
+    else:
+        st.hist = LogHistogram(int(p.counts[0]), 0, [])
     return st._finish()
-
-
-def _vecdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", a, b)
-
-
-if hasattr(np, "vecdot"):  # numpy >= 2.0: one BLAS ddot per row, no per-row Python call
-    _vecdot = np.vecdot  # noqa: F811
-
-
-def _dots(acc: list, e: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
-    m = d.size
-    k = (m // _DOT) * _DOT
-    if k:
-        vd = _vecdot
-        D, E, R = d[:k].reshape(-1, _DOT), e[:k].reshape(-1, _DOT), r[:k].reshape(-1, _DOT)
-        acc[1] += float(vd(D, D).sum())
-        acc[3] += float(vd(E, R).sum())
-        acc[4] += float(vd(E, E).sum())
-        acc[5] += float(vd(R, R).sum())
-    if k < m:
-        D, E, R = d[k:], e[k:], r[k:]
-        acc[1] += float(np.dot(D, D))
-        acc[3] += float(np.dot(E, R))
-        acc[4] += float(np.dot(E, E))
-        acc[5] += float(np.dot(R, R))
-
-
-def _accumulate(acc: list, e, r, d, t, u, floor, h, rtol: float) -> float:
-    """Sums of one chunk (d = |e - r|, all finite) into ``acc``; bin indices into ``h``; returns
-    max(d - rtol*|r|) (the min_atol candidate) when rtol, else -inf."""
-    acc[0] += float(d.sum())
-    _dots(acc, e, r, d)
-    np.abs(r, out=t)
-    ex = -math.inf
-    if rtol:
-        np.multiply(t, rtol, out=u)
-        np.subtract(d, u, out=u)
-        ex = float(u.max())
-    np.fmax(t, floor, out=t)
-    np.divide(d, t, out=t)
-    acc[2] += float(t.sum())
-    np.right_shift(d.view(np.int64), _SHIFT, out=h)
-    return ex

@@ -1,7 +1,7 @@
 """``leapp_lab.verify(reference_npz, build)``: compare a reference npz with a build's sample outputs.
 
 Pairs arrays by name (model outputs and taps alike), orders rows by the tap manifest's model order,
-scores each pair with one fused float64 pass per sample (``metrics.diff_stats``: metrics, non-finite
+scores each pair with one fused float64 pass per sample (``metrics.diff_stats_samples``: metrics, non-finite
 counts and the log |diff| histogram together; per-row stats are the exact merge of the samples),
 marks the first divergent row (``DivergenceRule``), and gates on ``max_mape``.
 See docs/verify.md for the rule, statuses and exit codes.
@@ -22,7 +22,8 @@ from leapp_lab.model.verify import (PERCENTILE_KEYS, PERCENTILES, DivergenceRule
 from leapp_lab.taps.manifest import ManifestError, parse_manifest
 
 from .buildio import OpenBuild
-from .metrics import DiffStats, diff_stats
+from .kernel import resolve_backend
+from .metrics import DiffStats, diff_stats_samples, merge_all
 from .npzio import NpzArrays, NpzInputError
 
 #: reference npz members that are telemetry, not outputs
@@ -81,7 +82,9 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     default: off), cosine < ``div_cosine``, or (``div_nonfinite``) the engine has more non-finite values. The run folder is saved
     under ``out`` (a runs root: ``out/runs/<id>/`` + ``out/latest``), default
     ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
-    ``workers``: threads scoring (row, sample) pairs (default: 1 on machines with <= 2 cores, else up to 4).
+    The metrics backend (``LEAPP_LAB_METRICS``: numba | numpy | auto, docs/verify.md) is recorded
+    in ``metrics_backend``; numba scores on all its threads (``NUMBA_NUM_THREADS``). ``workers``:
+    threads scoring rows with the numpy backend (default: 1 on machines with <= 2 cores, else up to 4).
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
     """
@@ -91,8 +94,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
                           min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
-        report = _compare(ref, eng, b, ref_path, rule, rtol,
-                          default_workers() if workers is None else int(workers), progress)
+        report = _compare(ref, eng, b, ref_path, rule, rtol, workers, progress)
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
@@ -113,7 +115,7 @@ def _versions() -> dict[str, str]:
 
 
 def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, rule: DivergenceRule,
-             rtol: float, workers: int, progress=None) -> VerifyReport:
+             rtol: float, workers: int | None, progress=None) -> VerifyReport:
     engine = build.report.engine if build.report is not None else None
     ref_names = [k for k in ref if k not in REFERENCE_META_KEYS]
     eng_names = list(eng)
@@ -175,7 +177,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             row.self_compare = engine == "ort" and row.reference_source == "onnxruntime"
             jobs.append((row, eng[name], ref[name]))
         rows.append(row)
-    _score(jobs, n_samples, rtol, workers, progress)
+    backend = _score(jobs, n_samples, rtol, workers, progress)
 
     def key(r: VerifyRow):
         return (r.order is None, r.order if r.order is not None else 0, 1 if r.kind == "output" else 0, r._idx)
@@ -184,7 +186,8 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
         del r._idx  # type: ignore[attr-defined]
 
     report = VerifyReport(reference=str(ref_path), build=str(build.path), engine=engine,
-                          build_name=build.name, samples=n_samples, rtol=rtol, rows=rows, rule=rule)
+                          build_name=build.name, samples=n_samples, rtol=rtol, rows=rows, rule=rule,
+                          metrics_backend=backend)
     _apply_rule(report)
     no_ref = [r for r in rows if r.status == "no-reference"]
     not_eng = [r for r in rows if r.status == "not-in-engine"]
@@ -210,45 +213,76 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
     return report
 
 
-def _score(jobs, n_samples: int, rtol: float, workers: int, progress=None) -> None:
-    """diff_stats of every (row, sample), on a thread pool (numpy releases the GIL in its loops);
-    the row's stats are the exact merge of its samples'."""
-    tasks = [(j, i) for j in range(len(jobs)) for i in range(n_samples)]
+def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None) -> str:
+    """diff_stats of every (row, sample); the row's stats are the exact merge of its samples'.
+    Returns the metrics backend that ran (``numba`` | ``numpy``).
 
-    def one(task):
-        j, i = task
+    numba: one kernel call per row scores its samples side by side on every core (or, for a few
+    large samples, each sample's blocks); no Python thread pool. numpy: rows on ``workers``
+    threads (numpy releases the GIL in its loops). Neither changes a bit."""
+    backend = resolve_backend()
+    total = len(jobs) * n_samples
+    done = 0
+
+    def one(j: int) -> list[DiffStats]:
         _, a_eng, a_ref = jobs[j]
-        return diff_stats(a_eng[i], a_ref[i], rtol=rtol)
+        return diff_stats_samples(a_eng, a_ref, rtol=rtol)
 
-    def reported(results_iter):
-        out = []
-        for k, st in enumerate(results_iter, 1):
-            out.append(st)
-            if progress is not None:
-                progress("score", k, len(tasks))
-        return out
-
-    if workers > 1 and len(tasks) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = reported(pool.map(one, tasks))
-    else:
-        results = reported(one(t) for t in tasks)
-    for j, (row, _, _) in enumerate(jobs):
-        total = None
-        for i in range(n_samples):
-            st = results[j * n_samples + i]
+    nworkers = 1 if backend == "numba" else (default_workers() if workers is None else int(workers))
+    for j, stats in _side_by_side(list(range(len(jobs))), one, nworkers):
+        row = jobs[j][0]
+        for i, st in enumerate(stats):
             sm = SampleMetrics(sample=i)
             _fill(sm, st)
             row.samples.append(sm)
-            total = st if total is None else total.merge(st)
-        if total is not None:
-            _fill(row, total)
+            done += 1
+            if progress is not None:
+                progress("score", done, total)
+        if stats:
+            _fill(row, merge_all(stats))
+    return resolve_backend()  # numpy if numba failed to compile on the way (kernel warned)
+
+
+def _side_by_side(items: list, fn, nthreads: int):
+    """Yield (item, fn(item)) in completion order, from ``nthreads`` threads pulling items off one
+    shared iterator (fn releases the GIL while it counts); in order on this thread when 1."""
+    if nthreads <= 1 or len(items) <= 1:
+        for k in items:
+            yield k, fn(k)
+        return
+    import queue
+    import threading
+    todo = iter(items)  # next() on a list iterator is atomic under the GIL
+    done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def work() -> None:
+        for k in todo:
+            try:
+                done.put((k, fn(k), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                done.put((k, None, exc))
+
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(nthreads, len(items)))]
+    for w in workers:
+        w.start()
+    error = None
+    try:
+        for _ in range(len(items)):
+            k, res, exc = done.get()
+            if exc is not None:
+                error = error or exc
+            elif error is None:
+                yield k, res
+    finally:
+        for w in workers:
+            w.join()
+    if error is not None:
+        raise error
 
 
 def default_workers() -> int:
-    """Threads for scoring: measured here (2 cores), a second thread did not pay (the per-chunk
-    Python work holds the GIL), so small machines use one."""
+    """Threads for the numpy backend: measured here (2 cores), a second thread did not pay (the
+    per-chunk Python work holds the GIL), so small machines use one. (numba: all its threads.)"""
     n = os.cpu_count() or 1
     return 1 if n <= 2 else min(4, n // 2)
 

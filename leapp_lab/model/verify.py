@@ -255,7 +255,8 @@ class VerifyReport(Viewable, Report, Plain):
     ``exceeded``: names of judged rows above max_mape; ``exit_code``: 0 ok, 1 max_mape exceeded.
     ``verbose``: list unpaired names as rows in text/JSON views. ``created``: ISO time;
     ``versions``: package versions. ``self_compare_note``: a sentence when some rows compare ort
-    with itself, else None.
+    with itself, else None. ``metrics_backend``: what computed the metrics, ``numba`` (the fused
+    kernel) or ``numpy`` (its fallback; the same bits); None in reports written before it existed.
     """
     kind: ClassVar[str] = "verify"
     reference: str = ""
@@ -278,6 +279,7 @@ class VerifyReport(Viewable, Report, Plain):
     self_compare_note: str | None = None
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    metrics_backend: str | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
@@ -346,7 +348,7 @@ class VerifyReport(Viewable, Report, Plain):
             "first_divergent": self.first_divergent, "worst_tap": self.worst_tap,
             "largest_jump": self.largest_jump, "max_mape": self.max_mape,
             "max_mape_taps": self.max_mape_taps, "exceeded": self.exceeded,
-            "exit_code": self.exit_code,
+            "exit_code": self.exit_code, "metrics_backend": self.metrics_backend,
             "rows": [{k: getattr(r, k) for k in keep} for r in self.table(verbose)],
             "warnings": list(self.warnings)})
 
