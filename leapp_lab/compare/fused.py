@@ -1,5 +1,10 @@
 """The numba kernel of ``metrics.diff_stats``: every sum, maximum, non-finite count and histogram
-count of a pair of arrays in one pass, on all cores.
+count of a run of blocks of a pair of arrays, in one pass.
+
+``serial`` is compiled ``nogil``: ``kernel.py`` runs it on several Python threads at once, each
+pulling the next run of blocks when it is free. (numba's own ``parallel=True`` pool was measured
+here: on a 2-core machine shared with other work, its statically split, spinning OpenMP threads made
+verify up to 30x slower than one thread; threads that take work as they come do not stall so.)
 
 The summation order is part of the definition of the metrics (``kernel.py`` module doc), not of
 this kernel: element ``i`` of block ``b`` adds into lane ``(i - b*block) % LANES``; each lane adds
@@ -22,7 +27,7 @@ import tempfile
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numba.core.errors import NumbaError  # noqa: F401 - metrics catches it
 
 from .kernel import LANES, NSUMS
@@ -58,11 +63,13 @@ def _writable(d: str) -> bool:
 
 
 _ensure_cache_dir()
+# nogil: kernel.py runs it on several threads; no fastmath: no reassociation, no FMA contraction
 _OPTS = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
 @njit(inline="always")
 def ld(a, i, half):
+    """Element i of ``a`` as float64."""
     if half:  # a holds float16 bit patterns (uint16)
         h = np.int64(a[i])
         ex = (h >> 10) & 31
@@ -70,6 +77,7 @@ def ld(a, i, half):
         v = np.float64(mant) * _P2[ex]
         return -v if (h >> 15) else v
     return np.float64(a[i])
+
 
 @njit(**_OPTS)
 def block(e0, r0, he, hr, lo, hi, rtol, part, wmax, nf, hist, buf):
@@ -167,16 +175,10 @@ def block(e0, r0, he, hr, lo, hi, rtol, part, wmax, nf, hist, buf):
         wmax[0] = max(wmax[0], acc[6, j])
         wmax[1] = max(wmax[1], acc[7, j])
 
-@njit(**_OPTS)
-def blocks(e, r, he, hr, base, b0, b1, n, size, rtol, parts, wmax, nf, hist):
-    """Blocks b0..b1 of the n elements from ``base`` on."""
-    buf = np.empty(min(size, n))
-    for b in range(b0, b1):
-        lo = b * size
-        block(e, r, he, hr, base + lo, base + min(lo + size, n), rtol, parts[b], wmax, nf, hist, buf)
 
 @njit(**_OPTS)
 def finish(hist):
+    """First non-empty bin >= 1 and one past the last (lo == hi: none)."""
     lo = 1
     while lo < NBINS and hist[lo] == 0:
         lo += 1
@@ -187,89 +189,22 @@ def finish(hist):
 
 @njit(**_OPTS)
 def serial(e, r, he, hr, size, rtol):
+    """(parts[nblocks, NSUMS], [max|d|, max(|d| - rtol|r|)], [non-finite e, r, pairs], hist[NBINS],
+    first non-zero bin >= 1, one past the last) of 1-D ``e``, ``r`` cut into blocks of ``size``."""
     n = e.size
     nb = (n + size - 1) // size
     parts = np.zeros((nb, NSUMS))
     wmax = np.full(2, -np.inf)
     nf = np.zeros(3, np.int64)
     hist = np.zeros(NBINS, np.int64)
-    blocks(e, r, he, hr, 0, 0, nb, n, size, rtol, parts, wmax, nf, hist)
+    buf = np.empty(min(size, n))
+    for b in range(nb):
+        lo = b * size
+        block(e, r, he, hr, lo, min(lo + size, n), rtol, parts[b], wmax, nf, hist, buf)
     lo, hi = finish(hist)
     return parts, wmax, nf, hist, lo, hi
 
-@njit(parallel=True, **_OPTS)
-def parallel(e, r, he, hr, size, rtol, nt):
-    n = e.size
-    nb = (n + size - 1) // size
-    nt = min(nt, nb)
-    parts = np.zeros((nb, NSUMS))
-    wmax = np.full((nt, 2), -np.inf)
-    nf = np.zeros((nt, 3), np.int64)
-    hists = np.zeros((nt, NBINS), np.int64)
-    for w in prange(nt):  # worker w: a contiguous run of whole blocks
-        blocks(e, r, he, hr, 0, w * nb // nt, (w + 1) * nb // nt, n, size, rtol, parts, wmax[w], nf[w],
-               hists[w])
-    hist = hists[0].copy()
-    for w in range(1, nt):
-        hist += hists[w]
-    mx = np.full(2, -np.inf)
-    for w in range(nt):
-        mx[0] = max(mx[0], wmax[w, 0])
-        mx[1] = max(mx[1], wmax[w, 1])
-    nfs = np.zeros(3, np.int64)
-    for w in range(nt):
-        nfs += nf[w]
-    lo, hi = finish(hist)
-    return parts, mx, nfs, hist, lo, hi
-
-
-@njit(parallel=True, **_OPTS)
-def samples(e, r, he, hr, ns, size, rtol):
-    """``serial`` of each of the ``ns`` samples (consecutive runs of n elements) of 1-D arrays,
-    one sample per thread at a time. (1-D: slicing a read-only 2-D array per sample inside the
-    parallel loop ran ~40x slower.)"""
-    n = e.size // ns
-    nb = (n + size - 1) // size
-    parts = np.zeros((ns, nb, NSUMS))
-    mx = np.full((ns, 2), -np.inf)
-    nf = np.zeros((ns, 3), np.int64)
-    hist = np.zeros((ns, NBINS), np.int64)
-    lohi = np.zeros((ns, 2), np.int64)
-    for s in prange(ns):
-        blocks(e, r, he, hr, s * n, 0, nb, n, size, rtol, parts[s], mx[s], nf[s], hist[s])
-        lo, hi = finish(hist[s])
-        lohi[s, 0] = lo
-        lohi[s, 1] = hi
-    return parts, mx, nf, hist, lohi
-
-
-#: blocks below which one thread does the whole call (a parallel launch costs more than it saves)
-PARALLEL_MIN_BLOCKS = 2
-
 
 def threads() -> int:
-    return int(numba.get_num_threads())
-
-
-def run(e: np.ndarray, r: np.ndarray, half_e: bool, half_r: bool, size: int, rtol: float,
-        nthreads: int | None = None):
-    """(parts[nblocks, NSUMS], [max|d|, max(|d| - rtol|r|)], [non-finite e, r, pairs], hist[NBINS],
-    first non-zero bin >= 1, one past the last). ``nthreads``: at most this many (None: all)."""
-    nb = -(-e.size // size)
-    nt = threads() if nthreads is None else min(int(nthreads), threads())
-    if nb >= PARALLEL_MIN_BLOCKS and nt > 1:
-        return parallel(e, r, half_e, half_r, size, rtol, nt)
-    return serial(e, r, half_e, half_r, size, rtol)
-
-
-def by_sample(ns: int, n: int, size: int, nthreads: int | None = None) -> bool:
-    """Score (ns, n) arrays a sample per thread (``samples``) rather than sample after sample with
-    the blocks of each shared out (``run``)? Whichever leaves fewer threads idle; ties: by sample
-    (one call instead of ns)."""
-    nt = threads() if nthreads is None else min(int(nthreads), threads())
-    if nt <= 1 or ns <= 1:
-        return ns > 1
-    nb = max(1, -(-n // size))
-    idle_samples = -(-ns // nt) * nt / ns
-    idle_blocks = -(-nb // nt) * nt / nb if nb >= PARALLEL_MIN_BLOCKS else nt
-    return idle_samples <= idle_blocks
+    """Worker threads for the kernel: ``NUMBA_NUM_THREADS`` (default: the core count)."""
+    return max(1, int(numba.config.NUMBA_NUM_THREADS))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
@@ -42,55 +42,173 @@ class Pass(NamedTuple):
     hi: int
 
 
+#: most blocks per work item: a sample larger than this is shared out in runs of blocks
+PIECE = 8
+
+
 def diff_pass(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int, backend: str | None = None,
               threads: int | None = None) -> Pass:
     """The pass over ``engine`` and ``reference`` (same shape; any real/int/bool dtype)."""
-    e_all = np.asarray(engine).reshape(-1)
-    r_all = np.asarray(reference).reshape(-1)
-    if e_all.shape != r_all.shape:
-        raise ValueError(f"shape mismatch: {np.shape(engine)} vs {np.shape(reference)}")
-    size = max(1, int(chunk))
-    rtol = float(rtol)
-    out = None
-    if resolve_backend(backend) == "numba":
-        out = _numba_blocks(e_all, r_all, size, rtol, threads,
-                            forced=backend == "numba" or _env() == "numba")
-    if out is None:
-        with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
-            out = _numpy_blocks(e_all, r_all, size, rtol)
-    parts, (max_abs, max_excess), (nfe, nfr, nfp), counts, lo, hi = out
-    return Pass(int(e_all.size), _combine(parts), float(max_abs), float(max_excess),
-                (int(nfe), int(nfr), int(nfp)), counts, int(lo), int(hi))
+    e = np.asarray(engine)
+    r = np.asarray(reference)
+    if e.shape != r.shape:
+        raise ValueError(f"shape mismatch: {e.shape} vs {r.shape}")
+    rows = [(np.ascontiguousarray(e).reshape(1, -1), np.ascontiguousarray(r).reshape(1, -1))]
+    for _, passes in diff_pass_rows(rows, rtol=rtol, chunk=chunk, backend=backend, threads=threads):
+        return passes[0]
+    raise AssertionError("unreachable")
 
 
-def diff_pass_samples(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int,
-                      backend: str | None = None) -> list[Pass]:
-    """``diff_pass`` of every sample (index along the leading axis) of two same-shape arrays, in
-    one call where numba can (samples side by side on the cores); the same bits as sample by sample."""
-    e2 = np.asarray(engine)
-    r2 = np.asarray(reference)
-    if e2.shape != r2.shape or e2.ndim < 1:
-        raise ValueError(f"shape mismatch: {e2.shape} vs {r2.shape} (or no sample axis)")
-    ns = e2.shape[0]
+def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | None = None,
+                   threads: int | None = None) -> Iterator[tuple[int, list[Pass]]]:
+    """``diff_pass`` of every sample (index along the leading axis) of every (engine, reference)
+    pair of ``rows``; yields ``(row index, [Pass per sample])`` as rows complete.
+
+    The work is cut into items, a sample or (for a large one) a run of at most ``PIECE`` whole
+    blocks of it, which ``threads`` threads (default: numba's thread count; numpy: 1) take one
+    after the other as they come free; the kernel releases the GIL. Runs of blocks start on block
+    boundaries, so items change no bit: their partials are put back in block order.
+    """
     size = max(1, int(chunk))
     rtol = float(rtol)
-    n = int(e2.size // ns) if ns else 0
-    if (ns > 1 and n > 0 and resolve_backend(backend) == "numba" and _fused
-            and _numba_dtype(e2.dtype) and _numba_dtype(r2.dtype)
-            and e2.flags.c_contiguous and r2.flags.c_contiguous and _fused.by_sample(ns, n, size)):
-        he, hr = e2.dtype == np.float16, r2.dtype == np.float16
-        e1 = (e2.view(np.uint16) if he else e2).reshape(-1)
-        r1 = (r2.view(np.uint16) if hr else r2).reshape(-1)
-        try:
-            parts, mx, nf, hist, lohi = _fused.samples(e1, r1, bool(he), bool(hr), ns, size, rtol)
-        except _fused.NumbaError:
-            pass  # diff_pass below decides: raise when forced, else warn and use numpy
+    use_numba = resolve_backend(backend) == "numba"
+    forced = backend == "numba" or (backend is None and _env() == "numba")
+    nthreads = (threads if threads is not None else (_fused.threads() if use_numba else 1))
+    prepared = [_prepare(e, r, use_numba) for e, r in rows]
+    items = []          # (row, sample, first block, end block)
+    left = []           # items not yet done, per row
+    for j, (_, _, ns, n, _, _, contiguous) in enumerate(prepared):
+        nb = -(-n // size)
+        step = PIECE if contiguous else max(nb, 1)  # a strided sample is copied once, as a whole
+        before = len(items)
+        for s in range(ns):
+            items.extend((j, s, b, min(b + step, nb)) for b in range(0, max(nb, 1), step))
+        left.append(len(items) - before)
+    results: dict = {}
+
+    def work(k: int):
+        j, s, b0, b1 = items[k]
+        e1, r1, ns, n, he, hr, contiguous = prepared[j]
+        lo, hi = s * n + b0 * size, s * n + min(b1 * size, n)
+        if contiguous:
+            e, r = e1[lo:hi], r1[lo:hi]
         else:
-            sums = _combine_many(parts)
-            mx, nf, lohi = mx.tolist(), nf.tolist(), lohi.tolist()
-            return [Pass(n, sums[s], mx[s][0], mx[s][1], tuple(nf[s]), hist[s], lohi[s][0], lohi[s][1])
-                    for s in range(ns)]
-    return [diff_pass(e2[s], r2[s], rtol=rtol, chunk=size, backend=backend) for s in range(ns)]
+            e, r = np.ascontiguousarray(e1[s]).reshape(-1), np.ascontiguousarray(r1[s]).reshape(-1)
+        return _blocks(e, r, he, hr, size, rtol, use_numba, forced)
+
+    for j in (j for j, c in enumerate(left) if c == 0):  # rows without samples
+        yield j, []
+    for k, out in _side_by_side(range(len(items)), work, nthreads):
+        results[k] = out
+        j = items[k][0]
+        left[j] -= 1
+        if left[j] == 0:
+            mine = sorted(x for x in results if items[x][0] == j)
+            yield j, _assemble(prepared[j][2], prepared[j][3], [items[x] for x in mine],
+                               [results.pop(x) for x in mine])
+
+
+def _prepare(e: Any, r: Any, use_numba: bool):
+    """(engine, reference) as the kernel reads them: flat when C-contiguous (else kept, copied per
+    sample), float16 as its bits; with the sample count, elements per sample, float16 flags."""
+    e, r = np.asarray(e), np.asarray(r)
+    if e.shape != r.shape or e.ndim < 1:
+        raise ValueError(f"shape mismatch: {e.shape} vs {r.shape} (or no leading sample axis)")
+    ns = e.shape[0]
+    n = int(np.prod(e.shape[1:], dtype=np.int64))
+    he = use_numba and e.dtype == np.float16
+    hr = use_numba and r.dtype == np.float16
+    e = e.view(np.uint16) if he else e
+    r = r.view(np.uint16) if hr else r
+    contiguous = e.flags.c_contiguous and r.flags.c_contiguous
+    if contiguous:
+        e, r = e.reshape(-1), r.reshape(-1)
+    return e, r, ns, n, bool(he), bool(hr), contiguous
+
+
+def _blocks(e, r, he, hr, size, rtol, use_numba, forced):
+    """One item: the kernel's output for 1-D ``e``, ``r`` (numba where it takes the dtypes)."""
+    global _fused, _fused_error
+    f = _fused
+    if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
+        try:
+            return f.serial(e, r, he, hr, size, rtol)
+        except f.NumbaError as exc:
+            if forced:
+                raise
+            # numba imports but cannot compile here: numpy from now on (same bits), said once
+            if _fused:
+                _fused, _fused_error = False, f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"leapp_lab metrics: numba failed ({str(exc).splitlines()[0]}); "
+                              f"using numpy", RuntimeWarning, stacklevel=2)
+    if he:
+        e = e.view(np.float16)
+    if hr:
+        r = r.view(np.float16)
+    with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
+        return _numpy_blocks(e, r, size, rtol)
+
+
+def _assemble(ns: int, n: int, items: list, outs: list) -> list[Pass]:
+    """Per sample, the items' outputs put back together in block order."""
+    by_sample: list[list] = [[] for _ in range(ns)]
+    for (_, s, _, _), out in zip(items, outs):
+        by_sample[s].append(out)
+    passes = []
+    for pieces in by_sample:
+        if len(pieces) == 1:
+            parts, mx, nf, counts, lo, hi = pieces[0]
+            max_abs, max_excess = float(mx[0]), float(mx[1])
+            nfs = tuple(int(x) for x in nf)
+        else:
+            parts = np.concatenate([p[0] for p in pieces])
+            max_abs = max(float(p[1][0]) for p in pieces)
+            max_excess = max(float(p[1][1]) for p in pieces)
+            nfs = tuple(int(sum(p[2][i] for p in pieces)) for i in range(3))
+            counts = np.sum([p[3] for p in pieces], axis=0)
+            spans = [(p[4], p[5]) for p in pieces if p[4] < p[5]]  # items with a non-zero bin
+            lo, hi = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (1, 1)
+        passes.append(Pass(n, _combine(parts), max_abs, max_excess, nfs, counts, int(lo), int(hi)))
+    return passes
+
+
+def _side_by_side(items, fn, nthreads: int):
+    """Yield (item, fn(item)) as they complete, from ``nthreads`` threads pulling items off one
+    shared iterator; in order on this thread when 1 (or one item)."""
+    items = list(items)
+    if nthreads <= 1 or len(items) <= 1:
+        for k in items:
+            yield k, fn(k)
+        return
+    import queue
+    import threading
+    todo = iter(items)  # next() on a list iterator is atomic under the GIL
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def run() -> None:
+        for k in todo:
+            if stop.is_set():
+                return
+            try:
+                done.put((k, fn(k), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                done.put((k, None, exc))
+
+    workers = [threading.Thread(target=run, daemon=True, name="leapp-lab-metrics")
+               for _ in range(min(nthreads, len(items)))]
+    for w in workers:
+        w.start()
+    try:
+        for _ in range(len(items)):
+            k, out, exc = done.get()
+            if exc is not None:
+                raise exc
+            yield k, out
+    finally:
+        stop.set()
+        for w in workers:
+            w.join()
 
 
 BACKEND_ENV = "LEAPP_LAB_METRICS"
@@ -133,30 +251,8 @@ def resolve_backend(backend: str | None = None) -> str:
 
 
 def backend_threads(backend: str | None = None) -> int:
-    """Threads the backend scores one large pair with (numba: its thread pool; numpy: 1)."""
+    """Threads ``diff_pass_rows`` uses by default (numba: ``NUMBA_NUM_THREADS``; numpy: 1)."""
     return _fused.threads() if resolve_backend(backend) == "numba" else 1
-
-
-def _numba_blocks(e: np.ndarray, r: np.ndarray, size: int, rtol: float, threads: int | None,
-                  forced: bool):
-    """The compiled kernel, or None for arrays it does not take (those go through numpy: same bits)."""
-    global _fused, _fused_error
-    f = _fused
-    he, hr = e.dtype == np.float16, r.dtype == np.float16
-    if not (_numba_dtype(e.dtype) and _numba_dtype(r.dtype)):
-        return None
-    e = np.ascontiguousarray(e.view(np.uint16) if he else e)
-    r = np.ascontiguousarray(r.view(np.uint16) if hr else r)
-    try:
-        return f.run(e, r, bool(he), bool(hr), size, rtol, threads)
-    except f.NumbaError as exc:
-        if forced:
-            raise
-        # numba imports but cannot compile here: numpy from now on (same bits), said once
-        _fused, _fused_error = False, f"{type(exc).__name__}: {exc}"
-        warnings.warn(f"leapp_lab metrics: numba failed ({str(exc).splitlines()[0]}); using numpy",
-                      RuntimeWarning, stacklevel=3)
-        return None
 
 
 def _numba_dtype(dt: np.dtype) -> bool:
@@ -174,14 +270,6 @@ def _combine(parts: np.ndarray) -> list[float]:
         except (OverflowError, ValueError):  # an exact sum beyond float64, or inf + -inf
             out.append(float(np.sum(col)))
     return out if out else [0.0] * NSUMS
-
-
-def _combine_many(parts: np.ndarray) -> list[list[float]]:
-    """``_combine`` of each sample's (nblocks, NSUMS) partials; one block: the partial itself (what
-    fsum returns for one term), + 0.0."""
-    if parts.shape[1] == 1:
-        return (parts[:, 0, :] + 0.0).tolist()
-    return [_combine(p) for p in parts]
 
 
 def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):

@@ -79,27 +79,36 @@ class LogHistogram:
         return LogHistogram(self.zero + other.zero, lo, acc.tolist())
 
     def percentile(self, q: float) -> float | None:
-        """q in [0, 100]; linear interpolation inside the bin that holds the rank. (Plain Python
-        over the few non-empty bins: verify reads 4 percentiles per row and sample; the numbers are
-        those of a float64 cumsum + searchsorted.)"""
-        n = self.total
-        if n == 0:
-            return None
-        rank = q / 100.0 * (n - 1)
-        if rank < self.zero:
-            return 0.0
+        """q in [0, 100]; linear interpolation inside the bin that holds the rank."""
+        return self.percentiles((q,))[0]
+
+    def percentiles(self, qs) -> list[float | None]:
+        """``percentile`` of each q, in one walk over the bins. (Plain Python over the few
+        non-empty bins: verify reads 4 percentiles per row and sample; the numbers are those of a
+        float64 cumsum + searchsorted, exact for counts below 2**53.)"""
         counts = self.counts
-        cum = self.zero  # exact: counts are integers
-        i = len(counts) - 1  # when no bin passes the rank (q = 100): the last one
-        for k, c in enumerate(counts):
-            cum += c
-            if cum > rank:  # the first bin whose cumulative count passes the rank
-                i = k
-                break
-        start = float(sum(counts[:i]) + self.zero)
-        lo, hi = _EDGES[self.first_bin + i], _EDGES[self.first_bin + i + 1]
-        frac = 0.0 if counts[i] <= 1 else (rank - start) / (counts[i] - 1)
-        return float(lo + (hi - lo) * min(max(frac, 0.0), 1.0))
+        n = self.zero + sum(counts)
+        if n == 0:
+            return [None] * len(qs)
+        out = []
+        for q in qs:
+            rank = q / 100.0 * (n - 1)
+            if rank < self.zero:
+                out.append(0.0)
+                continue
+            start = self.zero  # cumulative count before bin i (exact: counts are integers)
+            i = len(counts) - 1  # when no bin passes the rank (q = 100): the last one
+            for k, c in enumerate(counts):
+                if start + c > rank:  # the first bin whose cumulative count passes the rank
+                    i = k
+                    break
+                start += c
+            else:
+                start -= counts[-1]
+            lo, hi = _EDGES[self.first_bin + i], _EDGES[self.first_bin + i + 1]
+            frac = 0.0 if counts[i] <= 1 else (rank - float(start)) / (counts[i] - 1)
+            out.append(float(lo + (hi - lo) * min(max(frac, 0.0), 1.0)))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"zero": int(self.zero), "first_bin": int(self.first_bin),
@@ -209,14 +218,23 @@ def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = C
 
 
 def diff_stats_samples(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK,
-                       backend: str | None = None) -> list[DiffStats]:
+                       backend: str | None = None, threads: int | None = None) -> list[DiffStats]:
     """``diff_stats`` of each sample (index along the leading axis) of ``engine`` vs ``reference``,
-    in one call: with numba the samples are scored side by side on the cores. The same numbers as
-    one ``diff_stats`` per sample."""
-    from .kernel import diff_pass_samples
+    in one call (the samples side by side on the cores); the same numbers as one call per sample."""
+    for _, stats in diff_stats_rows([(engine, reference)], rtol=rtol, chunk=chunk, backend=backend,
+                                    threads=threads):
+        return stats
+    return []
+
+
+def diff_stats_rows(rows: list, *, rtol: float = 0.0, chunk: int = CHUNK, backend: str | None = None,
+                    threads: int | None = None):
+    """``diff_stats_samples`` of every (engine, reference) pair of ``rows``, all scored side by side;
+    yields ``(row index, [DiffStats per sample])`` as rows complete (``compare.kernel.diff_pass_rows``)."""
+    from .kernel import diff_pass_rows
     rtol = float(rtol)
-    return [_stats(p, rtol) for p in diff_pass_samples(engine, reference, rtol=rtol, chunk=chunk,
-                                                        backend=backend)]
+    for j, passes in diff_pass_rows(rows, rtol=rtol, chunk=chunk, backend=backend, threads=threads):
+        yield j, [_stats(p, rtol) for p in passes]
 
 
 def merge_all(stats: list[DiffStats]) -> DiffStats:

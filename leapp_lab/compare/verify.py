@@ -1,7 +1,7 @@
 """``leapp_lab.verify(reference_npz, build)``: compare a reference npz with a build's sample outputs.
 
 Pairs arrays by name (model outputs and taps alike), orders rows by the tap manifest's model order,
-scores each pair with one fused float64 pass per sample (``metrics.diff_stats_samples``: metrics, non-finite
+scores each pair with one fused float64 pass per sample (``metrics.diff_stats_rows``: metrics, non-finite
 counts and the log |diff| histogram together; per-row stats are the exact merge of the samples),
 marks the first divergent row (``DivergenceRule``), and gates on ``max_mape``.
 See docs/verify.md for the rule, statuses and exit codes.
@@ -23,7 +23,7 @@ from leapp_lab.taps.manifest import ManifestError, parse_manifest
 
 from .buildio import OpenBuild
 from .kernel import resolve_backend
-from .metrics import DiffStats, diff_stats_samples, merge_all
+from .metrics import DiffStats, diff_stats_rows, merge_all
 from .npzio import NpzArrays, NpzInputError
 
 #: reference npz members that are telemetry, not outputs
@@ -37,8 +37,8 @@ def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
         st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs)
     m.mape, m.nrmse, m.mse, m.max_abs, m.cosine, m.mean_abs, m.min_atol = (
         st.mape, st.nrmse, st.mse, st.max_abs, st.cosine, st.mean_abs, st.min_atol)
-    for q, k in zip(PERCENTILES, PERCENTILE_KEYS):
-        setattr(m, k, st.percentile(q))
+    for k, v in zip(PERCENTILE_KEYS, st.hist.percentiles(PERCENTILES)):
+        setattr(m, k, v)
     if with_hist:
         m.hist = Hist.of(st.hist)
 
@@ -83,8 +83,8 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     under ``out`` (a runs root: ``out/runs/<id>/`` + ``out/latest``), default
     ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
     The metrics backend (``LEAPP_LAB_METRICS``: numba | numpy | auto, docs/verify.md) is recorded
-    in ``metrics_backend``; numba scores on all its threads (``NUMBA_NUM_THREADS``). ``workers``:
-    threads scoring rows with the numpy backend (default: 1 on machines with <= 2 cores, else up to 4).
+    in ``metrics_backend``. ``workers``: threads scoring (row, sample) pairs (default: numba's
+    ``NUMBA_NUM_THREADS``, every core; numpy: 1 on machines with <= 2 cores, else up to 4).
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
     """
@@ -217,19 +217,16 @@ def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None
     """diff_stats of every (row, sample); the row's stats are the exact merge of its samples'.
     Returns the metrics backend that ran (``numba`` | ``numpy``).
 
-    numba: one kernel call per row scores its samples side by side on every core (or, for a few
-    large samples, each sample's blocks); no Python thread pool. numpy: rows on ``workers``
-    threads (numpy releases the GIL in its loops). Neither changes a bit."""
+    Every row's samples (runs of blocks of large ones) are scored side by side on ``workers``
+    threads (numba: ``NUMBA_NUM_THREADS``, every core; numpy: ``default_workers()``) while this
+    thread turns finished rows into records. Threads change no bit."""
     backend = resolve_backend()
+    if workers is None and backend == "numpy":
+        workers = default_workers()
     total = len(jobs) * n_samples
     done = 0
-
-    def one(j: int) -> list[DiffStats]:
-        _, a_eng, a_ref = jobs[j]
-        return diff_stats_samples(a_eng, a_ref, rtol=rtol)
-
-    nworkers = 1 if backend == "numba" else (default_workers() if workers is None else int(workers))
-    for j, stats in _side_by_side(list(range(len(jobs))), one, nworkers):
+    rows = [(a_eng, a_ref) for _, a_eng, a_ref in jobs]
+    for j, stats in diff_stats_rows(rows, rtol=rtol, threads=workers):
         row = jobs[j][0]
         for i, st in enumerate(stats):
             sm = SampleMetrics(sample=i)
@@ -241,43 +238,6 @@ def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None
         if stats:
             _fill(row, merge_all(stats))
     return resolve_backend()  # numpy if numba failed to compile on the way (kernel warned)
-
-
-def _side_by_side(items: list, fn, nthreads: int):
-    """Yield (item, fn(item)) in completion order, from ``nthreads`` threads pulling items off one
-    shared iterator (fn releases the GIL while it counts); in order on this thread when 1."""
-    if nthreads <= 1 or len(items) <= 1:
-        for k in items:
-            yield k, fn(k)
-        return
-    import queue
-    import threading
-    todo = iter(items)  # next() on a list iterator is atomic under the GIL
-    done: queue.SimpleQueue = queue.SimpleQueue()
-
-    def work() -> None:
-        for k in todo:
-            try:
-                done.put((k, fn(k), None))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                done.put((k, None, exc))
-
-    workers = [threading.Thread(target=work, daemon=True) for _ in range(min(nthreads, len(items)))]
-    for w in workers:
-        w.start()
-    error = None
-    try:
-        for _ in range(len(items)):
-            k, res, exc = done.get()
-            if exc is not None:
-                error = error or exc
-            elif error is None:
-                yield k, res
-    finally:
-        for w in workers:
-            w.join()
-    if error is not None:
-        raise error
 
 
 def default_workers() -> int:
