@@ -1,7 +1,7 @@
 """``leapp_lab.verify(reference_npz, build)``: compare a reference npz with a build's sample outputs.
 
 Pairs arrays by name (model outputs and taps alike), orders rows by the tap manifest's model order,
-scores each pair with one fused float64 pass per sample (``metrics.diff_stats``: metrics, non-finite
+scores each pair with one fused float64 pass per sample (``metrics.diff_sums``: metrics, non-finite
 counts and the log |diff| histogram together; per-row stats are the exact merge of the samples),
 marks the first divergent row (``DivergenceRule``), and gates on ``max_mape``.
 See docs/verify.md for the rule, statuses and exit codes.
@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from leapp_lab.model.jsonio import write_json
+from leapp_lab.model.arraysummary import array_summary
+from leapp_lab.model.jsonio import load_npz, write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
-from leapp_lab.model.verify import (PERCENTILE_KEYS, PERCENTILES, DivergenceRule, Hist, SampleMetrics,
-                                    VerifyReport, VerifyRow)
-from leapp_lab.taps.manifest import ManifestError, parse_manifest
+from leapp_lab.model.tap import TapEntry, model_order_key
+from leapp_lab.model.verify import DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow
 
 from .buildio import OpenBuild
-from .metrics import DiffStats, diff_stats
+from .metrics import diff_sums
 from .npzio import NpzArrays, NpzInputError
 
 #: reference npz members that are telemetry, not outputs
@@ -30,43 +30,44 @@ REFERENCE_META_KEYS = ("benchmark_timings_ms",)
 _SUPPORTED_KINDS = "biuf"
 
 
-def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
-    m.n = st.n
-    m.nonfinite_engine, m.nonfinite_reference, m.nonfinite_pairs = (
-        st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs)
-    m.mape, m.nrmse, m.mse, m.max_abs, m.cosine, m.mean_abs, m.min_atol = (
-        st.mape, st.nrmse, st.mse, st.max_abs, st.cosine, st.mean_abs, st.min_atol)
-    for q, k in zip(PERCENTILES, PERCENTILE_KEYS):
-        setattr(m, k, st.percentile(q))
-    if with_hist:
-        m.hist = Hist.of(st.hist)
+MAX_INPUT_SAMPLES = 64      # samples whose input summaries the report keeps
 
 
-def _entries(build) -> dict[str, dict[str, Any]]:
-    """name -> manifest facts (kind, order, source...) from the build's manifest."""
-    out: dict[str, dict[str, Any]] = {}
-    raw = build.report.manifest if build.report is not None else None
-    if raw:
-        try:
-            man = parse_manifest(raw, f"{build.path} (build.json)")
-        except ManifestError as exc:  # a hand-edited build.json: exit 2 naming it, like a bad npz
-            raise NpzInputError(str(exc)) from None
-        for o in man.outputs:
-            out[o.name] = {"kind": "output", "order": o.order, "source": o.source,
-                           "reference_source": "torch"}
-        for t in man.taps:
-            out[t.name] = {"kind": t.kind, "order": t.order, "source": t.source,
-                           "reference_source": t.reference_source, "producer_op": t.producer_op,
-                           "producer_node": t.producer_node, "tensor": t.tensor,
-                           "uncompared_reason": t.uncompared_reason}
-    elif build.report is not None:
-        for n in build.report.model_outputs or build.report.outputs:
-            out[n] = {"kind": "output", "order": None, "reference_source": "torch"}
-    if build.report is not None:
-        for tb in build.report.taps:
-            if tb.status == "unbound" and tb.name in out:
-                out[tb.name]["unbound_reason"] = tb.reason
-    return out
+def _entries(build: OpenBuild) -> dict[str, TapEntry]:
+    """name -> the output or tap as the build recorded it (none without a build.json)."""
+    if build.report is None:
+        return {}
+    return {e.name: e for e in build.report.manifest.rows()}
+
+
+def _inputs_npz(build: OpenBuild, ref_path: Path) -> Path | None:
+    """The model.npz whose samples were run: build.json's ``npz``, else beside the reference."""
+    cands = []
+    npz = build.report.npz if build.report is not None else None
+    if npz:
+        p = Path(npz)
+        cands += [p if p.is_absolute() else build.path / p, p]
+    if ref_path.name.endswith(".reference.npz"):
+        cands.append(ref_path.with_name(ref_path.name[: -len(".reference.npz")] + ".npz"))
+    return next((c for c in cands if c.is_file()), None)
+
+
+def _input_summaries(build: OpenBuild, ref_path: Path) -> list[InputSummary]:
+    """What each sample fed the engine (shape, dtype, range), kept in the report for its views."""
+    p = _inputs_npz(build, ref_path)
+    if p is None:
+        return []
+    try:
+        arrays = load_npz(p)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for name, a in arrays.items():
+        if getattr(a, "ndim", 0) < 1:
+            continue
+        for i in range(min(a.shape[0], MAX_INPUT_SAMPLES)):
+            out.append(InputSummary(name=name, sample=i, file=p.name, **array_summary(a[i])))
+    return sorted(out, key=lambda x: x.sample)
 
 
 def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: bool = False,
@@ -93,6 +94,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol,
                           default_workers() if workers is None else int(workers), progress)
+        report.inputs = _input_summaries(b, ref_path)
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
@@ -143,11 +145,8 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
     rows: list[VerifyRow] = []
     jobs: list[tuple] = []
     for idx, name in enumerate(names):
-        f = facts.get(name, {})
-        row = VerifyRow(name=name, kind=f.get("kind", "unknown"), order=f.get("order"),
-                        source=f.get("source"), reference_source=f.get("reference_source"),
-                        producer_op=f.get("producer_op"), producer_node=f.get("producer_node"),
-                        tensor=f.get("tensor"))
+        f = facts.get(name) or TapEntry(name=name)
+        row = VerifyRow.of(f)
         row._idx = idx  # type: ignore[attr-defined]  # tie-break for the sort below
         in_ref, in_eng = name in ref, name in eng
         if in_ref:
@@ -158,10 +157,11 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             row.shape_engine, row.dtype_engine = list(s), str(d)
         if not in_ref:
             row.status, row.paired = "no-reference", False
-            row.note = f.get("uncompared_reason") or "the reference npz has no array of this name"
+            row.note = f.uncompared_reason or "the reference npz has no array of this name"
         elif not in_eng:
             row.status, row.paired = "not-in-engine", False
-            row.note = f.get("unbound_reason") or "the build's sample_outputs.npz has no array of this name"
+            row.note = ((f.binding_reason if f.binding == "unbound" else None)
+                        or "the build's sample_outputs.npz has no array of this name")
         elif (ref.header(name)[1].kind not in _SUPPORTED_KINDS
               or eng.header(name)[1].kind not in _SUPPORTED_KINDS):
             row.status = "dtype-unsupported"
@@ -177,9 +177,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
         rows.append(row)
     _score(jobs, n_samples, rtol, workers, progress)
 
-    def key(r: VerifyRow):
-        return (r.order is None, r.order if r.order is not None else 0, 1 if r.kind == "output" else 0, r._idx)
-    rows.sort(key=key)
+    rows.sort(key=lambda r: model_order_key(r, r._idx))
     for r in rows:
         del r._idx  # type: ignore[attr-defined]
 
@@ -211,14 +209,14 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
 
 
 def _score(jobs, n_samples: int, rtol: float, workers: int, progress=None) -> None:
-    """diff_stats of every (row, sample), on a thread pool (numpy releases the GIL in its loops);
-    the row's stats are the exact merge of its samples'."""
+    """The sums of every (row, sample), on a thread pool (numpy releases the GIL in its loops);
+    a row's record is filled from the exact merge of its samples' sums."""
     tasks = [(j, i) for j in range(len(jobs)) for i in range(n_samples)]
 
     def one(task):
         j, i = task
         _, a_eng, a_ref = jobs[j]
-        return diff_stats(a_eng[i], a_ref[i], rtol=rtol)
+        return diff_sums(a_eng[i], a_ref[i], rtol=rtol)
 
     def reported(results_iter):
         out = []
@@ -238,12 +236,10 @@ def _score(jobs, n_samples: int, rtol: float, workers: int, progress=None) -> No
         total = None
         for i in range(n_samples):
             st = results[j * n_samples + i]
-            sm = SampleMetrics(sample=i)
-            _fill(sm, st)
-            row.samples.append(sm)
+            row.samples.append(SampleMetrics(sample=i).fill(st))
             total = st if total is None else total.merge(st)
         if total is not None:
-            _fill(row, total)
+            row.fill(total)
 
 
 def default_workers() -> int:
@@ -260,23 +256,12 @@ def _apply_rule(report: VerifyReport) -> None:
     for r in report.rows:
         if not r.in_rule:
             continue
-        div = False
-        if rule.nrmse_pct is not None and r.nrmse is not None and r.nrmse > rule.nrmse_pct / 100.0:
-            div = True
-        if rule.mape_pct is not None and r.mape is not None and r.mape > rule.mape_pct:
-            div = True
-        if r.cosine is not None and r.cosine < rule.min_cosine:
-            div = True
-        if rule.nonfinite and r.nonfinite_engine > r.nonfinite_reference:
-            div = True
-        if r.mape is None and r.n > 0:
-            div = True
-        r.diverged = div
+        r.diverged = rule.diverges(r)
         # The profile is measured in nrmse: MAPE is unstable where the reference is near zero.
         if prev is not None and prev.nrmse and r.nrmse is not None:
             r.growth = r.nrmse / prev.nrmse
         prev = r
-        if div and first is None:
+        if r.diverged and first is None:
             first = r
     if first is not None:
         first.first_divergent = True

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from .base import Report, register
 from .dc import Plain
+from .tap import TapEntry
 
 
 @dataclass
@@ -18,25 +19,6 @@ class TensorInfo(Plain):
     name: str
     dtype: str | None = None
     shape: list[int] | None = None          # per sample (without the leading sample axis)
-
-
-@dataclass
-class PrepareRow(Plain):
-    """One model output or tap, in model order."""
-
-    name: str
-    kind: str                               # output | manual | plugin | op
-    order: int
-    tensor: str | None = None
-    producer_op: str | None = None
-    producer_node: str | None = None
-    reference_source: str | None = None     # torch | onnxruntime | None
-    uncompared_reason: str | None = None
-    source: str | None = None
-    producer_source: str | None = None
-    scope: str | None = None                # module path of the producing node ("backbone.0")
-    dtype: str | None = None
-    shape: list[int] | None = None
 
 
 @dataclass
@@ -61,7 +43,7 @@ class PrepareReport(Report, Plain):
     plugin_taps: bool = False
     op_taps: bool = False
     inputs: list[TensorInfo] = field(default_factory=list)
-    rows: list[PrepareRow] = field(default_factory=list)
+    rows: list[TapEntry] = field(default_factory=list)
     manifest_stamped: bool = False
     warnings: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
@@ -72,22 +54,22 @@ class PrepareReport(Report, Plain):
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
     # -- model API -----------------------------------------------------------------------------
-    def row(self, name: str) -> PrepareRow:
+    def row(self, name: str) -> TapEntry:
         for r in self.rows:
             if r.name == name:
                 return r
         raise KeyError(f"no output or tap {name!r} in this prepare report; have {[r.name for r in self.rows]}")
 
     @property
-    def taps(self) -> list[PrepareRow]:
+    def taps(self) -> list[TapEntry]:
         return [r for r in self.rows if r.kind != "output"]
 
     @property
-    def outputs(self) -> list[PrepareRow]:
+    def outputs(self) -> list[TapEntry]:
         return [r for r in self.rows if r.kind == "output"]
 
     @property
-    def uncompared(self) -> list[PrepareRow]:
+    def uncompared(self) -> list[TapEntry]:
         return [r for r in self.taps if r.reference_source is None]
 
     def to_dataframe(self):
