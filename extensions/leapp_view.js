@@ -50,7 +50,7 @@ export function fmt(v, kind) {
   if (typeof v === "boolean") return v ? "yes" : "no";
   if (Array.isArray(v)) return "[" + v.map(x => fmt(x, kind === "shape" ? "num" : kind)).join(", ") + "]";
   if (typeof v === "number") {
-    if (kind === "cos" && Number.isFinite(v)) {
+    if (kind === "cos" && Math.abs(v) < 2) {
       const s = Math.abs(v).toFixed(6);
       return (v < 0 && Number(s) !== 0 ? "-" : "") + s;
     }

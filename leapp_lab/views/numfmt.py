@@ -9,18 +9,22 @@ Formats (a column's ``fmt``, see ``leapp_lab.model.columns``):
   binary value (what JS ``toPrecision`` does), written in fixed notation when the rounded value is
   in [1e-3, 1e4) and as ``d.ddde±XX`` otherwise (``12345.6`` → ``1.235e+04``).
 * ``int``: integers as they are (other values as ``num``).
-* ``cos``: 6 decimals, fixed (cosine near 1 must show its distance from 1): ``0.999950``.
+* ``cos``: 6 decimals, fixed, for |values| < 2 (a cosine, even one rounded past 1; near 1 it must show its distance from 1):
+  ``0.999950``; other values as ``num``.
 * ``x``: a ratio, ``num`` followed by ``x`` (``2.5x``).
 * ``bool``: ``yes`` / ``no``. ``shape``: ``[1, 3, 8]``. ``text`` / ``status``: the string.
 """
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from typing import Any
 
 NONE = "–"
 _INT_LIMIT = 1e15      # integral values below this print as integers (exact in a JS number)
+# a double's exact decimal expansion has up to ~770 significant digits: compute on it without any
+# intermediate rounding (the default 28-digit context would round twice)
+_EXACT = Context(prec=1200, Emax=10 ** 6, Emin=-(10 ** 6))
 
 
 def _round_sig(v: float, digits: int) -> tuple[str, int]:
@@ -28,10 +32,11 @@ def _round_sig(v: float, digits: int) -> tuple[str, int]:
     half away from zero on its exact value."""
     d = Decimal(abs(v))
     e = d.adjusted()
-    q = d.scaleb(-e).quantize(Decimal(1).scaleb(-(digits - 1)), rounding=ROUND_HALF_UP)
+    step = Decimal(1).scaleb(-(digits - 1), _EXACT)
+    q = d.scaleb(-e, _EXACT).quantize(step, rounding=ROUND_HALF_UP, context=_EXACT)
     if q >= 10:                           # 9.9996 -> 10.00: one more digit of exponent
         e += 1
-        q = d.scaleb(-e).quantize(Decimal(1).scaleb(-(digits - 1)), rounding=ROUND_HALF_UP)
+        q = d.scaleb(-e, _EXACT).quantize(step, rounding=ROUND_HALF_UP, context=_EXACT)
     return str(q).replace(".", ""), e
 
 
@@ -59,7 +64,7 @@ def _num(v: float) -> str:
 def _fixed(v: float, places: int) -> str:
     if not math.isfinite(v):
         return _num(v)
-    q = Decimal(abs(v)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    q = Decimal(abs(v)).quantize(Decimal(1).scaleb(-places, _EXACT), rounding=ROUND_HALF_UP, context=_EXACT)
     s = f"{q:f}"
     return ("-" + s) if v < 0 and q != 0 else s
 
@@ -73,12 +78,8 @@ def fmt(v: Any, kind: str = "num") -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(fmt(x, "num" if kind == "shape" else kind) for x in v) + "]"
     if isinstance(v, (int, float)):
-        v = float(v) if not isinstance(v, int) or abs(v) >= _INT_LIMIT else v
-        if isinstance(v, int):
-            return str(v)
-        if kind == "cos":
-            return _fixed(v, 6)
-        if kind == "x":
-            return _num(v) + "x"
-        return _num(v)
+        if kind == "cos" and abs(v) < 2:
+            return _fixed(float(v), 6)
+        text = str(v) if isinstance(v, int) and abs(v) < _INT_LIMIT else _num(float(v))
+        return text + "x" if kind == "x" else text
     return str(v)

@@ -1,4 +1,5 @@
-"""Plain-text rendering of verify and build reports (terminals, ``str(report)``). Reads fields only."""
+"""Plain-text rendering of prepare, build and verify reports (terminals, ``str(report)``). Reads
+fields only."""
 from __future__ import annotations
 
 from leapp_lab.model.columns import table_columns
@@ -104,3 +105,31 @@ def render_build(report) -> str:
         kind = "build archive" if str(report.path).endswith((".tgz", ".tar.gz")) else "build folder"
         lines.append(f"{kind}: {report.path}")
     return "\n".join(lines)
+
+
+def render_prepare(r) -> str:
+    n_taps = len(r.taps)
+    kinds = {}
+    for t in r.taps:
+        kinds[t.kind] = kinds.get(t.kind, 0) + 1
+    head = [f"prepare {r.model}: {r.samples} sample(s), exporter {r.exporter}"
+            + (f" (fallback: {r.fallback_reason})" if r.fallback_reason else ""),
+            f"  onnx      {r.onnx}" + ("" if r.manifest_stamped else "  (no taps: identical to the untapped export)"),
+            f"  inputs    {r.npz}  [" + ", ".join(f"{i.name} {i.dtype}{i.shape}" for i in r.inputs) + "]",
+            f"  reference {r.reference}",
+            f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
+            + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
+            + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    w_name = max([4] + [len(x.name) for x in r.rows])
+    w_name = min(w_name, 40)
+    lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<14}  source"]
+    for x in r.rows:
+        ref = x.reference_source or "-"
+        src = x.source or ""
+        line = (f"  {x.order:>5}  {x.name[:w_name]:<{w_name}}  {x.kind:<6}  {ref:<11}  "
+                f"{(x.producer_op or '')[:14]:<14}  {src}")
+        if x.uncompared_reason:
+            line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
+        lines.append(line)
+    tail = [f"  warning: {w}" for w in r.warnings]
+    return "\n".join(head + lines + tail)
