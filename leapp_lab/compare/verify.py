@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 

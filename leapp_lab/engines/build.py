@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
+from leapp_lab.model.build import (COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
 from leapp_lab.taps.manifest import read_manifest, strip_taps
