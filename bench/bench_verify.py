@@ -48,7 +48,8 @@ def _write_members(zf: zipfile.ZipFile, name: str, a: np.ndarray) -> None:
 def make_data(root: Path, taps: int, samples: int, elements: int, seed: int = 0) -> tuple[Path, Path]:
     """reference.npz and a build folder (sample_outputs.npz + build.json with a tap manifest),
     written one member at a time (uncompressed, like np.savez) so memory stays at one row."""
-    from leapp_lab.model.build import BuildReport, TapBinding
+    from leapp_lab.model.build import BuildReport
+    from leapp_lab.model.tap import Manifest, TapEntry
 
     rng = np.random.default_rng(seed)
     names = [f"tap_{i:03d}" for i in range(taps - 1)] + ["output_0"]
@@ -65,12 +66,12 @@ def make_data(root: Path, taps: int, samples: int, elements: int, seed: int = 0)
             _write_members(ze, n, r)
             del r
         _write_members(zr, "benchmark_timings_ms", np.ones(samples))
-    manifest = {"version": 1, "inputs": ["x"], "outputs": [{"name": "output_0", "order": taps}],
-                "taps": [{"name": n, "kind": "manual", "order": i, "tensor": n, "reference_source": "torch",
-                          "source": f"model.py:{10 + i}"} for i, n in enumerate(names[:-1])]}
+    manifest = Manifest(inputs=["x"], outputs=[TapEntry("output_0", "output", taps, reference_source="torch")],
+                        taps=[TapEntry(n, "manual", i, n, reference_source="torch", source=f"model.py:{10 + i}",
+                                       binding="bound", bound_to=n, via="direct")
+                              for i, n in enumerate(names[:-1])])
     BuildReport(engine="ort", onnx="model.onnx", npz="model.npz", artifact="engine.onnx",
-                outputs=names, model_outputs=["output_0"], samples=samples, manifest=manifest,
-                taps=[TapBinding(n, "manual", i, n) for i, n in enumerate(names[:-1])]).save(build)
+                outputs=names, model_outputs=["output_0"], samples=samples, manifest=manifest).save(build)
     return ref_path, build
 
 

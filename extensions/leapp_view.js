@@ -10,6 +10,7 @@
 //   [data-leapp-node] on graph nodes, [data-leapp-hist-row][data-leapp-hist-sample] on the histogram panel.
 
 const STATUS_ORDER = { fail: 0, uncompared: 1, pass: 2 };
+const NUMERIC = new Set(["num", "int", "cos", "x"]);
 
 function h(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -25,24 +26,62 @@ function h(tag, attrs, ...children) {
   return e;
 }
 
-export function fmt(v) {
-  if (v === null || v === undefined) return "–";
-  if (typeof v === "number") {
-    if (Number.isInteger(v) && Math.abs(v) < 1e6) return String(v);
-    if (v === 0) return "0";
-    const a = Math.abs(v);
-    return (a >= 1e-3 && a < 1e5) ? String(Number(v.toPrecision(4))) : v.toExponential(3);
+// The one number format of every view (Python: leapp_lab/views/numfmt.py, same rules; a test feeds
+// the same values through both). kind: num | int | cos | x | text | bool | shape | status.
+const INT_LIMIT = 1e15;
+function fmtNum(v) {
+  if (Number.isNaN(v)) return "nan";
+  if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+  if (v === 0) return "0";
+  if (Number.isInteger(v) && Math.abs(v) < INT_LIMIT) return String(v);
+  // 4 significant digits, half away from zero on the exact value (toExponential's rounding)
+  const [mant, exp] = Math.abs(v).toExponential(3).split("e");
+  const digits = mant.replace(".", ""), e = Number(exp), sign = v < 0 ? "-" : "";
+  if (e >= -3 && e <= 3) {
+    const whole = e >= 0 ? digits.slice(0, e + 1) : "0";
+    const frac = (e >= 0 ? digits.slice(e + 1) : "0".repeat(-e - 1) + digits).replace(/0+$/, "");
+    return sign + whole + (frac ? "." + frac : "");
   }
+  return sign + digits[0] + "." + digits.slice(1) + "e" + (e >= 0 ? "+" : "-") + String(Math.abs(e)).padStart(2, "0");
+}
+
+export function fmt(v, kind) {
+  if (v === null || v === undefined) return "–";
   if (typeof v === "boolean") return v ? "yes" : "no";
-  if (Array.isArray(v)) return "[" + v.map(fmt).join(", ") + "]";
+  if (Array.isArray(v)) return "[" + v.map(x => fmt(x, kind === "shape" ? "num" : kind)).join(", ") + "]";
+  if (typeof v === "number") {
+    if (kind === "cos" && Math.abs(v) < 2) {
+      const s = Math.abs(v).toFixed(6);
+      return (v < 0 && Number(s) !== 0 ? "-" : "") + s;
+    }
+    return fmtNum(v) + (kind === "x" ? "x" : "");
+  }
   return String(v);
+}
+
+// SVG ids are page-global: a graph drawn twice on a page (or a marker on a hidden tab) must not take
+// another drawing's marker. Python writes ids derived from the drawing (deterministic HTML); each
+// insertion here renames them page-uniquely and rewrites the url(#id) references.
+let svgSerial = 0;
+function setSvg(box, svg) {
+  box.innerHTML = svg || "";
+  const n = ++svgSerial;
+  for (const m of box.querySelectorAll("marker[id]")) {
+    const old = m.id, id = old + "-" + n;
+    m.id = id;
+    for (const el of box.querySelectorAll("[marker-end], [marker-start]")) {
+      for (const a of ["marker-end", "marker-start"]) {
+        if (el.getAttribute(a) === "url(#" + old + ")") el.setAttribute(a, "url(#" + id + ")");
+      }
+    }
+  }
 }
 
 function shapeText(s) { return s === null || s === undefined ? "?" : "[" + s.join(", ") + "]"; }
 
 function kv(rows, cls) {
   return h("table", { class: "leapp-kv " + (cls || "") },
-    h("tbody", {}, rows.filter(r => r).map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, fmt(v))))));
+    h("tbody", {}, rows.filter(r => r).map(([k, v, kind]) => h("tr", {}, h("th", {}, k), h("td", {}, fmt(v, kind))))));
 }
 
 // -- histogram --------------------------------------------------------------------------------------
@@ -189,8 +228,8 @@ export function renderView(el, view, host) {
   }
   const headRow = h("tr", {});
   for (const c of table.columns || []) {
-    headRow.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type, title: "sort by " + c.label,
-      on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = c.type === "num" ? -1 : 1; } fillRows(); refocus(); } } }, c.label));
+    headRow.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type, title: (c.description ? c.description + " · " : "") + "sort by " + c.label,
+      on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = NUMERIC.has(c.type) && c.type !== "int" ? -1 : 1; } fillRows(); refocus(); } } }, c.label));
   }
   thead.append(headRow);
   const rowEls = new Map();
@@ -227,7 +266,7 @@ export function renderView(el, view, host) {
             extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
             r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
         } else {
-          tr.append(h("td", { class: "leapp-" + c.type, title: c.type === "num" && typeof v === "number" ? String(v) : null }, fmt(v)));
+          tr.append(h("td", { class: "leapp-" + c.type, title: typeof v === "number" ? String(v) : null }, fmt(v, c.type)));
         }
       }
       if (r.id === state.row) tr.classList.add("leapp-selected");
@@ -300,7 +339,7 @@ export function renderView(el, view, host) {
   if (panels.graph) {
     for (const g of view.graphs || []) {
       const box = h("div", { class: "leapp-graph" });
-      box.innerHTML = g.svg || "";     // written by leapp_lab.views.graphs with every string escaped
+      setSvg(box, g.svg);     // written by leapp_lab.views.graphs with every string escaped
       panels.graph.append(h("div", { class: "leapp-graphhead" }, h("b", {}, g.name), " · ", g.status, " · verdict ", g.verdict,
         h("span", { class: "leapp-muted" }, " (layout: " + g.layout + "; click a node to open it; dashed = feedback)")),
         ...(g.error ? [h("div", { class: "leapp-note" }, g.error)] : []), box);
@@ -340,7 +379,7 @@ export function renderView(el, view, host) {
       if (n.fx.suspects.length) nodeBody.append(h("ul", { class: "leapp-suspects" }, n.fx.suspects.map(s =>
         h("li", { "data-leapp-suspect": s.name }, h("b", {}, s.name), " = ", s.target, "(", s.args.join(", "), ")  literals: ", s.literals.join(", ")))));
       const g = h("div", { class: "leapp-graph leapp-fx" });
-      g.innerHTML = n.fx.svg || "";   // escaped in Python
+      setSvg(g, n.fx.svg);   // escaped in Python
       nodeBody.append(g);
       const marks = new Set(n.fx.code_marks || []);
       nodeBody.append(h("pre", { class: "leapp-code" }, (n.fx.code || "").split("\n").map((line, i) =>

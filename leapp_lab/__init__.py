@@ -1,18 +1,16 @@
 """leapp_lab: find why, and where, an exported LEAPP model disagrees with the Python it came from.
 
 The public API is imported lazily so that ``import leapp_lab`` (and ``%load_ext leapp_lab``) stays
-fast and does not import torch until a feature needs it.
+fast and does not import torch until a feature needs it. Reports open, render and export without
+LEAPP installed (``leapp_lab.model`` / ``leapp_lab.views``); the LEAPP version is checked where
+LEAPP is used (``leapp_lab.trace``).
 """
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-from ._compat import check_leapp_version
-
 __version__ = "0.1.0"
-
-check_leapp_version()
 
 _LAZY = {
     "tap": "leapp_lab.taps.marker",

@@ -16,6 +16,10 @@ def artifacts_dir() -> Path:
 
 
 def pytest_collection_modifyitems(config, items):
+    # tests/integration/ runs real LEAPP / torch / onnxruntime: select or skip them with -m integration
+    for item in items:
+        if "integration" in Path(str(item.fspath)).parts:
+            item.add_marker(pytest.mark.integration)
     # Browser tests need Debian's Chromium. CI installs it (scripts/test.sh), so CI never skips;
     # a developer machine without it skips them with the reason below.
     if os.path.exists("/usr/bin/chromium"):

@@ -17,6 +17,12 @@ class UsageError(Exception):
     """Bad input from the user: printed without a traceback, exit status 2."""
 
 
+def given(**options):
+    """The options the user gave: flags default to None, so an option left out is not passed and
+    the API's own default applies (each default is written once, in the API signature)."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser = argparse.ArgumentParser(
         prog="leapp-lab",

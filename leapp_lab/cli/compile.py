@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError
+from . import UsageError, given
 
 #: exit status of a build that failed (a custom op onnxruntime cannot run, a lost manual tap...)
 EXIT_BUILD_FAILED = 1
@@ -24,9 +24,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "sample_outputs.npz, compile.log and build.json. A failed build never replaces "
                     "the previous one.")
     p.add_argument("onnx", metavar="MODEL.onnx", help="the ONNX written by leapp-lab prepare")
-    p.add_argument("--engine", default="ort", choices=ENGINE_NAMES,
+    p.add_argument("--engine", choices=ENGINE_NAMES,
                    help="ort (onnxruntime CPU fp32, default), ort-fp16 (fp16 emulated), ort-int8 "
-                        "(static QDQ), trt-fp32/trt-fp16/trt-int8 (TensorRT, GPU only)")
+                        "(static QDQ), trt-fp32/trt-fp16 (TensorRT, GPU only)")
     p.add_argument("--npz", metavar="F", help="input samples (default: <onnx stem>.npz beside the model)")
     p.add_argument("--out", metavar="PATH", help="build folder (default: <onnx dir>/<stem>.<engine>)")
     p.add_argument("--archive", action="store_true", help="write a .tgz instead of a folder")
@@ -48,7 +48,7 @@ def execute(args: argparse.Namespace, progress=None):
         progress = stderr_progress
     log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        return compile_(args.onnx, engine=args.engine, npz=args.npz, out=args.out,
+        return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out),
                         archive=args.archive, progress=progress,
                         naive_check=not getattr(args, "no_naive_check", False), log=log)
     except EngineUnavailable as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError
+from . import UsageError, given
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -18,13 +18,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--npz-out", required=True, metavar="F", help="input samples to write (e.g. build/model.npz)")
     p.add_argument("--reference-out", required=True, metavar="F",
                    help="torch reference values to write (e.g. build/model.reference.npz)")
-    p.add_argument("--debug-taps", action="append", default=[], metavar="NAME|all",
+    p.add_argument("--debug-taps", action="append", metavar="NAME|all",
                    help="expose the tap() of this name (repeatable); 'all' exposes every tap and wins")
     p.add_argument("--debug-plugin-taps", action="store_true",
                    help="tap every input and output of every custom-domain (plugin) node")
     p.add_argument("--debug-op-taps", action="store_true",
                    help="tap every intermediate float value of the graph")
-    p.add_argument("--exporter", choices=("dynamo", "torchscript"), default="dynamo",
+    p.add_argument("--exporter", choices=("dynamo", "torchscript"),
                    help="ONNX exporter (default dynamo; it falls back to torchscript on failure)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(command="prepare")
@@ -40,9 +40,8 @@ def execute(args: argparse.Namespace, progress=None):
         progress = None if getattr(args, "quiet", False) else "stderr"
     try:
         return prepare(args.model, args.onnx_out, args.npz_out, args.reference_out,
-                       debug_taps=args.debug_taps, plugin_taps=args.debug_plugin_taps,
-                       op_taps=args.debug_op_taps, progress=progress,
-                       exporter=getattr(args, "exporter", "dynamo"))
+                       plugin_taps=args.debug_plugin_taps, op_taps=args.debug_op_taps, progress=progress,
+                       **given(debug_taps=args.debug_taps, exporter=getattr(args, "exporter", None)))
     except (PrepareError, TapError) as exc:
         raise UsageError(str(exc)) from None
 

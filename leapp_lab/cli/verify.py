@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError
+from . import UsageError, given
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -28,17 +28,17 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--no-save", action="store_true", help="do not save a run folder")
     p.add_argument("--html", metavar="F", help="also write a standalone HTML report (opens offline)")
     g = p.add_argument_group("first-divergent rule (docs/verify.md)")
-    g.add_argument("--div-nrmse", type=float, default=1.0, metavar="PCT",
+    g.add_argument("--div-nrmse", type=float, metavar="PCT",
                    help="a row diverges when its normalised RMS error, sqrt(mse)/rms(reference), is "
                         "above PCT percent (default 1)")
-    g.add_argument("--div-mape", type=float, default=None, metavar="PCT",
+    g.add_argument("--div-mape", type=float, metavar="PCT",
                    help="... or (opt-in, off by default) its MAPE is above PCT percent; MAPE explodes "
                         "where the reference is near zero (ReLU outputs)")
-    g.add_argument("--div-cosine", type=float, default=0.999, metavar="C",
+    g.add_argument("--div-cosine", type=float, metavar="C",
                    help="... or its cosine similarity is below C (default 0.999)")
     g.add_argument("--no-div-nonfinite", action="store_true",
                    help="do not count extra non-finite engine values as divergence")
-    g.add_argument("--rtol", type=float, default=1e-3, help="rtol used for min_atol (default 1e-3)")
+    g.add_argument("--rtol", type=float, help="rtol used for min_atol (default 1e-3)")
     p.set_defaults(command="verify")
     return p
 
@@ -73,11 +73,12 @@ def execute(args: argparse.Namespace, progress=None):
             raise UsageError(f"--{opt.replace('_', '-')} {v}: must be >= 0 (a percentage)")
     try:
         report = verify(args.reference, args.build, max_mape=args.max_mape,
-                      max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
-                      json_path=args.json, save=not getattr(args, "no_save", False),
-                      div_nrmse=args.div_nrmse, div_mape=args.div_mape, div_cosine=args.div_cosine,
-                      div_nonfinite=not args.no_div_nonfinite, rtol=args.rtol,
-                      progress=progress if progress is not None else _ThrottledProgress())
+                        max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
+                        json_path=args.json, save=not getattr(args, "no_save", False),
+                        div_nonfinite=not args.no_div_nonfinite,
+                        progress=progress if progress is not None else _ThrottledProgress(),
+                        **given(div_nrmse=args.div_nrmse, div_mape=args.div_mape,
+                                div_cosine=args.div_cosine, rtol=args.rtol))
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
     if getattr(args, "html", None):

@@ -1,4 +1,4 @@
-"""Comparison of two sets of arrays: exact metrics, histograms, pairing, model order, diagnoses."""
-from .metrics import DiffStats, LogHistogram, diff_stats
+"""Comparison of two sets of arrays: the fused metric pass, pairing, model order, the divergence rule."""
+from .metrics import diff_stats, diff_sums
 
-__all__ = ["DiffStats", "LogHistogram", "diff_stats"]
+__all__ = ["diff_stats", "diff_sums"]

@@ -30,10 +30,10 @@ import numpy as np
 from numba import njit
 from numba.core.errors import NumbaError  # noqa: F401 - metrics catches it
 
+from leapp_lab.model.hist import NBINS, SHIFT
+from leapp_lab.model.metrics import MAPE_FLOOR as FLOOR
+
 from .kernel import LANES, NSUMS
-from .metrics import _NBINS as NBINS
-from .metrics import _SHIFT as SHIFT
-from .metrics import MAPE_FLOOR as FLOOR
 
 # float16 -> float64 without numba float16 support: value = (implicit bit | mantissa) * 2^(e - 25)
 # (exact); exponent 31 maps to inf (a NaN becomes inf: both are just "non-finite" here).

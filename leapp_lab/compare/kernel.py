@@ -21,7 +21,9 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from .metrics import _NBINS, _SHIFT, MAPE_FLOOR
+from leapp_lab.model.hist import NBINS as _NBINS
+from leapp_lab.model.hist import SHIFT as _SHIFT
+from leapp_lab.model.metrics import MAPE_FLOOR
 
 LANES = 16                       # sequential float64 accumulators per sum and block
 NSUMS = 6                        # sum|d|, sum d^2, sum ape, sum e*r, sum e*e, sum r*r

@@ -1,7 +1,7 @@
 """``leapp_lab.verify(reference_npz, build)``: compare a reference npz with a build's sample outputs.
 
 Pairs arrays by name (model outputs and taps alike), orders rows by the tap manifest's model order,
-scores each pair with one fused float64 pass per sample (``metrics.diff_stats_rows``: metrics, non-finite
+scores each pair with one fused float64 pass per sample (``metrics.diff_sums_rows``: metrics, non-finite
 counts and the log |diff| histogram together; per-row stats are the exact merge of the samples),
 marks the first divergent row (``DivergenceRule``), and gates on ``max_mape``.
 See docs/verify.md for the rule, statuses and exit codes.
@@ -11,19 +11,18 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from leapp_lab.model.jsonio import write_json
+from leapp_lab.model.arraysummary import array_summary
+from leapp_lab.model.jsonio import load_npz, write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
-from leapp_lab.model.verify import (PERCENTILE_KEYS, PERCENTILES, DivergenceRule, Hist, SampleMetrics,
-                                    VerifyReport, VerifyRow)
-from leapp_lab.taps.manifest import ManifestError, parse_manifest
+from leapp_lab.model.tap import TapEntry, model_order_key
+from leapp_lab.model.verify import DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow
 
 from .buildio import OpenBuild
 from .kernel import resolve_backend
-from .metrics import DiffStats, diff_stats_rows, merge_all
+from .metrics import diff_sums_rows, merge_sums
 from .npzio import NpzArrays, NpzInputError
 
 #: reference npz members that are telemetry, not outputs
@@ -31,43 +30,44 @@ REFERENCE_META_KEYS = ("benchmark_timings_ms",)
 _SUPPORTED_KINDS = "biuf"
 
 
-def _fill(m, st: DiffStats, with_hist: bool = True) -> None:
-    m.n = st.n
-    m.nonfinite_engine, m.nonfinite_reference, m.nonfinite_pairs = (
-        st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs)
-    m.mape, m.nrmse, m.mse, m.max_abs, m.cosine, m.mean_abs, m.min_atol = (
-        st.mape, st.nrmse, st.mse, st.max_abs, st.cosine, st.mean_abs, st.min_atol)
-    for k, v in zip(PERCENTILE_KEYS, st.hist.percentiles(PERCENTILES)):
-        setattr(m, k, v)
-    if with_hist:
-        m.hist = Hist.of(st.hist)
+MAX_INPUT_SAMPLES = 64      # samples whose input summaries the report keeps
 
 
-def _entries(build) -> dict[str, dict[str, Any]]:
-    """name -> manifest facts (kind, order, source...) from the build's manifest."""
-    out: dict[str, dict[str, Any]] = {}
-    raw = build.report.manifest if build.report is not None else None
-    if raw:
-        try:
-            man = parse_manifest(raw, f"{build.path} (build.json)")
-        except ManifestError as exc:  # a hand-edited build.json: exit 2 naming it, like a bad npz
-            raise NpzInputError(str(exc)) from None
-        for o in man.outputs:
-            out[o.name] = {"kind": "output", "order": o.order, "source": o.source,
-                           "reference_source": "torch"}
-        for t in man.taps:
-            out[t.name] = {"kind": t.kind, "order": t.order, "source": t.source,
-                           "reference_source": t.reference_source, "producer_op": t.producer_op,
-                           "producer_node": t.producer_node, "tensor": t.tensor,
-                           "uncompared_reason": t.uncompared_reason}
-    elif build.report is not None:
-        for n in build.report.model_outputs or build.report.outputs:
-            out[n] = {"kind": "output", "order": None, "reference_source": "torch"}
-    if build.report is not None:
-        for tb in build.report.taps:
-            if tb.status == "unbound" and tb.name in out:
-                out[tb.name]["unbound_reason"] = tb.reason
-    return out
+def _entries(build: OpenBuild) -> dict[str, TapEntry]:
+    """name -> the output or tap as the build recorded it (none without a build.json)."""
+    if build.report is None:
+        return {}
+    return {e.name: e for e in build.report.manifest.rows()}
+
+
+def _inputs_npz(build: OpenBuild, ref_path: Path) -> Path | None:
+    """The model.npz whose samples were run: build.json's ``npz``, else beside the reference."""
+    cands = []
+    npz = build.report.npz if build.report is not None else None
+    if npz:
+        p = Path(npz)
+        cands += [p if p.is_absolute() else build.path / p, p]
+    if ref_path.name.endswith(".reference.npz"):
+        cands.append(ref_path.with_name(ref_path.name[: -len(".reference.npz")] + ".npz"))
+    return next((c for c in cands if c.is_file()), None)
+
+
+def _input_summaries(build: OpenBuild, ref_path: Path) -> list[InputSummary]:
+    """What each sample fed the engine (shape, dtype, range), kept in the report for its views."""
+    p = _inputs_npz(build, ref_path)
+    if p is None:
+        return []
+    try:
+        arrays = load_npz(p)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for name, a in arrays.items():
+        if getattr(a, "ndim", 0) < 1:
+            continue
+        for i in range(min(a.shape[0], MAX_INPUT_SAMPLES)):
+            out.append(InputSummary(name=name, sample=i, file=p.name, **array_summary(a[i])))
+    return sorted(out, key=lambda x: x.sample)
 
 
 def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: bool = False,
@@ -82,9 +82,9 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     default: off), cosine < ``div_cosine``, or (``div_nonfinite``) the engine has more non-finite values. The run folder is saved
     under ``out`` (a runs root: ``out/runs/<id>/`` + ``out/latest``), default
     ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
-    The metrics backend (``LEAPP_LAB_METRICS``: numba | numpy | auto, docs/verify.md) is recorded
-    in ``metrics_backend``. ``workers``: threads scoring (row, sample) pairs (default: numba's
-    ``NUMBA_NUM_THREADS``, every core; numpy: 1 on machines with <= 2 cores, else up to 4).
+    ``workers``: threads scoring (row, sample) pairs (default: numba's ``NUMBA_NUM_THREADS``, every
+    core; with the numpy backend 1 on machines with <= 2 cores, else up to 4). The metrics backend
+    (``LEAPP_LAB_METRICS``: numba | numpy | auto, docs/verify.md) is recorded in ``metrics_backend``.
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
     """
@@ -95,6 +95,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     rule.text = rule.describe()
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol, workers, progress)
+        report.inputs = _input_summaries(b, ref_path)
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
@@ -145,11 +146,8 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
     rows: list[VerifyRow] = []
     jobs: list[tuple] = []
     for idx, name in enumerate(names):
-        f = facts.get(name, {})
-        row = VerifyRow(name=name, kind=f.get("kind", "unknown"), order=f.get("order"),
-                        source=f.get("source"), reference_source=f.get("reference_source"),
-                        producer_op=f.get("producer_op"), producer_node=f.get("producer_node"),
-                        tensor=f.get("tensor"))
+        f = facts.get(name) or TapEntry(name=name)
+        row = VerifyRow.of(f)
         row._idx = idx  # type: ignore[attr-defined]  # tie-break for the sort below
         in_ref, in_eng = name in ref, name in eng
         if in_ref:
@@ -160,10 +158,11 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             row.shape_engine, row.dtype_engine = list(s), str(d)
         if not in_ref:
             row.status, row.paired = "no-reference", False
-            row.note = f.get("uncompared_reason") or "the reference npz has no array of this name"
+            row.note = f.uncompared_reason or "the reference npz has no array of this name"
         elif not in_eng:
             row.status, row.paired = "not-in-engine", False
-            row.note = f.get("unbound_reason") or "the build's sample_outputs.npz has no array of this name"
+            row.note = ((f.binding_reason if f.binding == "unbound" else None)
+                        or "the build's sample_outputs.npz has no array of this name")
         elif (ref.header(name)[1].kind not in _SUPPORTED_KINDS
               or eng.header(name)[1].kind not in _SUPPORTED_KINDS):
             row.status = "dtype-unsupported"
@@ -179,9 +178,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
         rows.append(row)
     backend = _score(jobs, n_samples, rtol, workers, progress)
 
-    def key(r: VerifyRow):
-        return (r.order is None, r.order if r.order is not None else 0, 1 if r.kind == "output" else 0, r._idx)
-    rows.sort(key=key)
+    rows.sort(key=lambda r: model_order_key(r, r._idx))
     for r in rows:
         del r._idx  # type: ignore[attr-defined]
 
@@ -214,35 +211,32 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
 
 
 def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None) -> str:
-    """diff_stats of every (row, sample); the row's stats are the exact merge of its samples'.
-    Returns the metrics backend that ran (``numba`` | ``numpy``).
+    """The sums of every (row, sample); a row's record is filled from the exact merge of its
+    samples' sums. Returns the metrics backend that ran (``numba`` | ``numpy``).
 
     Every row's samples (runs of blocks of large ones) are scored side by side on ``workers``
-    threads (numba: ``NUMBA_NUM_THREADS``, every core; numpy: ``default_workers()``) while this
-    thread turns finished rows into records. Threads change no bit."""
+    threads (default: numba's ``NUMBA_NUM_THREADS``, every core; numpy: ``default_workers()``)
+    while this thread turns finished rows into records. Threads change no bit."""
     backend = resolve_backend()
     if workers is None and backend == "numpy":
         workers = default_workers()
     total = len(jobs) * n_samples
     done = 0
-    rows = [(a_eng, a_ref) for _, a_eng, a_ref in jobs]
-    for j, stats in diff_stats_rows(rows, rtol=rtol, threads=workers):
+    for j, sums in diff_sums_rows([(a_eng, a_ref) for _, a_eng, a_ref in jobs], rtol=rtol, threads=workers):
         row = jobs[j][0]
-        for i, st in enumerate(stats):
-            sm = SampleMetrics(sample=i)
-            _fill(sm, st)
-            row.samples.append(sm)
+        for i, st in enumerate(sums):
+            row.samples.append(SampleMetrics(sample=i).fill(st))
             done += 1
             if progress is not None:
                 progress("score", done, total)
-        if stats:
-            _fill(row, merge_all(stats))
-    return resolve_backend()  # numpy if numba failed to compile on the way (kernel warned)
+        if sums:
+            row.fill(merge_sums(sums))
+    return resolve_backend()  # numpy if numba failed to compile on the way (the kernel warned)
 
 
 def default_workers() -> int:
     """Threads for the numpy backend: measured here (2 cores), a second thread did not pay (the
-    per-chunk Python work holds the GIL), so small machines use one. (numba: all its threads.)"""
+    per-block Python work holds the GIL), so small machines use one. (numba: all its threads.)"""
     n = os.cpu_count() or 1
     return 1 if n <= 2 else min(4, n // 2)
 
@@ -254,23 +248,12 @@ def _apply_rule(report: VerifyReport) -> None:
     for r in report.rows:
         if not r.in_rule:
             continue
-        div = False
-        if rule.nrmse_pct is not None and r.nrmse is not None and r.nrmse > rule.nrmse_pct / 100.0:
-            div = True
-        if rule.mape_pct is not None and r.mape is not None and r.mape > rule.mape_pct:
-            div = True
-        if r.cosine is not None and r.cosine < rule.min_cosine:
-            div = True
-        if rule.nonfinite and r.nonfinite_engine > r.nonfinite_reference:
-            div = True
-        if r.mape is None and r.n > 0:
-            div = True
-        r.diverged = div
+        r.diverged = rule.diverges(r)
         # The profile is measured in nrmse: MAPE is unstable where the reference is near zero.
         if prev is not None and prev.nrmse and r.nrmse is not None:
             r.growth = r.nrmse / prev.nrmse
         prev = r
-        if div and first is None:
+        if r.diverged and first is None:
             first = r
     if first is not None:
         first.first_divergent = True

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 from .base import CompileError, Engine, EngineUnavailable, Runner
 
-ENGINE_NAMES = ("ort", "ort-fp16", "ort-int8", "trt-fp32", "trt-fp16", "trt-int8")
+ENGINE_NAMES = ("ort", "ort-fp16", "ort-int8", "trt-fp32", "trt-fp16")
+#: asked for by name, never offered: they would always fail; the message says what to use instead
+NOT_IMPLEMENTED = {"trt-int8": "trt-int8 is not implemented (TensorRT int8 needs a calibrated QDQ model); "
+                               "use --engine ort-int8 for int8, or trt-fp16 on a GPU"}
 
 
 def get_engine(name: str) -> Engine:
     from . import onnxrt, tensorrt
 
     table = {"ort": onnxrt.OrtEngine, "ort-fp16": onnxrt.OrtFp16Engine, "ort-int8": onnxrt.OrtInt8Engine,
-             "trt-fp32": tensorrt.TrtEngine, "trt-fp16": tensorrt.TrtFp16Engine,
-             "trt-int8": tensorrt.TrtInt8Engine}
+             "trt-fp32": tensorrt.TrtEngine, "trt-fp16": tensorrt.TrtFp16Engine}
+    if name in NOT_IMPLEMENTED:
+        raise ValueError(NOT_IMPLEMENTED[name])
     if name not in table:
         raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")
     return table[name]()

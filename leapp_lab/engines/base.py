@@ -82,8 +82,6 @@ class Engine:
 
     name: ClassVar[str] = ""
     precision: ClassVar[str] = "fp32"
-    artifact_suffix: ClassVar[str] = ".onnx"
-    needs_calibration: ClassVar[bool] = False
 
     def check_available(self) -> None:
         """Raise EngineUnavailable naming what is missing."""
@@ -91,7 +89,7 @@ class Engine:
     def build(self, untapped, taps, calibration, workdir: Path, log: Callable[[str], None],
               progress: ProgressFn | None = None, naive=None) -> "Built":
         """Convert ``untapped`` (an onnx.ModelProto without tap outputs), build the engine, expose
-        ``taps`` (a list of leapp_lab.taps.manifest.TapEntry) on it, write the artifacts into
+        ``taps`` (a list of leapp_lab.model.tap.TapEntry) on it, write the artifacts into
         ``workdir``. ``calibration``: one feed dict per sample. ``naive``: the model with its taps
         as outputs, to measure what tapping before conversion would change (None: skip)."""
         raise NotImplementedError
@@ -101,16 +99,17 @@ class Engine:
 
 
 class Built:
-    """What ``Engine.build`` produced. ``bindings``: tap name -> (status, bound_to, via, reason);
+    """What ``Engine.build`` produced. ``taps``: a copy of each tap with its binding filled in
+    (``TapEntry.bind``);
     ``kernels_*``: op type counts of the engine graphs (tap-exposure nodes excluded);
     ``naive_kernels``: op counts of the naive way (taps as outputs before conversion), or None."""
 
-    def __init__(self, artifact: Path, untapped_artifact: Path, bindings: dict[str, tuple],
+    def __init__(self, artifact: Path, untapped_artifact: Path, taps: list,
                  kernels_tapped: dict[str, int], kernels_untapped: dict[str, int],
                  naive_kernels: dict[str, int] | None = None, custom_ops: dict[str, str] | None = None):
         self.artifact = artifact
         self.untapped_artifact = untapped_artifact
-        self.bindings = bindings
+        self.taps = taps
         self.kernels_tapped = kernels_tapped
         self.kernels_untapped = kernels_untapped
         self.naive_kernels = naive_kernels

@@ -24,8 +24,8 @@ from typing import Callable
 
 import numpy as np
 
-from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
-                                   ObserverEffect, TapBinding)
+from leapp_lab.model.build import (COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
+                                   ObserverEffect)
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
 from leapp_lab.taps.manifest import read_manifest, strip_taps
 
@@ -163,23 +163,20 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     for k, v in built.custom_ops.items():
         say(f"custom op {k} (first node {v!r}) runs through onnxruntime-extensions' registered kernels")
 
-    taps: list[TapBinding] = []
+    by_name = {t.name: t for t in built.taps}
+    taps = []
     errors = []
     for t in manifest.taps:
-        status, bound_to, via, reason = built.bindings.get(t.name, ("unbound", None, None, "not bound"))
-        if status == "bound" and via != "unfused":
-            reason = None
-        if status == "bound" and (t.reference_source is None or t.uncompared_reason):
-            status = "uncompared"
-            reason = t.uncompared_reason or "the manifest gives it no reference (reference_source null)"
-        if status == "unbound" and (t.kind == "manual" or (t.kind == "plugin" and t.reference_source)):
-            errors.append(f"tap {t.name!r} ({t.kind}, {t.source or 'source unknown'}): {reason}")
-        taps.append(TapBinding(name=t.name, kind=t.kind, order=t.order, tensor=t.value, status=status,
-                               reason=reason, bound_to=bound_to, via=via,
-                               reference_source=t.reference_source, producer_op=t.producer_op,
-                               source=t.source))
-        say(f"tap {t.name}: {status}" + (f" via {via} ({bound_to})" if bound_to else "")
-            + (f" - {reason}" if reason else ""))
+        t = by_name.get(t.name) or t.bind("unbound", reason="not bound")
+        if t.binding == "bound" and (t.reference_source is None or t.uncompared_reason):
+            t = t.bind("uncompared", t.bound_to, t.via,
+                       t.uncompared_reason or "the manifest gives it no reference (reference_source null)")
+        if t.binding == "unbound" and (t.kind == "manual" or (t.kind == "plugin" and t.reference_source)):
+            errors.append(f"tap {t.name!r} ({t.kind}, {t.source or 'source unknown'}): {t.binding_reason}")
+        taps.append(t)
+        say(f"tap {t.name}: {t.binding}" + (f" via {t.via} ({t.bound_to})" if t.bound_to else "")
+            + (f" - {t.binding_reason}" if t.binding_reason else ""))
+    manifest.taps = taps
     if errors:
         raise CompileError(f"engine {eng.name} lost the binding of {len(errors)} tap(s) that must be "
                            "compared: " + "; ".join(errors))
@@ -209,7 +206,7 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     for t in taps:
         # alias: the tap shows a model output's own value; an engine that names its outputs after
         # the tensors (TensorRT) returns bound_to instead of the tap name
-        if t.status != "unbound" and t.name not in stacked and t.bound_to in stacked:
+        if t.binding != "unbound" and t.name not in stacked and t.bound_to in stacked:
             stacked[t.name] = stacked[t.bound_to]
             out_names.append(t.name)
             if t.bound_to not in keep:
@@ -220,7 +217,7 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     observer = _observer(eng, built, feeds, model_outputs, stacked, say)
     versions = {"onnxruntime": onnxruntime.__version__, "onnx": onnx_mod.__version__}
     warnings = []
-    unb = [t.name for t in taps if t.status == "unbound"]
+    unb = [t.name for t in taps if t.binding == "unbound"]
     if unb:
         warnings.append(f"{len(unb)} taps are unbound (the engine fused their tensors away): {', '.join(unb)}")
     unf = [t.name for t in taps if t.via == "unfused"]
@@ -233,8 +230,8 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     return BuildReport(
         engine=eng.name, onnx=str(onnx_path), npz=str(npz_path), artifact=built.artifact.name,
         untapped_artifact=built.untapped_artifact.name if built.untapped_artifact.exists() else None,
-        inputs=in_names, outputs=out_names, model_outputs=model_outputs, samples=len(feeds), taps=taps,
-        manifest=None if manifest.synthesized else manifest.json_dict(), observer=observer,
+        inputs=in_names, outputs=out_names, model_outputs=model_outputs, samples=len(feeds),
+        manifest=manifest, observer=observer,
         timings_s={"build": round(t_build, 4), "run": round(t_run, 4)}, versions=versions,
         custom_ops=built.custom_ops, warnings=warnings,
         created=_dt.datetime.now().isoformat(timespec="seconds"))

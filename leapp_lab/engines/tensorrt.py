@@ -1,4 +1,5 @@
-"""TensorRT engines (``trt-fp32``, ``trt-fp16``, ``trt-int8``): GPU only, optional.
+"""TensorRT engines (``trt-fp32``, ``trt-fp16``): GPU only, optional. (int8 TensorRT needs a calibrated
+QDQ model and is not offered yet; ``ort-int8`` is the int8 engine.)
 
 TensorRT is an optional extra (``pip install 'leapp-lab[tensorrt]'``) that cannot be installed on
 machines without NVIDIA's package index, and needs a CUDA GPU. It is imported only when one of these
@@ -99,7 +100,6 @@ class TrtRunner(Runner):
 class TrtEngine(Engine):
     name = "trt-fp32"
     precision = "fp32"
-    artifact_suffix = ".engine"
 
     def check_available(self) -> None:
         _import_trt()
@@ -142,15 +142,10 @@ class TrtEngine(Engine):
         blob_t, unbound = self._build_one(untapped, [t.value for t in marked], calibration, log)
         (workdir / "engine.engine").write_bytes(blob_t)
         log(f"{self.name}: built in {time.perf_counter() - t0:.1f}s")
-        bindings = {}
-        for t in taps:
-            if t.value in outputs:  # the tap shows a model output: copy its values
-                bindings[t.name] = ("bound", t.value, "alias", None)
-            elif t.value in unbound:
-                bindings[t.name] = ("unbound", None, None, unbound[t.value])
-            else:
-                bindings[t.name] = ("bound", t.value, "direct", None)
-        return Built(workdir / "engine.engine", workdir / "engine.untapped.engine", bindings, {}, {})
+        bound = [t.bind("bound", t.value, "alias") if t.value in outputs  # shows a model output: copy it
+                 else t.bind("unbound", reason=unbound[t.value]) if t.value in unbound
+                 else t.bind("bound", t.value, "direct") for t in taps]
+        return Built(workdir / "engine.engine", workdir / "engine.untapped.engine", bound, {}, {})
 
     def runner(self, artifact: Path) -> Runner:
         return TrtRunner(artifact)
@@ -159,14 +154,3 @@ class TrtEngine(Engine):
 class TrtFp16Engine(TrtEngine):
     name = "trt-fp16"
     precision = "fp16"
-
-
-class TrtInt8Engine(TrtEngine):
-    name = "trt-int8"
-    precision = "int8"
-
-    def check_available(self) -> None:
-        # refused before any parsing or building: there is nothing to try yet
-        super().check_available()
-        raise CompileError("trt-int8 needs a calibrated QDQ model: build it from an ort-int8 "
-                           "converted graph (not implemented in this version)")

@@ -62,7 +62,10 @@ def step(normalizer: nn.Module, policy: nn.Module, obs: torch.Tensor) -> torch.T
         return annotate.output_tensors("policy", {"action": policy(z)}, export_with="onnx")
 
 
-def trace_demo(out_dir: str, samples: int = SAMPLES):
+DEFAULT_OUT = "demo-out"
+
+
+def trace_demo(out_dir: str = DEFAULT_OUT, samples: int = SAMPLES):
     """Trace the pipeline with leapp_lab; returns the TraceReport (already saved)."""
     import leapp_lab
 

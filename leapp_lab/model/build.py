@@ -13,38 +13,11 @@ from typing import Any, ClassVar
 from .base import Report, register
 from .dc import Plain
 from .jsonio import read_json
+from .tap import Manifest, TapEntry
 
 BUILD_FILE = "build.json"
 SAMPLE_OUTPUTS = "sample_outputs.npz"
 COMPILE_LOG = "compile.log"
-
-#: TapBinding.status values: ``bound`` (an engine output carries it and a reference exists),
-#: ``uncompared`` (an engine output carries it, but the manifest has no reference: why in
-#: ``reason``), ``unbound`` (the conversion removed the tensor; no engine value).
-BINDING_STATUSES = ("bound", "uncompared", "unbound")
-
-
-@dataclass
-class TapBinding(Plain):
-    """One tap of the manifest and how the build exposes it.
-
-    ``name``: engine output name (= reference npz key); ``tensor``: the internal value it shows;
-    ``bound_to``: the tensor of the *converted* graph actually exposed (``tensor``, or for int8
-    the dequantized copy of its quantized value: ``via`` = ``dequantize``; ``via`` = ``direct``
-    otherwise); ``status`` / ``reason``: see BINDING_STATUSES.
-    """
-    name: str
-    kind: str
-    order: int | None = None
-    tensor: str | None = None
-    status: str = "bound"
-    reason: str | None = None
-    bound_to: str | None = None
-    via: str | None = None
-    reference_source: str | None = None
-    producer_op: str | None = None
-    source: str | None = None
-
 
 @dataclass
 class KernelDiff(Plain):
@@ -84,12 +57,13 @@ class ObserverEffect(Plain):
 @register
 @dataclass
 class BuildReport(Report, Plain):
-    """One build. ``engine``: ort | ort-fp16 | ort-int8 | trt-fp32 | trt-fp16 | trt-int8.
+    """One build. ``engine``: ort | ort-fp16 | ort-int8 | trt-fp32 | trt-fp16.
     ``onnx`` / ``npz``: the sources; ``artifact``: the engine file name inside the build folder;
     ``untapped_artifact``: the untapped engine (observer-effect check) or None.
     ``inputs`` / ``outputs``: engine input/output names in order (outputs include taps);
-    ``model_outputs``: the real outputs; ``samples``: samples run; ``taps``: TapBinding per
-    manifest tap in model order; ``manifest``: the ``leapp_lab.manifest`` as read (None: no taps);
+    ``model_outputs``: the real outputs; ``samples``: samples run; ``manifest``: the tap manifest
+    read from the ONNX (``synthesized`` when it carried none), each tap with how this build
+    exposes it (``TapEntry.binding``…); ``taps``: those taps in model order;
     ``observer``: ObserverEffect; ``timings_s``: convert / build / run seconds; ``versions``;
     ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
     ``warnings``: human sentences; ``archive``: written as .tgz.
@@ -105,8 +79,7 @@ class BuildReport(Report, Plain):
     outputs: list[str] = field(default_factory=list)
     model_outputs: list[str] = field(default_factory=list)
     samples: int = 0
-    taps: list[TapBinding] = field(default_factory=list)
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest = field(default_factory=Manifest)
     observer: ObserverEffect = field(default_factory=ObserverEffect)
     timings_s: dict[str, float] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
@@ -117,20 +90,28 @@ class BuildReport(Report, Plain):
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
-    def tap(self, name: str) -> TapBinding:
+    @property
+    def taps(self) -> list[TapEntry]:
+        return self.manifest.taps
+
+    def tap(self, name: str) -> TapEntry:
         for t in self.taps:
             if t.name == name:
                 return t
         raise KeyError(f"build has no tap {name!r}; taps: {[t.name for t in self.taps]}")
 
     def __bool__(self) -> bool:
-        return all(t.status != "unbound" or t.kind == "plugin" for t in self.taps)
+        return all(t.binding != "unbound" or t.kind == "plugin" for t in self.taps)
 
     def to_dataframe(self):
         import pandas as pd
-        cols = ["name", "kind", "order", "status", "reason", "tensor", "bound_to", "via",
+        cols = ["name", "kind", "order", "binding", "binding_reason", "tensor", "bound_to", "via",
                 "reference_source", "producer_op", "source"]
         return pd.DataFrame([{c: getattr(t, c) for c in cols} for t in self.taps], columns=cols)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "BuildReport":
+        return super().from_dict(_upgrade(d), path)
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> "BuildReport":
@@ -140,8 +121,37 @@ class BuildReport(Report, Plain):
         d = read_json(p)
         if not isinstance(d, dict) or d.get("kind") != cls.kind:
             raise ValueError(f"{p}: not a leapp_lab build.json (kind {d.get('kind') if isinstance(d, dict) else None!r})")
-        return cls.from_dict(d, p.parent)
+        try:
+            r = cls.from_dict(d, p.parent)
+            for e in r.manifest.rows():
+                if not isinstance(e.name, str) or (e.order is not None and (
+                        isinstance(e.order, bool) or not isinstance(e.order, int))):
+                    raise ValueError(f"entry {e.name!r} has order {e.order!r}")
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise ValueError(f"{p}: malformed build.json ({exc}); re-run leapp-lab compile") from None
+        return r
 
     def __str__(self) -> str:
         from leapp_lab.views.text_verify import render_build
         return render_build(self)
+
+
+def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
+    """A build.json written before taps and their bindings lived in the manifest: top-level
+    ``taps`` (``status`` / ``reason``) and the stamped manifest (or null) become today's shape."""
+    if "taps" not in d:
+        return d
+    d = dict(d)
+    old_taps = d.pop("taps") or []
+    man = dict(d.get("manifest") or {"outputs": [{"name": n} for n in d.get("model_outputs") or []],
+                                      "taps": [], "synthesized": True})
+    bind = {t.get("name"): t for t in old_taps if isinstance(t, dict)}
+    taps = []
+    for t in man.get("taps") or []:
+        b = bind.get(t.get("name"), {})
+        taps.append({"kind": "manual", **t, "binding": b.get("status"), "binding_reason": b.get("reason"),
+                     "bound_to": b.get("bound_to"), "via": b.get("via")})
+    man["taps"] = taps
+    man["outputs"] = [{"reference_source": "torch", **o, "kind": "output"} for o in man.get("outputs") or []]
+    d["manifest"] = man
+    return d

@@ -46,8 +46,12 @@ def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name), _counter) for f in dataclasses.fields(obj)
-                if not f.metadata.get("transient")}
+        d = {f.name: to_jsonable(getattr(obj, f.name), _counter) for f in dataclasses.fields(obj)
+             if not f.metadata.get("transient")}
+        extra = getattr(obj, "_json_extra", None)   # derived values a record adds for JSON readers
+        if extra is not None:
+            d.update(to_jsonable(extra(), _counter))
+        return d
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v, _counter) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from .base import Report, register
 from .dc import Plain
+from .tap import TapEntry
 
 
 @dataclass
@@ -18,25 +19,6 @@ class TensorInfo(Plain):
     name: str
     dtype: str | None = None
     shape: list[int] | None = None          # per sample (without the leading sample axis)
-
-
-@dataclass
-class PrepareRow(Plain):
-    """One model output or tap, in model order."""
-
-    name: str
-    kind: str                               # output | manual | plugin | op
-    order: int
-    tensor: str | None = None
-    producer_op: str | None = None
-    producer_node: str | None = None
-    reference_source: str | None = None     # torch | onnxruntime | None
-    uncompared_reason: str | None = None
-    source: str | None = None
-    producer_source: str | None = None
-    scope: str | None = None                # module path of the producing node ("backbone.0")
-    dtype: str | None = None
-    shape: list[int] | None = None
 
 
 @dataclass
@@ -61,7 +43,7 @@ class PrepareReport(Report, Plain):
     plugin_taps: bool = False
     op_taps: bool = False
     inputs: list[TensorInfo] = field(default_factory=list)
-    rows: list[PrepareRow] = field(default_factory=list)
+    rows: list[TapEntry] = field(default_factory=list)
     manifest_stamped: bool = False
     warnings: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
@@ -72,22 +54,22 @@ class PrepareReport(Report, Plain):
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
     # -- model API -----------------------------------------------------------------------------
-    def row(self, name: str) -> PrepareRow:
+    def row(self, name: str) -> TapEntry:
         for r in self.rows:
             if r.name == name:
                 return r
         raise KeyError(f"no output or tap {name!r} in this prepare report; have {[r.name for r in self.rows]}")
 
     @property
-    def taps(self) -> list[PrepareRow]:
+    def taps(self) -> list[TapEntry]:
         return [r for r in self.rows if r.kind != "output"]
 
     @property
-    def outputs(self) -> list[PrepareRow]:
+    def outputs(self) -> list[TapEntry]:
         return [r for r in self.rows if r.kind == "output"]
 
     @property
-    def uncompared(self) -> list[PrepareRow]:
+    def uncompared(self) -> list[TapEntry]:
         return [r for r in self.taps if r.reference_source is None]
 
     def to_dataframe(self):
@@ -98,6 +80,7 @@ class PrepareReport(Report, Plain):
 
     # -- views ---------------------------------------------------------------------------------
     def __str__(self) -> str:
+        from leapp_lab.views.text_verify import render_prepare
         return render_prepare(self)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -105,31 +88,3 @@ class PrepareReport(Report, Plain):
 
 
 register(PrepareReport)
-
-
-def render_prepare(r: PrepareReport) -> str:
-    n_taps = len(r.taps)
-    kinds = {}
-    for t in r.taps:
-        kinds[t.kind] = kinds.get(t.kind, 0) + 1
-    head = [f"prepare {r.model}: {r.samples} sample(s), exporter {r.exporter}"
-            + (f" (fallback: {r.fallback_reason})" if r.fallback_reason else ""),
-            f"  onnx      {r.onnx}" + ("" if r.manifest_stamped else "  (no taps: identical to the untapped export)"),
-            f"  inputs    {r.npz}  [" + ", ".join(f"{i.name} {i.dtype}{i.shape}" for i in r.inputs) + "]",
-            f"  reference {r.reference}",
-            f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
-            + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
-            + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
-    w_name = max([4] + [len(x.name) for x in r.rows])
-    w_name = min(w_name, 40)
-    lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<14}  source"]
-    for x in r.rows:
-        ref = x.reference_source or "-"
-        src = x.source or ""
-        line = (f"  {x.order:>5}  {x.name[:w_name]:<{w_name}}  {x.kind:<6}  {ref:<11}  "
-                f"{(x.producer_op or '')[:14]:<14}  {src}")
-        if x.uncompared_reason:
-            line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
-        lines.append(line)
-    tail = [f"  warning: {w}" for w in r.warnings]
-    return "\n".join(head + lines + tail)

@@ -1,6 +1,6 @@
 """The trace report: what one LEAPP tracing session captured and what it means.
 
-Shape (JSON, see docs/json-schema.md)::
+Shape (JSON, see docs/schema-trace.md)::
 
     TraceReport{graphs: [GraphReport{name, status, nodes: [NodeReport{ports: [PortInfo]}],
                                      edges, validation: [SampleCheck], hazards: [Hazard], log}]}
@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 from .base import Report, Viewable, register
 from .dc import Plain
+from .hist import Hist
 from .jsonio import load_npz
 
-VERDICTS = ("pass", "fail", "error", "skipped")
 HAZARD_KINDS = (
     "frozen-constant", "export-mismatch", "mutated-after-trace", "unfilled-cache", "single-sample",
     "identical-samples", "constant-output", "trace-loss", "dropped-input", "tolerance-only",
@@ -110,7 +110,7 @@ class SampleCheck(Plain):
     nonfinite_recorded: int = 0
     nonfinite_exported: int = 0
     min_atol: float | None = None   # smallest atol that would pass at this rtol
-    hist: dict[str, Any] | None = None          # LogHistogram.to_dict() of |exported-recorded|
+    hist: Hist | None = None                    # |exported-recorded| on the global log bins
     placeholder: bool = False       # the recorded value is LEAPP's unfilled zero placeholder
 
     @property

@@ -4,7 +4,7 @@ Shape (JSON, see docs/schema-verify.md)::
 
     VerifyReport{reference, build, engine, samples, rule: DivergenceRule,
                  rows: [VerifyRow{name, kind, order, status, mape, mse, max_abs, cosine, ...,
-                                  hist: LogHistogram, samples: [SampleMetrics{..., hist}]}],
+                                  hist: Hist, samples: [SampleMetrics{..., hist}]}],
                  warnings, first_divergent, worst_tap, largest_jump, exceeded, exit_code}
 
 One ``VerifyRow`` per model output and tap, **in model order** (the manifest's ``order``: the index
@@ -24,10 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 from .base import Report, Viewable, register
+from .columns import SAMPLE_ID_KEYS, row_columns, sample_columns
 from .dc import Plain, fields_from_dict
+from .hist import Hist
+from .metrics import Metrics
+from .tap import TapEntry
 
 #: Row statuses. ``compared``: both sides present and comparable. ``no-reference``: the build
 #: produced it but the reference npz has no array of that name (an uncompared tap, or an unpaired
@@ -36,87 +40,7 @@ from .dc import Plain, fields_from_dict
 #: a real numeric/bool dtype (complex, strings, void).
 STATUSES = ("compared", "no-reference", "not-in-engine", "shape-mismatch", "dtype-unsupported")
 
-#: Row kinds: ``output`` (a real model output) or the manifest tap kind ``manual|plugin|op``;
-#: ``unknown`` for a name in neither the manifest nor the model's outputs.
-KINDS = ("output", "manual", "plugin", "op", "unknown")
-
-#: Percentiles of |engine - reference| stored per row and per sample (read from the histogram).
-PERCENTILES = (50.0, 90.0, 99.0, 99.9)
-PERCENTILE_KEYS = ("p50", "p90", "p99", "p999")
-
-#: The metric columns of every table (dataframe, --json rows, metrics.csv, per_sample.csv).
-METRIC_COLS = ("mape", "nrmse", "mse", "max_abs", "cosine", "min_atol", "mean_abs", *PERCENTILE_KEYS,
-               "n", "nonfinite_engine", "nonfinite_reference")
-
 HIST_FILE = "histograms.npz"
-
-
-@dataclass
-class Hist(Plain):
-    """Pre-binned |engine - reference| histogram (``metrics.LogHistogram`` in plain form).
-
-    ``zero``: count of exact zeros (explicit bin). ``counts[i]`` counts values in
-    ``[edges[i], edges[i+1])``; ``edges`` has ``len(counts) + 1`` entries in absolute-difference
-    units on fixed global log bins (four per octave), so histograms of samples/runs add up.
-    ``first_bin``: global index of ``counts[0]``. Empty ``counts`` with ``zero == total``: all equal.
-    """
-    zero: int = 0
-    first_bin: int = 0
-    counts: list[int] = field(default_factory=list)
-    edges: list[float] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return int(self.zero + sum(self.counts))
-
-    @classmethod
-    def of(cls, h) -> "Hist":
-        d = h.to_dict()
-        return cls(d["zero"], d["first_bin"], d["counts"], d["edges"])
-
-    @classmethod
-    def from_bins(cls, zero: int, first_bin: int, counts: list[int]) -> "Hist":
-        """Rebuild edges from global bin indices (bin b's lower edge: the float64 whose bit pattern
-        is ``b << 50``; see leapp_lab.compare.metrics)."""
-        import numpy as np
-        if not counts:
-            return cls(int(zero), int(first_bin), [], [])
-        idx = np.arange(first_bin, first_bin + len(counts) + 1, dtype=np.int64) << 50
-        return cls(int(zero), int(first_bin), [int(c) for c in counts], idx.view(np.float64).tolist())
-
-
-@dataclass
-class Metrics(Plain):
-    """Metrics of one element set (a whole row, or one sample of it). DESIGN §4, float64.
-
-    ``n``: elements paired; ``nonfinite_engine`` / ``nonfinite_reference``: NaN/Inf counts on each
-    side; ``nonfinite_pairs``: pairs left out of the sums because either side is non-finite.
-    ``mape`` in percent (reference floored at 1e-6); ``nrmse``: sqrt(mse) / rms(reference) as a
-    fraction (None when the reference is all zero); ``min_atol``: the smallest atol for which
-    ``allclose(engine, reference, rtol=report.rtol, atol=min_atol)`` holds on the finite pairs.
-    ``p50``..``p999``: percentiles of |diff| read from ``hist`` (within one bin, ~19 %).
-    ``ref_absmax``: max |reference| over finite pairs (scale for reading max_abs).
-    """
-    n: int = 0
-    nonfinite_engine: int = 0
-    nonfinite_reference: int = 0
-    nonfinite_pairs: int = 0
-    mape: float | None = None
-    nrmse: float | None = None
-    mse: float | None = None
-    max_abs: float | None = None
-    cosine: float | None = None
-    mean_abs: float | None = None
-    min_atol: float | None = None
-    p50: float | None = None
-    p90: float | None = None
-    p99: float | None = None
-    p999: float | None = None
-    hist: Hist | None = None
-
-    @property
-    def nonfinite(self) -> int:
-        return int(self.nonfinite_engine + self.nonfinite_reference)
 
 
 @dataclass
@@ -126,34 +50,23 @@ class SampleMetrics(Metrics):
 
 
 @dataclass
-class VerifyRow(Metrics):
-    """One model output or tap, compared over every sample.
+class VerifyRow(Metrics, TapEntry):
+    """One model output or tap (its ``TapEntry`` identity as the build recorded it), compared over
+    every sample (its ``Metrics``, over all samples).
 
-    Identity: ``name`` (ONNX output name = npz key), ``kind`` (KINDS), ``order`` (model order; None
-    when unknown), ``status`` (STATUSES), ``note`` (why it is not compared, or a remark).
-    Provenance from the tap manifest: ``source`` (Python ``file:line``), ``reference_source``
-    (``torch`` | ``onnxruntime`` | None), ``producer_op``, ``producer_node``, ``tensor``.
-    ``self_compare``: the reference came from onnxruntime fp32 and the engine is ``ort``, so the row
-    compares ort with itself; it is kept out of the first-divergent rule.
-    Shapes/dtypes: per-side, *including* the leading sample axis.
-    Rule results: ``diverged`` (the row crosses the rule's thresholds), ``first_divergent`` (the
-    first such row in model order), ``growth`` (nrmse / nrmse of the previous compared rule row;
-    None for the first or when that was 0), ``worst`` (largest nrmse among compared rule rows),
-    ``largest_jump`` (largest growth).
-    Gate: ``judged`` (--max-mape applies to it), ``exceeded`` (its mape is above --max-mape).
-    ``paired``: present on both sides (unpaired rows are listed only with --verbose).
-    ``samples``: per-sample metrics (empty unless compared). Metric fields are over all samples.
+    ``status`` (STATUSES), ``note`` (why it is not compared, or a remark). ``self_compare``: the
+    reference came from onnxruntime fp32 and the engine is ``ort``, so the row compares ort with
+    itself; it is kept out of the first-divergent rule. Shapes/dtypes: per side, *including* the
+    leading sample axis. Rule results: ``diverged`` (the row crosses the rule's thresholds),
+    ``first_divergent`` (the first such row in model order), ``growth`` (nrmse / nrmse of the
+    previous judged row; None for the first or when that was 0), ``worst`` (largest nrmse among
+    judged rows), ``largest_jump`` (largest growth). Gate: ``judged`` (--max-mape applies to it),
+    ``exceeded`` (its mape is above --max-mape). ``paired``: present on both sides (unpaired rows are
+    listed only with --verbose). ``samples``: per-sample metrics (empty unless compared).
+    Every column is described in ``leapp_lab.model.columns``.
     """
-    name: str = ""
-    kind: str = "unknown"
-    order: int | None = None
     status: str = "compared"
     note: str | None = None
-    source: str | None = None
-    reference_source: str | None = None
-    producer_op: str | None = None
-    producer_node: str | None = None
-    tensor: str | None = None
     self_compare: bool = False
     paired: bool = True
     shape_reference: list[int] | None = None
@@ -169,9 +82,10 @@ class VerifyRow(Metrics):
     exceeded: bool = False
     samples: list[SampleMetrics] = field(default_factory=list)
 
-    @property
-    def is_tap(self) -> bool:
-        return self.kind not in ("output", "unknown")
+    @classmethod
+    def of(cls, entry: TapEntry, **kw: Any) -> "VerifyRow":
+        """A row for ``entry`` (its identity copied), with the other fields from ``kw``."""
+        return cls(**entry.identity(), **kw)
 
     @property
     def in_rule(self) -> bool:
@@ -182,14 +96,14 @@ class VerifyRow(Metrics):
 @dataclass
 class DivergenceRule(Plain):
     """The first-divergent rule (docs/verify.md). A compared row not compared with itself
-    (``self_compare``) *diverges* when any holds:
+    (``self_compare``) *diverges* when any criterion of ``criteria_table()`` fires:
 
-    * ``nrmse > nrmse_pct / 100`` (``nrmse_pct`` in percent; None: off), or
-    * ``mape > mape_pct`` (percent; None, the default: off; MAPE explodes where the reference is
-      near zero, e.g. after a ReLU), or
-    * ``cosine < min_cosine``, or
-    * the engine has non-finite values where the reference is finite (``nonfinite`` true), or
-    * nothing finite could be compared.
+    * ``nrmse``: nrmse > ``nrmse_pct`` / 100 (``nrmse_pct`` in percent; None: off);
+    * ``mape``: mape > ``mape_pct`` (percent; None, the default: off; MAPE explodes where the
+      reference is near zero, e.g. after a ReLU);
+    * ``cosine``: cosine < ``min_cosine``;
+    * ``non-finite``: the engine has more non-finite values than the reference (``nonfinite``);
+    * ``nothing-compared``: no finite pair could be compared.
 
     The first diverging row in model order is ``first_divergent``. A fixed threshold trips at the
     first quantized/rounded layer of int8/fp16 engines, so the report also carries the error-growth
@@ -201,18 +115,35 @@ class DivergenceRule(Plain):
     nonfinite: bool = True
     text: str = ""
 
-    def criteria(self) -> list[str]:
-        """The criteria that apply, in words, in the order ``leapp_lab.verify`` tests them."""
-        out = []
+    def criteria_table(self) -> list[tuple[str, str, Callable[[Any], bool]]]:
+        """(key, words, test(row)) of every criterion that applies, in the order they are tested:
+        the one place that says what diverging means."""
+        out: list[tuple[str, str, Callable[[Any], bool]]] = []
         if self.nrmse_pct is not None:
-            out.append(f"nrmse > {self.nrmse_pct / 100:g} ({self.nrmse_pct:g}%)")
+            lim = self.nrmse_pct / 100.0
+            out.append(("nrmse", f"nrmse > {lim:g} ({self.nrmse_pct:g}%)",
+                        lambda r: r.nrmse is not None and r.nrmse > lim))
         if self.mape_pct is not None:
-            out.append(f"mape > {self.mape_pct:g}%")
-        out.append(f"cosine < {self.min_cosine:g}")
+            mp = self.mape_pct
+            out.append(("mape", f"mape > {mp:g}%", lambda r: r.mape is not None and r.mape > mp))
+        mc = self.min_cosine
+        out.append(("cosine", f"cosine < {mc:g}", lambda r: r.cosine is not None and r.cosine < mc))
         if self.nonfinite:
-            out.append("more non-finite engine values than reference ones")
-        out.append("nothing finite compared")
+            out.append(("non-finite", "more non-finite engine values than reference ones",
+                        lambda r: r.nonfinite_engine > r.nonfinite_reference))
+        out.append(("nothing-compared", "nothing finite compared", lambda r: r.mape is None and r.n > 0))
         return out
+
+    def judge(self, row: Any) -> list[str]:
+        """The keys of the criteria ``row`` fires (empty: it does not diverge)."""
+        return [key for key, _, test in self.criteria_table() if test(row)]
+
+    def diverges(self, row: Any) -> bool:
+        return bool(self.judge(row))
+
+    def criteria(self) -> list[str]:
+        """The criteria that apply, in words, in the order they are tested."""
+        return [words for _, words, _ in self.criteria_table()]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DivergenceRule":
@@ -228,16 +159,17 @@ class DivergenceRule(Plain):
 
 
 @dataclass
-class ProfilePoint(Plain):
-    """One step of the error-growth profile: compared rule rows in model order."""
+class InputSummary(Plain):
+    """One model input of one sample (what the row panel shows beside a sample's histogram):
+    ``file``: the inputs npz it was read from at verify time; ``range``: [min, max] of the finite
+    values; ``nonfinite``: NaN/Inf count."""
     name: str
-    order: int | None
-    kind: str
-    mape: float | None
-    max_abs: float | None
-    cosine: float | None
-    growth: float | None
-    nrmse: float | None = None
+    sample: int
+    shape: list[int] | None = None
+    dtype: str | None = None
+    range: list[float] | None = None
+    nonfinite: int = 0
+    file: str | None = None
 
 
 @register
@@ -279,6 +211,7 @@ class VerifyReport(Viewable, Report, Plain):
     self_compare_note: str | None = None
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    inputs: list[InputSummary] = field(default_factory=list)
     metrics_backend: str | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
@@ -304,10 +237,12 @@ class VerifyReport(Viewable, Report, Plain):
     def taps(self) -> list[VerifyRow]:
         return [r for r in self.rows if r.is_tap]
 
-    def profile(self) -> list[ProfilePoint]:
-        """The error-growth profile: compared rule rows in model order."""
-        return [ProfilePoint(r.name, r.order, r.kind, r.mape, r.max_abs, r.cosine, r.growth, r.nrmse)
-                for r in self.rows if r.in_rule]
+    def profile(self) -> list[VerifyRow]:
+        """The error-growth profile: the rows the rule judges, in model order."""
+        return [r for r in self.rows if r.in_rule]
+
+    def sample_inputs(self, sample: int) -> list[InputSummary]:
+        return [i for i in self.inputs if i.sample == sample]
 
     @property
     def passed(self) -> bool:
@@ -316,31 +251,29 @@ class VerifyReport(Viewable, Report, Plain):
     def __bool__(self) -> bool:
         return self.passed
 
+    # -- tables: every one a selection of leapp_lab.model.columns ---------------------------------
+    def row_records(self, verbose: bool | None = None) -> list[dict[str, Any]]:
+        """One plain dict per shown row, every row column (dataframe, --json, metrics.csv)."""
+        cols = [c.key for c in row_columns()]
+        return [{k: getattr(r, k) for k in cols} for r in self.table(verbose)]
+
+    def sample_records(self, verbose: bool | None = None) -> list[dict[str, Any]]:
+        """One plain dict per shown row and sample (per-sample dataframe, per_sample.csv)."""
+        cols = [c.key for c in sample_columns()]
+        return [{"name": r.name, "kind": r.kind, "order": r.order, "sample": s.sample,
+                 **{k: getattr(s, k) for k in cols}} for r in self.table(verbose) for s in r.samples]
+
     def to_dataframe(self, per_sample: bool = False, verbose: bool | None = None):
         """One line per row in model order (``per_sample=True``: one per row and sample)."""
         import pandas as pd
-        cols = ["name", "kind", "order", "status", *METRIC_COLS, "growth", "first_divergent", "worst",
-                "diverged", "self_compare", "exceeded", "reference_source", "source", "producer_op",
-                "shape_reference", "shape_engine", "note"]
-        rows = self.table(verbose)
-        if not per_sample:
-            return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in rows], columns=cols)
-        scols = ["name", "kind", "order", "sample", *METRIC_COLS]
-        out = []
-        for r in rows:
-            for s in r.samples:
-                d = {c: getattr(s, c) for c in scols if c not in ("name", "kind", "order")}
-                d.update(name=r.name, kind=r.kind, order=r.order)
-                out.append(d)
-        return pd.DataFrame(out, columns=scols)
+        if per_sample:
+            return pd.DataFrame(self.sample_records(verbose),
+                                columns=[*SAMPLE_ID_KEYS, *(c.key for c in sample_columns())])
+        return pd.DataFrame(self.row_records(verbose), columns=[c.key for c in row_columns()])
 
     def json_rows(self, verbose: bool | None = None) -> dict[str, Any]:
         """The ``--json`` document: rows (no histograms / per-sample) and warnings."""
         from .jsonio import to_jsonable
-        keep = ["name", "kind", "order", "status", *METRIC_COLS, "nonfinite_pairs", "source",
-                "reference_source", "self_compare", "first_divergent", "diverged", "growth", "worst",
-                "largest_jump", "judged", "exceeded", "paired", "shape_reference", "shape_engine",
-                "dtype_reference", "dtype_engine", "note"]
         return to_jsonable({
             "kind": "verify-rows", "schema_version": self.schema_version,
             "reference": self.reference, "build": self.build, "engine": self.engine,
@@ -349,7 +282,7 @@ class VerifyReport(Viewable, Report, Plain):
             "largest_jump": self.largest_jump, "max_mape": self.max_mape,
             "max_mape_taps": self.max_mape_taps, "exceeded": self.exceeded,
             "exit_code": self.exit_code, "metrics_backend": self.metrics_backend,
-            "rows": [{k: getattr(r, k) for k in keep} for r in self.table(verbose)],
+            "rows": self.row_records(verbose),
             "warnings": list(self.warnings)})
 
     # -- persistence ---------------------------------------------------------------------------
@@ -389,25 +322,28 @@ class VerifyReport(Viewable, Report, Plain):
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r
 
+    # histograms.npz: four arrays per row, keyed by the row's name: "<name>.zero", ".first_bin"
+    # and ".len" (one entry per sample) and ".counts" (samples x widest histogram)
+    _HIST_PARTS = ("zero", "first_bin", "len", "counts")
+
     def _load_sample_hists(self, file: Path) -> None:
         from .jsonio import load_npz
         arrays = load_npz(file)
         for i, row in enumerate(self.rows):
-            key = f"row{i}"
+            key = row.name if f"{row.name}.zero" in arrays else f"row{i}"   # row{i}: before names
             if f"{key}.zero" not in arrays:
                 continue
-            zero, first, counts = arrays[f"{key}.zero"], arrays[f"{key}.first_bin"], arrays[f"{key}.counts"]
-            lens = arrays[f"{key}.len"]
+            zero, first, lens, counts = (arrays[f"{key}.{p}"] for p in self._HIST_PARTS)
             for j, sm in enumerate(row.samples):
                 if j < len(zero) and sm.hist is None:
-                    sm.hist = Hist.from_bins(int(zero[j]), int(first[j]), counts[j, :int(lens[j])].tolist())
+                    sm.hist = Hist(int(zero[j]), int(first[j]), counts[j, :int(lens[j])].tolist())
 
     def _save_arrays(self, directory: Path) -> None:
         import numpy as np
 
         from .jsonio import save_npz
         hists = {}
-        for i, row in enumerate(self.rows):
+        for row in self.rows:
             hs = [sm.hist for sm in row.samples]
             if not hs or any(h is None for h in hs):
                 continue
@@ -415,32 +351,17 @@ class VerifyReport(Viewable, Report, Plain):
             counts = np.zeros((len(hs), width), dtype=np.int64)
             for j, h in enumerate(hs):
                 counts[j, :len(h.counts)] = h.counts
-            hists[f"row{i}.zero"] = np.array([h.zero for h in hs], dtype=np.int64)
-            hists[f"row{i}.first_bin"] = np.array([h.first_bin for h in hs], dtype=np.int64)
-            hists[f"row{i}.len"] = np.array([len(h.counts) for h in hs], dtype=np.int64)
-            hists[f"row{i}.counts"] = counts
+            parts = (np.array([h.zero for h in hs], dtype=np.int64),
+                     np.array([h.first_bin for h in hs], dtype=np.int64),
+                     np.array([len(h.counts) for h in hs], dtype=np.int64), counts)
+            hists.update({f"{row.name}.{p}": a for p, a in zip(self._HIST_PARTS, parts)})
         save_npz(directory / HIST_FILE, hists)
-        # not arrays, but the flat tables beside report.json (pandas-free: csv module)
-        import csv
-        import io
-
         from .jsonio import atomic_write_text
-        df_cols = ["name", "kind", "order", "status", *METRIC_COLS, "growth", "first_divergent",
-                   "self_compare", "reference_source", "source"]
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(df_cols)
-        for r in self.rows:
-            w.writerow([_csv(getattr(r, c)) for c in df_cols])
-        atomic_write_text(directory / "metrics.csv", buf.getvalue())
-        s_cols = ["sample", *METRIC_COLS]
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(["name", "order", *s_cols])
-        for r in self.rows:
-            for s in r.samples:
-                w.writerow([r.name, _csv(r.order), *[_csv(getattr(s, c)) for c in s_cols]])
-        atomic_write_text(directory / "per_sample.csv", buf.getvalue())
+        atomic_write_text(directory / "metrics.csv",
+                          _csv_text([c.key for c in row_columns()], self.row_records(verbose=True)))
+        atomic_write_text(directory / "per_sample.csv",
+                          _csv_text([*SAMPLE_ID_KEYS, *(c.key for c in sample_columns())],
+                                    self.sample_records(verbose=True)))
 
     # -- views ---------------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -448,9 +369,24 @@ class VerifyReport(Viewable, Report, Plain):
         return render_verify(self)
 
 
+def _csv_text(keys: list[str], records: list[dict[str, Any]]) -> str:
+    """The flat tables beside report.json (pandas-free: csv module); empty cells for None and
+    non-finite values."""
+    import csv
+    import io
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(keys)
+    for rec in records:
+        w.writerow([_csv(rec[k]) for k in keys])
+    return buf.getvalue()
+
+
 def _csv(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
         return repr(v) if v == v and v not in (float("inf"), float("-inf")) else ""
+    if isinstance(v, list):
+        return "[" + ", ".join(map(str, v)) + "]"
     return str(v)

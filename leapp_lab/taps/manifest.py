@@ -7,9 +7,9 @@ exposed tap carries no manifest at all (its bytes equal the untapped export); ``
 then synthesises one from the graph (inputs, outputs in model order, no taps): every graph output
 is a model output.
 
-Helpers for engines that must convert the *untapped* model first (the observer effect):
-``strip_taps(model)`` removes every tap output (and the nodes that only fed them);
-``expose_taps(model, taps)`` re-exposes taps on a converted graph by their internal tensor name.
+Engines convert the *untapped* model first (the observer effect): ``strip_taps(model)`` removes
+every tap output (and the nodes that only fed them); each engine then exposes the taps on its
+converted graph itself (``leapp_lab.engines.ort_taps``).
 
 onnx is imported inside the functions that touch graphs: verify parses the manifest a build
 recorded in build.json (``parse_manifest``) and should not pay for importing onnx (nor torch,
@@ -20,81 +20,19 @@ from __future__ import annotations
 import functools
 import json
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
-from ..model.dc import Plain
+from ..model.tap import MANIFEST_VERSION, Manifest, TapEntry
 
 if TYPE_CHECKING:
     import onnx
 
 MANIFEST_KEY = "leapp_lab.manifest"
-MANIFEST_VERSION = 1
-TAP_KINDS = ("manual", "plugin", "op")
 IDENTITY_PREFIX = "leapp_lab_tap/"
 
 
 class ManifestError(ValueError):
     """A manifest that is not JSON, not of a supported version, or does not fit its graph."""
-
-
-@dataclass
-class OutputEntry(Plain):
-    name: str
-    order: int | None
-    source: str | None = None
-
-
-@dataclass
-class TapEntry(Plain):
-    name: str                        # ONNX graph output name = reference npz key
-    kind: str                        # manual | plugin | op
-    order: int | None                # index of the producing node in the prepared graph (-1: input)
-    tensor: str                      # internal value the tap exposes (== name for op taps)
-    producer_op: str | None = None
-    producer_node: str | None = None
-    reference_source: str | None = None   # torch | onnxruntime | None (uncompared)
-    uncompared_reason: str | None = None
-    source: str | None = None        # Python file:line (manual: the tap() call; else exporter metadata)
-    producer_source: str | None = None   # file:line of the code that computed the tensor
-    scope: str | None = None         # module path of the producing node, e.g. "backbone.0"
-    dtype: str | None = None
-    shape: list[int] | None = None
-
-    @property
-    def value(self) -> str:
-        """The internal value the tap shows (``tensor``, or the output name itself)."""
-        return self.tensor or self.name
-
-
-@dataclass
-class Manifest(Plain):
-    version: int = MANIFEST_VERSION
-    inputs: list[str] = field(default_factory=list)
-    outputs: list[OutputEntry] = field(default_factory=list)
-    taps: list[TapEntry] = field(default_factory=list)
-    synthesized: bool = False        # True: the model carried no manifest (nothing was tapped)
-
-    def json_dict(self) -> dict[str, Any]:
-        """The manifest as stamped in the ONNX (what build.json records)."""
-        d = self.to_dict()
-        d.pop("synthesized", None)
-        return d
-
-    def to_json(self) -> str:
-        return json.dumps(self.json_dict(), separators=(",", ":"), allow_nan=False)
-
-    def tap(self, name: str) -> TapEntry | None:
-        return next((t for t in self.taps if t.name == name), None)
-
-    def rows(self) -> list[OutputEntry | TapEntry]:
-        """Outputs and taps together in model order (outputs after taps of the same node; entries
-        without an order last)."""
-        def key(e: Any, kind: int, i: int) -> tuple:
-            return (e.order is None, e.order if e.order is not None else 0, kind, i)
-        items: list[Any] = [(key(t, 0, i), t) for i, t in enumerate(self.taps)]
-        items += [(key(o, 1, i), o) for i, o in enumerate(self.outputs)]
-        return [it[1] for it in sorted(items, key=lambda it: it[0])]
 
 
 def _load(model: onnx.ModelProto | str | os.PathLike) -> onnx.ModelProto:
@@ -137,7 +75,8 @@ def read_manifest(model: onnx.ModelProto | str | os.PathLike, path: str | os.Pat
     inits = {i.name for i in m.graph.initializer}
     return Manifest(
         inputs=[i.name for i in m.graph.input if i.name not in inits],
-        outputs=[OutputEntry(o.name, prod.get(o.name, -1)) for o in m.graph.output],
+        outputs=[TapEntry(o.name, "output", prod.get(o.name, -1), reference_source="torch")
+                 for o in m.graph.output],
         taps=[], synthesized=True)
 
 
@@ -169,7 +108,7 @@ def parse_manifest(raw: Any, where: str = "manifest", graph: onnx.GraphProto | N
     for o in outs_raw:
         if not isinstance(o, dict) or not isinstance(o.get("name"), str):
             raise bad(f"output entry without a name: {o!r:.120}")
-        outputs.append(_entry(OutputEntry, {"order": None, **o}, bad))
+        outputs.append(_entry(TapEntry, {"order": None, "reference_source": "torch", **o, "kind": "output"}, bad))
     for e in taps + outputs:  # rows are sorted by it
         if e.order is not None and (isinstance(e.order, bool) or not isinstance(e.order, int)):
             raise bad(f"{e.name!r} has order {e.order!r}, not a node index; re-run prepare")
@@ -182,7 +121,8 @@ def parse_manifest(raw: Any, where: str = "manifest", graph: onnx.GraphProto | N
                                 f"re-run prepare (graph outputs: {graph_outputs})")
         if not outputs:  # an older/hand-made manifest: every non-tap graph output is a model output
             tapset = {t.name for t in taps}
-            outputs = [OutputEntry(n, order.get(n, -1)) for n in graph_outputs if n not in tapset]
+            outputs = [TapEntry(n, "output", order.get(n, -1), reference_source="torch")
+                       for n in graph_outputs if n not in tapset]
         if not inputs:
             inits = {i.name for i in graph.initializer}
             inputs = [i.name for i in graph.input if i.name not in inits]
@@ -253,30 +193,6 @@ def _subgraph_inputs(g: onnx.GraphProto) -> set[str]:
             for sg in ([a.g] if a.HasField("g") else []) + list(a.graphs):
                 names |= _subgraph_inputs(sg)
     return names
-
-
-def expose_taps(model: onnx.ModelProto, taps: Iterable[TapEntry]) -> tuple[onnx.ModelProto, dict[str, str]]:
-    """Expose ``taps`` on a (converted) copy of ``model`` by their internal tensor names.
-
-    Returns the new model and ``{tap name: why it could not be exposed}`` for taps whose tensor no
-    longer exists (an engine conversion fused or renamed it).
-    """
-    import onnx
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    g = out.graph
-    available = {o for n in g.node for o in n.output if o} | {i.name for i in g.input} | \
-        {i.name for i in g.initializer}
-    existing_outputs = {o.name for o in g.output}
-    missing: dict[str, str] = {}
-    for t in taps:
-        if t.name in existing_outputs:
-            continue
-        if t.value not in available:
-            missing[t.name] = f"tensor {t.value!r} is not in the converted graph (fused or renamed)"
-            continue
-        add_output(g, t.name, t.value, t.dtype, t.shape)
-    return out, missing
 
 
 @functools.cache

@@ -33,12 +33,13 @@ import onnx
 import torch
 
 from ..model.jsonio import atomic_write_bytes, save_npz
-from ..model.prepare import PrepareReport, PrepareRow, TensorInfo
+from ..model.prepare import PrepareReport, TensorInfo
+from ..model.tap import Manifest, TapEntry
 from . import graph_edit as ge
 from .eager_capture import eager_runs
 from .errors import PrepareError, TapError
 from .loader import model_source
-from .manifest import Manifest, write_manifest
+from .manifest import write_manifest
 from .marker import tap_modules
 from .onnx_export import ProgressFn, export
 from .tap_builder import TapBuilder
@@ -179,7 +180,7 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         exporter=exported.exporter, fallback_reason=exported.fallback_reason, samples=len(samples),
         requested_taps=requested, plugin_taps=bool(plugin_taps), op_taps=bool(op_taps),
         inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],
-        rows=_report_rows(manifest, builder, reference), manifest_stamped=stamped, warnings=warnings,
+        rows=_report_rows(manifest, reference), manifest_stamped=stamped, warnings=warnings,
         timings_s={k: round(v, 4) for k, v in timings.items()},
         benchmark_ms=float(np.mean(eager.timings_ms)) if eager.timings_ms else None,
         created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions())
@@ -189,18 +190,16 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     return report
 
 
-def _report_rows(manifest: Manifest, builder: TapBuilder,
-                 reference: dict[str, np.ndarray]) -> list[PrepareRow]:
-    """One row per output and tap, in model order."""
-    rows = [PrepareRow(name=o.name, kind="output", order=o.order, tensor=o.name,
-                       producer_op=builder.op_of(o.name), producer_node=builder.node_of(o.name),
-                       reference_source="torch", source=o.source, scope=builder.scope_of(o.name),
-                       dtype=str(reference[o.name].dtype), shape=list(reference[o.name].shape[1:]))
-            for o in manifest.outputs]
-    rows += [PrepareRow(**{k: getattr(tp, k) for k in PrepareRow.__dataclass_fields__})
-             for tp in manifest.taps]
-    by_name = {r.name: r for r in rows}
-    return [by_name[e.name] for e in manifest.rows()]
+def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray]) -> list[TapEntry]:
+    """One row per output and tap, in model order (an output's dtype and shape from its reference
+    when the graph does not say)."""
+    rows = manifest.rows()
+    for r in rows:
+        ref = reference.get(r.name)
+        if r.kind == "output" and ref is not None:
+            r.dtype = r.dtype or str(ref.dtype)
+            r.shape = r.shape if r.shape is not None else list(ref.shape[1:])
+    return rows
 
 
 def _versions() -> dict[str, str]:

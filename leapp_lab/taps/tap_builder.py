@@ -19,7 +19,8 @@ from . import graph_edit as ge
 from .eager_capture import EagerRuns, flat_tensor_args, to_numpy
 from .errors import PrepareError, TapError
 from .loader import ModelSource
-from .manifest import Manifest, OutputEntry, TapEntry, add_output, numpy_dtype_name, producer_index
+from ..model.tap import Manifest, TapEntry
+from .manifest import add_output, numpy_dtype_name, producer_index
 from .marker import short_path
 from .tap_selection import short_site
 
@@ -215,8 +216,12 @@ class TapBuilder:
         for t in self.taps:
             add_output(g, t.name, t.tensor, t.dtype, t.shape)
         self.taps.sort(key=lambda t: t.order)
-        outs = [OutputEntry(o.name, self.prod.get(o.name, -1), self.source_of(o.name))
-                for o in g.output if o.name in self.eager.output_names]
+        outs = []
+        for o in g.output:
+            if o.name in self.eager.output_names:
+                e = self._entry(o.name, "output", o.name, self.source_of(o.name))
+                e.reference_source = "torch"
+                outs.append(e)
         return Manifest(inputs=list(self.graph_inputs), outputs=outs, taps=list(self.taps))
 
     def reference_arrays(self) -> dict[str, np.ndarray]:

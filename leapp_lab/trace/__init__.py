@@ -9,6 +9,10 @@ from __future__ import annotations
 import sys
 import types
 
+from .._compat import check_leapp_version
+
+check_leapp_version()   # every module here drives LEAPP internals verified for 0.7.x only
+
 
 class _CallableModule(types.ModuleType):
     def __call__(self, *args, **kwargs):

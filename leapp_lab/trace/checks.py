@@ -1,8 +1,10 @@
 """Per node / output port / sample numbers: recorded Python vs FX replay vs exported model.
 
-All numbers in float64 from the stored arrays. Percentiles are exact (numpy, linear
-interpolation, the same rule as LEAPP's ``torch.quantile`` in its mismatch log) over the finite
-element pairs; the pre-binned histogram comes from ``leapp_lab.compare.metrics.diff_stats``.
+All numbers in float64 from the stored arrays, from the same fused pass as verify's
+(``leapp_lab.compare.metrics.diff_stats``: max, mean, min_atol, non-finite counts, the pre-binned
+histogram). Only the percentiles differ: exact here (numpy, linear interpolation, the same rule as
+LEAPP's ``torch.quantile`` in its mismatch log, over the finite element pairs), because a trace's
+arrays are small and its numbers sit next to LEAPP's own log.
 """
 from __future__ import annotations
 
@@ -11,25 +13,28 @@ from typing import Any
 import numpy as np
 
 from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.trace import PERCENTILE_KEYS, SampleCheck
 
 _QS = (50.0, 75.0, 90.0, 99.0, 99.5)
 
 
-def abs_diff_stats(a: np.ndarray | None, ref: np.ndarray | None) -> dict[str, float | None]:
-    """|a - ref| statistics under PERCENTILE_KEYS; empty when either side is missing."""
+def abs_diff_stats(a: np.ndarray | None, ref: np.ndarray | None, m: Metrics | None = None
+                   ) -> dict[str, float | None]:
+    """|a - ref| statistics under PERCENTILE_KEYS; empty when either side is missing. ``m``: the
+    pair's metric record when the caller already has it."""
     if a is None or ref is None or np.shape(a) != np.shape(ref):
         return {}
+    m = m if m is not None else diff_stats(a, ref)
+    if m.max_abs is None:
+        return {k: None for k in PERCENTILE_KEYS}
     a64 = np.asarray(a, dtype=np.float64).reshape(-1)
     r64 = np.asarray(ref, dtype=np.float64).reshape(-1)
     ok = np.isfinite(a64) & np.isfinite(r64)
-    d = np.abs(a64[ok] - r64[ok])
-    if d.size == 0:
-        return {k: None for k in PERCENTILE_KEYS}
-    ps = np.percentile(d, _QS)
+    ps = np.percentile(np.abs(a64[ok] - r64[ok]), _QS)
     out = {k: float(v) for k, v in zip(PERCENTILE_KEYS[:5], ps)}
-    out["max"] = float(d.max())
-    out["mean"] = float(d.mean())
+    out["max"] = m.max_abs
+    out["mean"] = m.mean_abs
     return out
 
 
@@ -82,12 +87,13 @@ def sample_check(node: str, port: str, sample: int, *, recorded: np.ndarray | No
         c.nonfinite_exported = nonfinite(exported)
     if fx is not None:
         c.fx_range = value_range(fx)
-    c.stats = abs_diff_stats(exported, recorded)
+    m = None
+    if exported is not None and recorded is not None and exported.shape == recorded.shape:
+        m = diff_stats(exported, recorded, rtol=rtol)
+        c.min_atol = m.min_atol
+        c.hist = m.hist
+    c.stats = abs_diff_stats(exported, recorded, m)
     c.fx_stats = abs_diff_stats(fx, recorded)
     if exported is not None and fx is not None and exported.shape == fx.shape:
-        c.export_vs_fx_max = abs_diff_stats(exported, fx).get("max")
-    if exported is not None and recorded is not None and exported.shape == recorded.shape:
-        st = diff_stats(exported, recorded, rtol=rtol)
-        c.min_atol = st.min_atol
-        c.hist = st.hist.to_dict()
+        c.export_vs_fx_max = diff_stats(exported, fx).max_abs
     return c

@@ -9,15 +9,13 @@ user string is escaped for DOT, HTML-like labels and SVG.
 """
 from __future__ import annotations
 
-import itertools
+import hashlib
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 
 from .static_html import esc
-
-_ARROW_IDS = itertools.count(1)
 
 # colours by verdict / flag (also used by the CSS legend)
 COLORS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "skipped": "#757575",
@@ -187,9 +185,10 @@ def _layered_svg(drawing: Drawing) -> str:
         offset += breadth + (_GAP_X if horizontal else _GAP_Y + 24)
     width = max(xy[k][0] + size[k][0] for k in xy) + 10
     height = max(xy[k][1] + size[k][1] for k in xy) + 10
-    # One marker id per drawing: ids are page-global, and a marker defined inside a view on a hidden
-    # tab does not draw for the other views that reference it.
-    arrow = f"leapp-arrow-{next(_ARROW_IDS)}"
+    # The marker id comes from the drawing itself, so the same report renders byte-identical HTML.
+    # Ids are page-global and a marker inside a hidden tab does not draw for others that reference
+    # it: the front-end gives every marker it inserts a page-unique id (uniqueSvgIds in the JS).
+    arrow = "leapp-arrow-" + hashlib.sha1(to_dot(drawing).encode()).hexdigest()[:10]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}pt" height="{height:.0f}pt" '
              f'viewBox="0 0 {width:.1f} {height:.1f}" class="leapp-layered">',
              f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '

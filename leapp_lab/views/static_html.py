@@ -10,32 +10,13 @@ import html
 from typing import Any
 
 from . import assets
+from .numfmt import fmt
 
 MAX_STATIC_ROWS = 300
 
 
 def esc(v: Any) -> str:
     return html.escape("" if v is None else str(v), quote=True)
-
-
-def fmt(v: Any) -> str:
-    """Same number format as the front-end's ``fmt``."""
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if v == 0:
-            return "0"
-        if v.is_integer() and abs(v) < 1e6:
-            return str(int(v))
-        a = abs(v)
-        return f"{v:.4g}" if 1e-3 <= a < 1e5 else f"{v:.3e}"
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(fmt(x) for x in v) + "]"
-    return str(v)
 
 
 def row_attrs(r: dict[str, Any]) -> str:
@@ -96,7 +77,7 @@ def render_static(view: dict[str, Any], include_css: bool = True, static_id: str
                 more = f' <span class="leapp-muted">{esc(extra)}</span>' if extra else ""
                 cells.append(f'<td><span class="leapp-pill leapp-{esc(r["status"])}">{esc(label)}</span>{more}{mark}</td>')
             else:
-                cells.append(f'<td class="leapp-{esc(c["type"])}">{esc(fmt(v))}</td>')
+                cells.append(f'<td class="leapp-{esc(c["type"])}">{esc(fmt(v, c["type"]))}</td>')
         out.append(f'<tr class="{cls}" {row_attrs(r)}>' + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     if len(rows) > MAX_STATIC_ROWS:

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-
-def _g(x, fmt="{:.3g}") -> str:
-    return "-" if x is None else fmt.format(x)
+from .numfmt import fmt as _g
 
 
 def _ports(ports) -> str:
@@ -157,4 +155,33 @@ def render_trace(report) -> str:
         L.extend("  " + x for x in report.script_error.rstrip().splitlines()[-12:])
     if not report.graphs:
         L.append("no graph was traced")
+    return "\n".join(L)
+
+
+def render_diagnosis(report) -> str:
+    """Where validation first fails and what the report says about it, in a few lines (the demo's
+    closing summary; one graph)."""
+    g = report.graph
+    L = ["Diagnosis"]
+    failing = [c for c in g.checks if c.passed is False]
+    if failing:
+        c = min(failing, key=lambda c: (next(n.index for n in g.nodes if n.name == c.node), c.sample))
+        L.append(f"  first failing: node {c.node!r}, port {c.port!r}, sample {c.sample} "
+                 f"(max |exported - recorded| = {_g(c.stats.get('max'))}; "
+                 f"FX replay vs recorded {_g(c.fx_stats.get('max'))}, exported vs FX "
+                 f"{_g(c.export_vs_fx_max)})")
+        ok = sorted({x.sample for x in g.checks if x.node == c.node and x.port == c.port and x.passed})
+        if ok:
+            L.append(f"  samples that pass on that port: {', '.join(map(str, ok))}")
+    else:
+        L.append("  every node / port / sample validated")
+    for h in g.hazards:
+        if h.kind in ("frozen-constant", "trace-loss"):
+            where = "/".join(x for x in (h.node, h.port) if x)
+            first = h.message.split(". ")[0].rstrip(".") + "."   # the full text is above
+            L.append(f"  hazard {h.kind} at {where}: {first}")
+    for n in g.nodes:
+        for f in (n.fx.nodes if n.fx else []):
+            if f.suspect:
+                L.append(f"  frozen literal in the FX graph of {n.name!r}: {fx_line(n, f)}")
     return "\n".join(L)

@@ -1,38 +1,40 @@
-"""Plain-text rendering of verify and build reports (terminals, ``str(report)``). Reads fields only."""
+"""Plain-text rendering of prepare, build and verify reports (terminals, ``str(report)``). Reads
+fields only."""
 from __future__ import annotations
 
-import math
+from leapp_lab.model.columns import table_columns
+
+from .numfmt import fmt
+
+_LEFT = ("text", "status", "bool")
 
 
-def _num(v, fmt="{:.3g}") -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float) and not math.isfinite(v):
-        return "-"
-    return fmt.format(v)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def _table(header: list[str], rows: list[list[str]], left: list[bool]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    fmt = lambda cells: "  ".join(c.ljust(w) if i < 3 else c.rjust(w)  # noqa: E731
-                                  for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-    return [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if lj else c.rjust(w)
+                         for c, w, lj in zip(cells, widths, left)).rstrip()
+    return [line(header), line(["-" * w for w in widths])] + [line(r) for r in rows]
 
 
 def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    header = ["", "name", "kind", "order", "status", "mape%", "nrmse", "mse", "max_abs", "cosine",
-              "min_atol", "growth", "source"]
+    cols = table_columns()
     body = []
     for r in report.table(verbose):
         mark = ">>" if r.first_divergent else ("!!" if r.exceeded else ("~ " if r.self_compare else "  "))
-        status = r.status if r.status == "compared" else r.status.upper()
-        body.append([mark, r.name, r.kind, _num(r.order, "{}"), status, _num(r.mape), _num(r.nrmse), _num(r.mse),
-                     _num(r.max_abs), _num(r.cosine, "{:.6f}"), _num(r.min_atol),
-                     _num(r.growth, "{:.3g}x"), r.source or ""])
-    lines += _table(header, body)  # mark, name and kind left-justified; the rest right-justified
+        cells = []
+        for c in cols:
+            v = getattr(r, c.key)
+            if c.key == "status" and v != "compared":
+                v = v.upper()
+            cells.append(fmt(v, c.fmt))
+        body.append([mark, *cells])
+    # the last column (the source line) is left open-ended: no padding after it
+    lines += _table(["", *(c.label for c in cols)], body, [True, *(c.fmt in _LEFT for c in cols)])
     rule = report.rule
     marks = [m for m, used in ((">> first divergent", report.first_divergent),
                                ("!! above --max-mape", report.exceeded),
@@ -80,12 +82,13 @@ def render_build(report) -> str:
     lines = [f"build engine={report.engine}  artifact={report.artifact}  samples={report.samples}  "
              f"onnx={report.onnx}"]
     if report.taps:
-        body = [[t.name, t.kind, _num(t.order, "{}"), t.status, t.via or "", t.source or ""]
+        body = [[t.name, t.kind, fmt(t.order, "int"), t.binding or "", t.via or "", t.source or ""]
                 for t in report.taps]
-        lines += _table(["tap", "kind", "order", "status", "via", "source"], body)
+        lines += _table(["tap", "kind", "order", "binding", "via", "source"], body,
+                        [True, True, False, True, True, True])
         for t in report.taps:
-            if t.reason:
-                lines.append(f"  {t.name}: {t.reason}")
+            if t.binding_reason:
+                lines.append(f"  {t.name}: {t.binding_reason}")
     ob = report.observer
     if ob.checked:
         agree = "agree" if ob.outputs_agree else "DIFFER"
@@ -104,3 +107,31 @@ def render_build(report) -> str:
         kind = "build archive" if str(report.path).endswith((".tgz", ".tar.gz")) else "build folder"
         lines.append(f"{kind}: {report.path}")
     return "\n".join(lines)
+
+
+def render_prepare(r) -> str:
+    n_taps = len(r.taps)
+    kinds = {}
+    for t in r.taps:
+        kinds[t.kind] = kinds.get(t.kind, 0) + 1
+    head = [f"prepare {r.model}: {r.samples} sample(s), exporter {r.exporter}"
+            + (f" (fallback: {r.fallback_reason})" if r.fallback_reason else ""),
+            f"  onnx      {r.onnx}" + ("" if r.manifest_stamped else "  (no taps: identical to the untapped export)"),
+            f"  inputs    {r.npz}  [" + ", ".join(f"{i.name} {i.dtype}{i.shape}" for i in r.inputs) + "]",
+            f"  reference {r.reference}",
+            f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
+            + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
+            + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    w_name = max([4] + [len(x.name) for x in r.rows])
+    w_name = min(w_name, 40)
+    lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<14}  source"]
+    for x in r.rows:
+        ref = x.reference_source or "-"
+        src = x.source or ""
+        line = (f"  {x.order:>5}  {x.name[:w_name]:<{w_name}}  {x.kind:<6}  {ref:<11}  "
+                f"{(x.producer_op or '')[:14]:<14}  {src}")
+        if x.uncompared_reason:
+            line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
+        lines.append(line)
+    tail = [f"  warning: {w}" for w in r.warnings]
+    return "\n".join(head + lines + tail)

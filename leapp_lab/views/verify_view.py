@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .viewdict import VIEW_SCHEMA, badge, hist_dict
+from leapp_lab.model.columns import panel_columns, profile_columns, table_columns
 
-MAX_INPUT_SAMPLES = 64      # input summaries are read for this many samples at most
+from .viewdict import VIEW_SCHEMA, badge, hist_dict
 
 
 def row_status(r: Any) -> str:
@@ -27,56 +27,21 @@ def _tap_status(r: Any) -> str:
 
 
 def _metrics(m: Any) -> list[list[Any]]:
-    out = [["MAPE %", m.mape], ["NRMSE (√MSE / rms reference)", m.nrmse], ["MSE", m.mse], ["max |engine − reference|", m.max_abs], ["cosine", m.cosine],
-           ["mean |diff|", m.mean_abs], ["p50", m.p50], ["p90", m.p90], ["p99", m.p99], ["p99.9", m.p999],
-           ["min atol that passes", m.min_atol], ["elements", m.n]]
-    if m.nonfinite_engine or m.nonfinite_reference:
-        out.append(["non-finite engine / reference", f"{m.nonfinite_engine} / {m.nonfinite_reference}"])
-    return out
+    """The panel columns of a row or a sample: [label, value, fmt]."""
+    return [[c.label, getattr(m, c.key), c.fmt] for c in panel_columns()]
 
 
-def _inputs_npz(report: Any) -> Path | None:
-    """The model.npz whose samples were run: build.json's ``npz``, else beside the reference."""
-    from leapp_lab.model.jsonio import read_json
-    cands = []
-    b = Path(report.build) if report.build else None
-    if b is not None and (b / "build.json").is_file():
-        try:
-            npz = read_json(b / "build.json").get("npz")
-            if npz:
-                p = Path(npz)
-                cands.append(p if p.is_absolute() else b / p)
-                cands.append(p)
-        except (OSError, ValueError):
-            pass
-    if report.reference:
-        ref = Path(report.reference)
-        if ref.name.endswith(".reference.npz"):
-            cands.append(ref.with_name(ref.name[: -len(".reference.npz")] + ".npz"))
-    return next((c for c in cands if c.is_file()), None)
+def _column(c: Any) -> dict[str, Any]:
+    return {"key": c.key, "label": c.label, "type": c.fmt, "description": c.description}
 
 
-def _input_summaries(report: Any) -> dict[int, list[dict[str, Any]]]:
-    p = _inputs_npz(report)
-    if p is None:
-        return {}
-    from leapp_lab.model.arraysummary import array_summary
-    from leapp_lab.model.jsonio import load_npz
-    try:
-        arrays = load_npz(p)
-    except (OSError, ValueError):
-        return {}
-    out: dict[int, list[dict[str, Any]]] = {}
-    for name, a in arrays.items():
-        if getattr(a, "ndim", 0) < 1:
-            continue
-        for i in range(min(a.shape[0], MAX_INPUT_SAMPLES)):
-            out.setdefault(i, []).append({"name": name, **array_summary(a[i]), "index": i, "file": p.name})
-    return out
+def _inputs(report: Any, sample: int) -> list[dict[str, Any]]:
+    return [{"name": i.name, "shape": i.shape, "dtype": i.dtype, "range": i.range, "index": i.sample,
+             "file": i.file} for i in report.sample_inputs(sample)]
 
 
 def verify_view(report: Any) -> dict[str, Any]:
-    inputs = _input_summaries(report)
+    cols = table_columns()
     rows = []
     for r in report.table():
         status = row_status(r)
@@ -86,13 +51,13 @@ def verify_view(report: Any) -> dict[str, Any]:
         for s in r.samples:
             samples.append({"key": str(s.sample), "label": f"sample {s.sample}",
                             "hist": hist_dict(s.hist), "metrics": _metrics(s),
-                            "inputs": inputs.get(s.sample, []), "note": r.note})
+                            "inputs": _inputs(report, s.sample), "note": r.note})
         info = [["kind", r.kind], ["model order", r.order], ["status", _tap_status(r)],
                 ["reference from", r.reference_source], ["source line", r.source],
                 ["producer", f"{r.producer_op or '?'} {r.producer_node or ''}".strip()],
                 ["tensor", r.tensor], ["shape engine / reference", f"{r.shape_engine} / {r.shape_reference}"],
                 ["dtype engine / reference", f"{r.dtype_engine} / {r.dtype_reference}"],
-                ["growth vs previous", r.growth]]
+                ["growth vs previous", r.growth, "x"]]
         flags = [n for n, on in (("worst", r.worst), ("largest jump", r.largest_jump),
                                  ("exceeds --max-mape", r.exceeded)) if on]
         if flags:
@@ -100,10 +65,7 @@ def verify_view(report: Any) -> dict[str, Any]:
         rows.append({
             "id": r.name, "status": status, "tap_status": _tap_status(r), "first_divergent": bool(r.first_divergent),
             "node": None, "group": None,
-            "cells": {"order": r.order, "name": r.name, "kind": r.kind, "status": _tap_status(r),
-                      "mape": r.mape, "nrmse": r.nrmse, "mse": r.mse, "max_abs": r.max_abs, "cosine": r.cosine,
-                      "min_atol": r.min_atol, "growth": r.growth, "reference_source": r.reference_source,
-                      "source": r.source},
+            "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
             "info": info, "samples": samples, "default_sample": "all"})
     prof = report.profile()
     status_by_id = {x["id"]: x["status"] for x in rows}
@@ -111,11 +73,8 @@ def verify_view(report: Any) -> dict[str, Any]:
         "x": [p.name for p in prof],   # row ids, in model order
         "status": [status_by_id.get(p.name, "pass") for p in prof],
         "first_divergent_index": next((i for i, p in enumerate(prof) if p.name == report.first_divergent), None),
-        "series": [{"key": "mape", "label": "MAPE %", "y": [p.mape for p in prof], "log": True},
-                   {"key": "nrmse", "label": "NRMSE", "y": [p.nrmse for p in prof], "log": True},
-                   {"key": "max_abs", "label": "max |diff|", "y": [p.max_abs for p in prof], "log": True},
-                   {"key": "cosine", "label": "cosine", "y": [p.cosine for p in prof], "log": False},
-                   {"key": "growth", "label": "growth (nrmse / previous)", "y": [p.growth for p in prof], "log": True}],
+        "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
+                    "type": c.fmt, "description": c.description} for c in profile_columns()],
     } if prof else None
     n_fail = sum(x["status"] == "fail" for x in rows)
     n_cmp = sum(x["status"] != "uncompared" for x in rows)
@@ -140,19 +99,7 @@ def verify_view(report: Any) -> dict[str, Any]:
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
         "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}],
         "table": {"title": "Outputs and taps in model order (|engine − reference|)",
-                  "columns": [{"key": "order", "label": "#", "type": "int"},
-                              {"key": "name", "label": "output / tap", "type": "text"},
-                              {"key": "kind", "label": "kind", "type": "text"},
-                              {"key": "status", "label": "status", "type": "status"},
-                              {"key": "mape", "label": "MAPE %", "type": "num"},
-                              {"key": "nrmse", "label": "NRMSE", "type": "num"},
-                              {"key": "mse", "label": "MSE", "type": "num"},
-                              {"key": "max_abs", "label": "max |diff|", "type": "num"},
-                              {"key": "cosine", "label": "cosine", "type": "num"},
-                              {"key": "min_atol", "label": "min atol", "type": "num"},
-                              {"key": "growth", "label": "growth", "type": "num"},
-                              {"key": "reference_source", "label": "reference", "type": "text"},
-                              {"key": "source", "label": "source line", "type": "text"}],
+                  "columns": [_column(c) for c in cols],
                   "rows": rows, "first_divergent": report.first_divergent if report.first_divergent in
                   {x["id"] for x in rows} else None,
                   "filter_label": "divergent only", "rule": "status: " + rule,

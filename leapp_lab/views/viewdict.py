@@ -14,7 +14,7 @@ Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads e
 
     Row = {"id", "status": pass|fail|uncompared, "tap_status": str|None, "first_divergent": bool,
            "node": str|None, "group": str|None, "cells": {key: value},
-           "samples": [{"key", "label", "hist": LogHistogram dict|None, "metrics": [[label, value]],
+           "samples": [{"key", "label", "hist": {zero, counts, edges}|None, "metrics": [[label, value, fmt]],
                         "inputs": [{name, shape, dtype, range, index}], "note": str|None}],
            "default_sample": key}
 """
@@ -38,17 +38,10 @@ def build_view(report: Any) -> dict[str, Any]:
 
 
 def hist_dict(h: Any) -> dict[str, Any] | None:
-    """A LogHistogram (object or its dict) as the front-end wants it: zero bin + edges + counts."""
+    """A ``leapp_lab.model.hist.Hist`` as the front-end wants it: zero bin + edges + counts."""
     if h is None:
         return None
-    if not isinstance(h, dict):
-        h = h.to_dict()
-    counts = [int(c) for c in h.get("counts") or []]
-    edges = h.get("edges")
-    if counts and (not edges or len(edges) != len(counts) + 1):
-        from leapp_lab.compare.metrics import LogHistogram   # edges are a property of the binning
-        edges = [float(x) for x in LogHistogram.from_dict(h).edges()]
-    return {"zero": int(h.get("zero", 0) or 0), "counts": counts, "edges": list(edges or [])}
+    return {"zero": int(h.zero), "counts": [int(c) for c in h.counts], "edges": h.edges()}
 
 
 def badge(label: str, value: Any, status: str | None = None) -> dict[str, Any]:

@@ -58,7 +58,7 @@ def test_ort_build_folder_has_every_output_and_tap_like_the_reference(tmp_path_f
     from leapp_lab import load
     assert isinstance(load(folder), BuildReport) and load(folder).taps == b.taps
     assert [t.name for t in b.taps] == model.tap_names()
-    assert all(t.status == "bound" for t in b.taps)
+    assert all(t.binding == "bound" for t in b.taps)
     assert b.tap("fc4").via == "alias" and b.tap("conv0").via == "direct"
     log = (folder / "compile.log").read_text()
     assert "observer effect" in log and "ran 3 samples" in log
@@ -163,11 +163,23 @@ def test_tensorrt_engines_fail_clearly_without_tensorrt(net):
         pytest.skip("tensorrt is importable here: the guard is exercised by test_tensorrt_build")
     except Exception:  # noqa: BLE001
         pass
-    for eng in ("trt-fp32", "trt-fp16", "trt-int8"):
+    for eng in ("trt-fp32", "trt-fp16"):
         with pytest.raises(EngineUnavailable, match=r"'tensorrt' Python package.*NVIDIA GPU"):
             compile(paths["onnx"], engine=eng)
     r = run_cli("compile", paths["onnx"], "--engine", "trt-fp16")
     assert r.returncode == 2 and "tensorrt" in r.stderr
+
+
+def test_an_engine_that_would_always_fail_is_not_offered(net):
+    """trt-int8 is not implemented: it is not among the choices, and asking for it by name says what
+    to use instead (never a build that fails)."""
+    from leapp_lab.engines import ENGINE_NAMES
+    _, paths = net
+    assert "trt-int8" not in ENGINE_NAMES
+    with pytest.raises(ValueError, match=r"trt-int8 is not implemented.*ort-int8"):
+        compile(paths["onnx"], engine="trt-int8")
+    r = run_cli("compile", paths["onnx"], "--engine", "trt-int8")
+    assert r.returncode == 2 and "invalid choice: 'trt-int8'" in r.stderr
 
 
 def test_tensorrt_build(tmp_path, net):
@@ -206,7 +218,7 @@ def test_tap_on_a_fused_tensor_is_exposed_and_the_engine_change_recorded(tmp_pat
     p = _with_extra_tap(paths["onnx"], tmp_path / "m", "manual")
     rep = compile(p, naive_check=False)
     t = rep.tap("/convs.0/Conv_output_0")
-    assert t.status == "bound" and t.via == "unfused" and "fuses" in t.reason
+    assert t.binding == "bound" and t.via == "unfused" and "fuses" in t.binding_reason
     ob = rep.observer
     # onnxruntime fuses Conv+Relu into FusedConv; exposing the Conv output prevents that once
     assert ob.kernels_differ and any(k.op == "Conv" and k.tapped > k.untapped for k in ob.kernels_differ)
@@ -228,7 +240,7 @@ def test_op_tap_the_engine_cannot_bind_is_reported_not_fatal(tmp_path, net):
     p = _with_extra_tap(paths["onnx"], tmp_path / "m", "op", tensor="no_such_value")
     rep = compile(p, naive_check=False)
     t = rep.tap("/convs.0/Conv_output_0")
-    assert t.status == "unbound" and "no longer exists in the engine" in t.reason
+    assert t.binding == "unbound" and "no longer exists in the engine" in t.binding_reason
     assert any("unbound" in w for w in rep.warnings)
     v = verify(paths["reference"], rep.path, save=False, verbose=True)
     assert v.exit_code == 0 and v.row("conv0").status == "compared"
@@ -359,7 +371,7 @@ def test_tap_without_reference_is_uncompared_but_its_engine_value_kept(tmp_path,
         np.savez(d / "model.reference.npz", **{k: z[k] for k in z.files if k != "conv3"})
     rep = compile(d / "model.onnx", naive_check=False)
     t = rep.tap("conv3")
-    assert t.status == "uncompared" and t.reason == "fused into one torch kernel"
+    assert t.binding == "uncompared" and t.binding_reason == "fused into one torch kernel"
     assert "conv3" in load_npz(Path(rep.path) / "sample_outputs.npz")
     v = verify(d / "model.reference.npz", rep.path, save=False)
     assert ("[model.ort]: 1 outputs are missing in the reference, this can occur when plugin taps "

@@ -63,8 +63,8 @@ def test_custom_op_without_kernel_fails_compile_naming_it(tmp_path):
 def test_op_taps_fused_away_are_reported_and_self_compared_rows_flagged(tmp_path):
     b = prepared("conv_net", op=True)
     rep = compile(b.onnx, "ort", out=tmp_path / "b", naive_check=False)
-    unbound = [t for t in rep.taps if t.status == "unbound"]
-    bound = [t for t in rep.taps if t.status != "unbound"]
+    unbound = [t for t in rep.taps if t.binding == "unbound"]
+    bound = [t for t in rep.taps if t.binding != "unbound"]
     assert bound
     v = verify(b.reference, rep.path, save=False, verbose=True)
     assert v.exit_code == 0

@@ -12,7 +12,8 @@ import leapp_lab
 from leapp_lab.cli import main as cli_main
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.taps.loader import load_module
-from leapp_lab.taps.manifest import MANIFEST_KEY, read_manifest, strip_taps, expose_taps
+from leapp_lab.engines.ort_taps import bind_taps
+from leapp_lab.taps.manifest import MANIFEST_KEY, read_manifest, strip_taps
 from tests.models import model_path
 from tests.models.builds import prepared
 
@@ -169,8 +170,8 @@ def test_strip_and_expose_round_trip():
     assert [o.name for o in bare.graph.output] == ["action_mean", "value"]
     off = onnx.load(str(prepared("mlp_policy").onnx))
     assert len(bare.graph.node) == len(off.graph.node)
-    again, missing = expose_taps(bare, man.taps)
-    assert missing == {}
+    again, bound = bind_taps(bare, bare, man.taps)
+    assert all(t.binding == "bound" for t in bound)
     assert [o.name for o in again.graph.output] == [o.name for o in m.graph.output]
 
 

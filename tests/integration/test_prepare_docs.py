@@ -64,7 +64,8 @@ def test_docs_example_model_cli_and_api(tmp_path, monkeypatch, capsys):
     helpers = next(b for b in _blocks("python") if "strip_taps" in b)
     ns2: dict = {}
     exec(compile(helpers.replace("# ... convert / quantize `bare` ...", ""), "docs/taps.md", "exec"), ns2)
-    assert ns2["missing"] == {} and len(ns2["manifest"].taps) == 2
+    assert ns2["unbound"] == {} and len(ns2["manifest"].taps) == 2
+    assert [o.name for o in ns2["tapped"].graph.output] == ["logits", "backbone_act", "pooled"]
     np.testing.assert_array_equal(load_npz(tmp_path / "build" / "model.npz")["x"].shape, (4, 1, 3, 16, 16))
     assert leapp_lab.load(tmp_path / "build" / "model.prepare").kind == "prepare"
 

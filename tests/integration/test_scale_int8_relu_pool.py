@@ -40,7 +40,7 @@ def test_int8_tap_after_folded_relu_shows_the_activation_not_the_preactivation(t
                       tmp_path / "model.reference.npz", debug_taps=["all"])
     build = compile(onnx_p, "ort-int8", naive_check=False)
     tap = next(t for t in build.taps if t.name == "stem")
-    assert tap.status == "bound"
+    assert tap.binding == "bound"
     e = load_npz(Path(build.path) / "sample_outputs.npz")["stem"].astype(np.float64)
     r = load_npz(tmp_path / "model.reference.npz")["stem"].astype(np.float64)
     assert e.min() >= 0.0, f"post-ReLU tap shows negative values (via {tap.via}): the pre-activation"

@@ -134,7 +134,7 @@ def test_two_node_rows_and_arrays_roundtrip(two):
         assert c.stats["p995"] == pytest.approx(np.percentile(d, 99.5))
         assert c.min_atol == pytest.approx(max(0.0, float((d - RTOL * np.abs(rec).ravel()).max())), abs=1e-12)
         assert c.shape == list(rec.shape) and c.dtype == "float32"
-        assert c.hist["zero"] + sum(c.hist["counts"]) == d.size
+        assert c.hist.zero + sum(c.hist.counts) == d.size
 
 
 def test_item_pipeline_flags_exactly_the_literal(item):

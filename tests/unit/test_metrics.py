@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import LogHistogram, diff_stats
+from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.model.hist import Hist as LogHistogram
 
 
 def _independent(e, r):

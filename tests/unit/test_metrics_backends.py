@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 
 from leapp_lab.compare.kernel import BACKEND_ENV, resolve_backend
-from leapp_lab.compare.metrics import diff_stats, diff_stats_samples, merge_all
+from leapp_lab.compare.metrics import diff_stats, diff_sums, diff_sums_rows, merge_sums
 
 try:
-    import numba
+    import numba  # noqa: F401
     NUMBA_ERR = None
 except Exception as exc:  # noqa: BLE001
-    numba = None
     NUMBA_ERR = f"numba is not importable here ({type(exc).__name__}: {exc})"
 needs_numba = pytest.mark.skipif(NUMBA_ERR is not None, reason=NUMBA_ERR or "")
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,24 +65,18 @@ def test_numba_and_numpy_agree_to_the_bit(rtol, chunk):
         assert _bits(a) == _bits(b), name
 
 
-@needs_numba
-def test_thread_count_changes_no_bit():
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+def test_thread_count_changes_no_bit(backend):
     rng = np.random.default_rng(1)
-    r = rng.standard_normal(1_000_003) * np.exp(rng.uniform(-10, 10, 1_000_003))
+    r = rng.standard_normal(2_000_003) * np.exp(rng.uniform(-10, 10, 2_000_003))  # 31 blocks: 4 items
     e = r * (1 + 1e-6 * rng.standard_normal(r.size))
-    want = _bits(diff_stats(e, r, rtol=1e-3, backend="numpy"))
-    old = numba.get_num_threads()
-    try:
-        for t in range(1, numba.config.NUMBA_NUM_THREADS + 1):
-            numba.set_num_threads(t)
-            assert _bits(diff_stats(e, r, rtol=1e-3, backend="numba")) == want, t
-            assert _bits(diff_stats(e, r, rtol=1e-3, backend="numba", threads=1)) == want, t
-    finally:
-        numba.set_num_threads(old)
+    want = _bits(diff_stats(e, r, rtol=1e-3, backend="numpy", threads=1))
+    for t in (1, 2, 3, 8):
+        assert _bits(diff_stats(e, r, rtol=1e-3, backend=backend, threads=t)) == want, t
 
 
 @pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
-@pytest.mark.parametrize("shape,dtype", [((16, 5000), np.float32), ((3, 200_000), np.float32),
+@pytest.mark.parametrize("shape,dtype", [((16, 5000), np.float32), ((3, 1_200_000), np.float32),
                                          ((4, 7, 9), np.float16), ((2, 0), np.float32), ((5, 1), np.int16)])
 def test_samples_in_one_call_equal_one_call_per_sample(tmp_path, backend, shape, dtype):
     rng = np.random.default_rng(2)
@@ -92,10 +85,10 @@ def test_samples_in_one_call_equal_one_call_per_sample(tmp_path, backend, shape,
     np.savez(tmp_path / "x.npz", e=e, r=r)
     from leapp_lab.compare.npzio import NpzArrays
     with NpzArrays(tmp_path / "x.npz") as z:  # read-only memory maps, as verify reads them
-        got = diff_stats_samples(z["e"], z["r"], rtol=1e-3, backend=backend)
-    want = [diff_stats(e[i], r[i], rtol=1e-3, backend="numpy") for i in range(shape[0])]
-    assert [_bits(g) for g in got] == [_bits(w) for w in want]
-    whole = merge_all(want)
+        (j, got), = diff_sums_rows([(z["e"], z["r"])], rtol=1e-3, backend=backend, threads=2)
+    want = [diff_sums(e[i], r[i], rtol=1e-3, backend="numpy") for i in range(shape[0])]
+    assert j == 0 and [_bits(g) for g in got] == [_bits(w) for w in want]
+    whole = merge_sums(want)
     chained = want[0]
     for w in want[1:]:
         chained = chained.merge(w)

@@ -11,8 +11,9 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from leapp_lab.taps import graph_edit as ge
-from leapp_lab.taps.manifest import (MANIFEST_KEY, Manifest, ManifestError, OutputEntry, TapEntry,
-                                     expose_taps, read_manifest, strip_taps, write_manifest)
+from leapp_lab.engines.ort_taps import bind_taps
+from leapp_lab.model.tap import BINDING_FIELDS, Manifest, TapEntry
+from leapp_lab.taps.manifest import MANIFEST_KEY, ManifestError, read_manifest, strip_taps, write_manifest
 
 
 def _marker(src: str, dst: str, tap_name: str) -> onnx.NodeProto:
@@ -75,7 +76,7 @@ def _tapped() -> tuple[onnx.ModelProto, Manifest]:
     from leapp_lab.taps.manifest import add_output
     add_output(m.graph, "a", "r", "float32", [2])     # named tap: through an Identity
     add_output(m.graph, "r", "r", "float32", [2])     # op tap: the value itself
-    man = Manifest(inputs=["x"], outputs=[OutputEntry("y", 1)],
+    man = Manifest(inputs=["x"], outputs=[TapEntry("y", "output", 1, reference_source="torch")],
                    taps=[TapEntry("a", "manual", 0, "r", "Relu", "relu", "torch",
                                   dtype="float32", shape=[2]),
                          TapEntry("r", "op", 0, "r", "Relu", "relu", "onnxruntime",
@@ -89,7 +90,10 @@ def test_manifest_roundtrip_json_shape():
     (prop,) = [p for p in m.metadata_props if p.key == MANIFEST_KEY]
     d = json.loads(prop.value)
     assert d["version"] == 1 and d["inputs"] == ["x"]
-    assert d["outputs"] == [{"name": "y", "order": 1, "source": None}]
+    assert {k: d["outputs"][0][k] for k in ("name", "kind", "order", "source")} == \
+        {"name": "y", "kind": "output", "order": 1, "source": None}
+    # what compile adds (how an engine exposes a tap) is never stamped into the model
+    assert not set(BINDING_FIELDS) & (set(d["taps"][0]) | set(d["outputs"][0]))
     assert {"name", "kind", "order", "tensor", "producer_op", "producer_node", "reference_source",
             "uncompared_reason", "source"} <= set(d["taps"][0])
     back = read_manifest(m)
@@ -99,20 +103,25 @@ def test_manifest_roundtrip_json_shape():
     assert sum(p.key == MANIFEST_KEY for p in m.metadata_props) == 1
 
 
-def test_strip_then_expose_restores_the_outputs():
+def test_strip_then_bind_restores_the_outputs():
     m, man = _tapped()
     bare = strip_taps(m)
     assert [o.name for o in bare.graph.output] == ["y"]
     assert not any(n.name.startswith("leapp_lab_tap/") for n in bare.graph.node)
     assert not any(p.key == MANIFEST_KEY for p in bare.metadata_props)
     assert read_manifest(bare).synthesized
-    again, missing = expose_taps(bare, man.taps)
-    assert missing == {} and [o.name for o in again.graph.output] == ["y", "a", "r"]
-    onnx.checker.check_model(again)
-    # a conversion that renamed the tensor: reported, not fatal
+    # an engine exposes the taps on its own (here: unconverted) graph, by their tensor names
+    again, bound = bind_taps(bare, bare, man.taps)
+    assert [(t.name, t.binding, t.bound_to) for t in bound] == [("a", "bound", "r"), ("r", "bound", "r")]
+    assert [o.name for o in again.graph.output] == ["y", "a", "r"]
+    x = np.array([-1.0, 2.0], np.float32)
+    y, a, r = ort.InferenceSession(again.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_array_equal(a, np.maximum(x, 0)) and np.testing.assert_array_equal(r, a)
+    assert man.taps[0].binding is None        # the manifest's entries are copied, never changed
+    # a conversion that renamed the tensor: reported per tap, not fatal
     ge.rename_value(bare.graph, "r", "fused_r")
-    _, missing = expose_taps(bare, man.taps)
-    assert list(missing) == ["a", "r"] and "'r'" in missing["a"]
+    _, bound = bind_taps(bare, bare, man.taps)
+    assert [t.binding for t in bound] == ["unbound", "unbound"] and "'r'" in bound[0].binding_reason
 
 
 def test_read_manifest_rejects_garbage():

@@ -6,10 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.compare.metrics import diff_stats, diff_sums
 from leapp_lab.compare.npzio import NpzArrays, NpzInputError
 from leapp_lab.model import load
-from leapp_lab.model.verify import Hist, SampleMetrics, VerifyReport, VerifyRow
+from leapp_lab.model.hist import Hist, bin_lower_edge
+from leapp_lab.model.verify import SampleMetrics, VerifyReport, VerifyRow
 
 
 def test_memmapped_members_equal_np_load(tmp_path):
@@ -52,14 +53,8 @@ def test_npz_errors_name_the_file(tmp_path):
 
 
 def _row(name, order, e, r, kind="manual"):
-    st = diff_stats(e, r, rtol=1e-3)
-    row = VerifyRow(name=name, kind=kind, order=order)
-    from leapp_lab.compare.verify import _fill
-    _fill(row, st)
-    sm = SampleMetrics(sample=0)
-    _fill(sm, st)
-    row.samples.append(sm)
-    return row
+    st = diff_sums(e, r, rtol=1e-3)
+    return VerifyRow(name=name, kind=kind, order=order, samples=[SampleMetrics(sample=0).fill(st)]).fill(st)
 
 
 def test_report_round_trip_with_sample_histograms(tmp_path):
@@ -78,7 +73,7 @@ def test_report_round_trip_with_sample_histograms(tmp_path):
     for a, b in zip(rep.rows, back.rows):
         assert (a.name, a.mape, a.cosine, a.hist.counts) == (b.name, b.mape, b.cosine, b.hist.counts)
         assert b.samples[0].hist.counts == a.samples[0].hist.counts
-        assert b.samples[0].hist.edges == pytest.approx(a.samples[0].hist.edges)
+        assert b.samples[0].hist.edges() == pytest.approx(a.samples[0].hist.edges())
     assert not back and back.first_divergent == "output_0"
     back.exit_code = 0
     assert back
@@ -88,8 +83,14 @@ def test_report_round_trip_with_sample_histograms(tmp_path):
     assert (tmp_path / "metrics.csv").read_text().count("\n") == 3
 
 
-def test_hist_from_bins_matches_metrics_edges():
-    st = diff_stats(np.array([0.0, 1e-3, 2.0, 5.0]), np.zeros(4))
-    h = Hist.of(st.hist)
-    again = Hist.from_bins(h.zero, h.first_bin, h.counts)
-    assert again == h and again.total == 4 and again.zero == 1
+def test_hist_json_round_trip_and_edges_from_bins():
+    d = np.array([0.0, 1e-3, 2.0, 5.0])
+    h = diff_stats(d, np.zeros(4)).hist
+    doc = h.to_dict()                       # JSON readers get the edges of the global bins too
+    assert doc["edges"] == h.edges() and len(doc["edges"]) == len(h.counts) + 1
+    assert Hist.from_dict(doc) == h and h.total == 4 and h.zero == 1
+    # every non-zero value lies in its own bin; bin b's lower edge is the double with bits b << 50
+    for v in d[d > 0]:
+        i = int(np.searchsorted(h.edges(), v, side="right")) - 1
+        assert h.edges()[i] <= v < h.edges()[i + 1]
+        assert bin_lower_edge(h.first_bin + i) == h.edges()[i]

@@ -88,3 +88,21 @@ def test_cli_div_options_and_the_text_say_which_rule_applied(files, tmp_path, ca
     assert cli_main(["verify", str(files["reference"]), str(files["build"]), "--no-save",
                      "--div-nrmse", "-1"]) == 2
     assert "--div-nrmse -1" in capsys.readouterr().err
+
+
+def test_the_rule_judges_rows_itself_and_names_each_criterion():
+    """DivergenceRule.judge is the one place that decides: each criterion it describes is the one it
+    tests, by key, in the order criteria() lists them."""
+    from leapp_lab.model.verify import DivergenceRule, VerifyRow
+    rule = DivergenceRule(nrmse_pct=1.0, mape_pct=50.0, min_cosine=0.999)
+    assert [k for k, _, _ in rule.criteria_table()] == ["nrmse", "mape", "cosine", "non-finite",
+                                                        "nothing-compared"]
+    assert len(rule.criteria()) == 5 and rule.criteria()[0] == "nrmse > 0.01 (1%)"
+    ok = VerifyRow(name="ok", n=10, nrmse=0.005, mape=1.0, cosine=0.9999)
+    assert rule.judge(ok) == [] and not rule.diverges(ok)
+    assert rule.judge(VerifyRow(n=10, nrmse=0.02, mape=60.0, cosine=0.99)) == ["nrmse", "mape", "cosine"]
+    assert rule.judge(VerifyRow(n=10, nrmse=0.0, mape=0.0, cosine=1.0, nonfinite_engine=3)) == ["non-finite"]
+    assert rule.judge(VerifyRow(n=10)) == ["nothing-compared"]           # nothing finite to compare
+    off = DivergenceRule(nrmse_pct=None, nonfinite=False)
+    assert off.judge(VerifyRow(n=10, nrmse=5.0, mape=0.0, cosine=1.0, nonfinite_engine=3)) == []
+    assert "nrmse" not in off.describe() and "non-finite" not in off.describe()

@@ -22,7 +22,7 @@ def test_trace_rows_follow_the_model():
         assert row["cells"]["max"] == c.stats["max"]          # passed through, not recomputed
         assert row["cells"]["min_atol"] == c.min_atol
         (s,) = row["samples"]
-        assert s["hist"]["counts"] == c.hist["counts"] and s["hist"]["zero"] == c.hist["zero"]
+        assert s["hist"]["counts"] == c.hist.counts and s["hist"]["zero"] == c.hist.zero
         assert len(s["hist"]["edges"]) == (len(s["hist"]["counts"]) + 1 if s["hist"]["counts"] else 0)
         assert row["group"] == f"{c.node}/{c.port}"
     assert [x["status"] for x in rows[:3]] == ["pass", "fail", "fail"]
@@ -95,9 +95,9 @@ def test_verify_rows_status_and_order(tmp_path):
     assert [s["key"] for s in tb["samples"]] == ["all", "0", "1"]
     assert tb["samples"][2]["hist"]["counts"] == src.samples[1].hist.counts
     assert tb["samples"][0]["hist"]["counts"] == src.hist.counts
-    assert dict(tb["samples"][1]["metrics"])["MAPE %"] == src.samples[0].mape
-    assert dict(tb["samples"][1]["metrics"])["NRMSE (√MSE / rms reference)"] == src.samples[0].nrmse
-    # inputs come from model.npz beside the reference
+    metrics = {label: value for label, value, _ in tb["samples"][1]["metrics"]}
+    assert metrics["MAPE %"] == src.samples[0].mape and metrics["NRMSE"] == src.samples[0].nrmse
+    # the inputs each sample fed the engine, as recorded in the report
     (inp,) = tb["samples"][1]["inputs"]
     assert inp["name"] == "x" and inp["shape"] == [3, 5] and inp["index"] == 0
     # the error-growth profile: compared rule rows only, in model order
@@ -141,13 +141,16 @@ def test_refused_graph_and_several_graphs():
     assert only["table"]["rows"] == [] and only["table"]["first_divergent"] is None
 
 
-def test_layered_drawings_each_define_their_own_arrow_marker():
+def test_layered_drawings_define_one_arrow_marker_named_after_the_drawing():
     import re
-    from leapp_lab.views.trace_view import connectivity_drawing
+    from leapp_lab.views.trace_view import connectivity_drawing, fx_drawing
     r = trace_report()
     svgs = [graphs.render_svg(connectivity_drawing(r.graph), prefer_dot=False)[0] for _ in range(2)]
+    svgs.append(graphs.render_svg(fx_drawing(r.graph.nodes[0].fx), prefer_dot=False)[0])
     ids = [re.findall(r'<marker id="([^"]+)"', s) for s in svgs]
-    assert all(len(i) == 1 for i in ids) and ids[0] != ids[1]
+    # deterministic: the same drawing, the same id (the front-end makes ids page-unique on insert);
+    # another drawing, another id
+    assert all(len(i) == 1 for i in ids) and ids[0] == ids[1] != ids[2]
     for s, (mid,) in zip(svgs, ids):
         refs = set(re.findall(r'marker-end="url\(#([^)]+)\)"', s))
         assert refs == {mid}

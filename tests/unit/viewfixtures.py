@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.compare.metrics import diff_stats, diff_sums
+from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.trace import (Edge, FxGraph, FxNode, GraphReport, Hazard, LogRecord, NodeReport,
                                    PortInfo, SampleCheck, TraceReport)
-from leapp_lab.model.verify import DivergenceRule, Hist, SampleMetrics, VerifyReport, VerifyRow
+from leapp_lab.model.verify import DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow
 
 EVIL = '<script>alert("x")</script>&\'"'
 
@@ -23,7 +24,7 @@ def _check(node, port, sample, rec, exp, rtol=1e-3, atol=1e-5):
         exported_shape=list(exp.shape), dtype=str(rec.dtype), exported_dtype=str(exp.dtype),
         recorded_range=[float(rec.min()), float(rec.max())], exported_range=[float(exp.min()), float(exp.max())],
         stats={"max": st.max_abs, "mean": st.mean_abs, "p50": st.percentile(50), "p99": st.percentile(99)},
-        fx_stats={"max": st.max_abs}, export_vs_fx_max=0.0, min_atol=st.min_atol, hist=st.hist.to_dict())
+        fx_stats={"max": st.max_abs}, export_vs_fx_max=0.0, min_atol=st.min_atol, hist=st.hist)
 
 
 def trace_report(evil: bool = False) -> TraceReport:
@@ -65,12 +66,6 @@ def trace_report(evil: bool = False) -> TraceReport:
     return r
 
 
-def _metrics_kwargs(e, ref):
-    st = diff_stats(e, ref, rtol=1e-3)
-    return dict(n=st.n, mape=st.mape, nrmse=st.nrmse, mse=st.mse, max_abs=st.max_abs, cosine=st.cosine, mean_abs=st.mean_abs,
-                min_atol=st.min_atol, p50=st.percentile(50), p99=st.percentile(99), hist=Hist.of(st.hist))
-
-
 def verify_report(tmp_path=None, evil: bool = False) -> VerifyReport:
     """Four rows in model order: tap_a passes, tap_b is the first divergent, output diverges too,
     tap_c has no reference. Two samples each; sample 1 diverges more than sample 0."""
@@ -82,26 +77,23 @@ def verify_report(tmp_path=None, evil: bool = False) -> VerifyReport:
     for name, kind, order, noise in names:
         ref = rng.normal(size=(2, 4, 8))
         eng = ref + noise * (1 + np.arange(2)[:, None, None]) * rng.normal(size=ref.shape)
-        samples = [SampleMetrics(sample=i, **_metrics_kwargs(eng[i], ref[i])) for i in range(2)]
-        m = _metrics_kwargs(eng, ref)
-        diverged = noise > 0
-        growth = (m["nrmse"] / prev) if prev else None
-        prev = m["nrmse"] or prev
-        rows.append(VerifyRow(name=name, kind=kind, order=order, status="compared", source=f"model.py:{order * 3}",
-                              reference_source="torch", producer_op="Gemm", diverged=diverged,
-                              first_divergent=name.startswith("tap_b"), growth=growth,
-                              shape_reference=[2, 4, 8], shape_engine=[2, 4, 8], dtype_reference="float32",
-                              dtype_engine="float32", samples=samples, **m))
+        samples = [SampleMetrics(sample=i).fill(diff_sums(eng[i], ref[i], rtol=1e-3)) for i in range(2)]
+        row = VerifyRow(name=name, kind=kind, order=order, status="compared", source=f"model.py:{order * 3}",
+                        reference_source="torch", producer_op="Gemm", diverged=noise > 0,
+                        first_divergent=name.startswith("tap_b"),
+                        shape_reference=[2, 4, 8], shape_engine=[2, 4, 8], dtype_reference="float32",
+                        dtype_engine="float32", samples=samples).fill(diff_sums(eng, ref, rtol=1e-3))
+        row.growth = (row.nrmse / prev) if prev else None
+        prev = row.nrmse or prev
+        rows.append(row)
     rows.insert(2, VerifyRow(name="tap_c", kind="plugin", order=7, status="no-reference",
                              note="custom op boundary without a torch reference", reference_source=None))
-    ref_path = ""
-    if tmp_path is not None:
-        from leapp_lab.model.jsonio import save_npz
-        inputs = {"x": rng.normal(size=(2, 3, 5)).astype(np.float32)}
-        save_npz(tmp_path / "model.npz", inputs)
-        ref_path = str(tmp_path / "model.reference.npz")
+    ref_path = str(tmp_path / "model.reference.npz") if tmp_path is not None else ""
+    x = rng.normal(size=(2, 3, 5)).astype(np.float32)       # what each sample fed the engine
+    inputs = [InputSummary(name="x", sample=i, file="model.npz", **array_summary(x[i])) for i in range(2)]
     first = next(r.name for r in rows if r.first_divergent)
     return VerifyReport(reference=ref_path, build="build/model.ort-int8", engine="ort-int8",
                         build_name="model.ort-int8", samples=2, rows=rows, rule=DivergenceRule(text=""),
                         first_divergent=first, worst_tap="output_0", largest_jump=first,
-                        warnings=["1 outputs are missing in the reference"], created="2026-01-01T00:00:00")
+                        warnings=["1 outputs are missing in the reference"], created="2026-01-01T00:00:00",
+                        inputs=inputs)

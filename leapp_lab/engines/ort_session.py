@@ -1,0 +1,122 @@
+"""onnxruntime sessions for the ``ort*`` engines: options (custom-op library), loading with errors
+that name the op, offline graph optimisation, kernel counts, and the runner."""
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+
+import onnx
+
+from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+
+from .base import CompileError, Runner
+
+_DEFAULT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+
+
+def session_options(optimize: bool, optimized_path: Path | None = None):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED if optimize
+                                   else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    if optimized_path is not None:
+        so.optimized_model_filepath = str(optimized_path)
+    try:  # custom-domain kernels of onnxruntime-extensions (and @onnx_op Python ops of this process)
+        from onnxruntime_extensions import get_library_path
+        so.register_custom_ops_library(get_library_path())
+    except Exception:  # noqa: BLE001 - optional; a custom op it would have served fails below, by name
+        pass
+    return so
+
+
+def custom_ops(model: onnx.ModelProto) -> dict[str, str]:
+    """``domain::OpType`` -> first node name, for every node outside the default ONNX domains."""
+    out: dict[str, str] = {}
+    for n in model.graph.node:
+        if n.domain not in _DEFAULT_DOMAINS:
+            out.setdefault(f"{n.domain}::{n.op_type}", n.name or "?")
+    return out
+
+
+def make_session(model: onnx.ModelProto | bytes | str | Path, *, optimize: bool,
+                 optimized_path: Path | None = None, what: str = "model"):
+    import onnxruntime as ort
+
+    src = model.SerializeToString() if isinstance(model, onnx.ModelProto) else (
+        str(model) if isinstance(model, Path) else model)
+    try:
+        return ort.InferenceSession(src, session_options(optimize, optimized_path),
+                                    providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - rethrown with the op named
+        msg = str(exc)
+        proto = model if isinstance(model, onnx.ModelProto) else None
+        if proto is None:
+            try:
+                proto = onnx.load_from_string(src) if isinstance(src, bytes) else onnx.load(src)
+            except Exception:  # noqa: BLE001
+                proto = None
+        ops = custom_ops(proto) if proto is not None else {}
+        named = [k for k in ops if k.split("::")[1] in msg] or list(ops)
+        if ops and re.search(r"implementation|not a registered|No Op registered|custom", msg, re.I):
+            raise CompileError(
+                f"onnxruntime cannot run custom op {', '.join(named)} (node {ops[named[0]]!r}) in {what}: "
+                f"no kernel is registered for it. Register one with onnxruntime-extensions "
+                f"(@onnx_op in a module imported before compile) or build a TensorRT engine with its "
+                f"plugin. onnxruntime said: {msg.strip().splitlines()[-1][:300]}") from None
+        raise CompileError(f"onnxruntime cannot load {what}: {msg.strip()[:600]}") from None
+
+
+def optimize_offline(model: onnx.ModelProto, out: Path) -> onnx.ModelProto:
+    """onnxruntime's own graph optimisation, saved (the engine graph)."""
+    make_session(model, optimize=True, optimized_path=out, what="the converted model")
+    return onnx.load(str(out))
+
+
+def count_ops(model: onnx.ModelProto) -> dict[str, int]:
+    c = collections.Counter(
+        (n.op_type if n.domain in _DEFAULT_DOMAINS else f"{n.domain}::{n.op_type}")
+        for n in model.graph.node if not n.name.startswith(TAP_NODE_PREFIX))
+    return dict(sorted(c.items()))
+
+
+def session_kernels(model: onnx.ModelProto, workdir: Path, tag: str, optimize: bool) -> dict[str, int]:
+    """Op counts of the graph onnxruntime really runs for ``model`` (its optimized_model_filepath)."""
+    p = workdir / f".kernels-{tag}.onnx"
+    make_session(model, optimize=optimize, optimized_path=p, what=f"the {tag} engine")
+    return count_ops(onnx.load(str(p)))
+
+
+class OrtRunner(Runner):
+    name = "onnxruntime"
+
+    def __init__(self, artifact: Path | onnx.ModelProto, optimize: bool = False):
+        super().__init__()
+        self.artifact = artifact
+        self.optimize = optimize
+        self.session = None
+
+    def _activate_impl(self) -> None:
+        self.session = make_session(self.artifact, optimize=self.optimize, what=str(
+            self.artifact if isinstance(self.artifact, Path) else "the engine"))
+
+    def _run_impl(self, feed, output_names):
+        names = output_names or self.output_names
+        try:
+            vals = self.session.run(names, feed)
+        except Exception as exc:  # noqa: BLE001
+            raise CompileError(f"onnxruntime failed to run the engine: {str(exc).strip()[:600]}") from None
+        return dict(zip(names, vals))
+
+    def _deactivate_impl(self) -> None:
+        self.session = None
+
+    @property
+    def input_names(self) -> list[str]:
+        return [i.name for i in self.session.get_inputs()]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.session.get_outputs()]

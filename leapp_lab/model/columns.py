@@ -1,0 +1,105 @@
+"""The columns of a verify report, defined once: key, label, format, description, and where they show.
+
+Every table of a verify run is a selection of ``COLUMNS``: the DataFrame, ``verify --json`` rows
+and ``metrics.csv`` hold every row column; ``per_sample.csv`` and the per-sample DataFrame the
+``sample`` ones; the text table, the static HTML and the interactive table the ``table`` ones; the
+error-growth plot offers the ``profile`` ones; a row's side panel lists the ``panel`` ones. The
+front-end receives the selected columns (key, label, format, description) in the view dict and
+never names a column itself. ``fmt`` names one formatting rule of ``leapp_lab.views.numfmt`` (the
+JS front-end implements the same rules; a test compares them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str                    # attribute of VerifyRow / SampleMetrics, and the JSON / CSV key
+    label: str                  # short header
+    fmt: str                    # int | num | cos | x | text | bool | shape | status
+    description: str            # one sentence: tooltips, docs
+    table: bool = False         # in the text / HTML / interactive table
+    sample: bool = False        # a metric of each sample too (SampleMetrics)
+    panel: bool = False         # listed in a row's (and a sample's) metric panel
+    profile: bool = False       # a series of the error-growth plot
+    log: bool = False           # plotted on a log axis
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("order", "#", "int", "model order: index of the producing node in the prepared ONNX graph",
+           table=True),
+    Column("name", "output / tap", "text", "the ONNX output name (= reference npz key)", table=True),
+    Column("kind", "kind", "text", "output, or the tap kind: manual, plugin, op; unknown: in no manifest",
+           table=True),
+    Column("status", "status", "status", "compared, no-reference, not-in-engine, shape-mismatch or "
+           "dtype-unsupported", table=True),
+    Column("mape", "MAPE %", "num", "100·mean(|e−r| / max(|r|, 1e-6)): mean absolute percentage error",
+           table=True, sample=True, panel=True, profile=True, log=True),
+    Column("nrmse", "NRMSE", "num", "√MSE / rms(reference): the error relative to the reference's scale",
+           table=True, sample=True, panel=True, profile=True, log=True),
+    Column("mse", "MSE", "num", "mean((e−r)²)", table=True, sample=True, panel=True),
+    Column("max_abs", "max |diff|", "num", "max |engine − reference|", table=True, sample=True, panel=True,
+           profile=True, log=True),
+    Column("cosine", "cosine", "cos", "Σer / (‖e‖‖r‖); 1 when both are zero", table=True, sample=True,
+           panel=True, profile=True),
+    Column("min_atol", "min atol", "num", "smallest atol for which allclose(e, r, rtol, atol) holds",
+           table=True, sample=True, panel=True),
+    Column("mean_abs", "mean |diff|", "num", "mean |engine − reference|", sample=True, panel=True),
+    Column("p50", "p50", "num", "median |diff| (read from the log-binned histogram)", sample=True, panel=True),
+    Column("p90", "p90", "num", "90th percentile of |diff| (histogram)", sample=True, panel=True),
+    Column("p99", "p99", "num", "99th percentile of |diff| (histogram)", sample=True, panel=True),
+    Column("p999", "p99.9", "num", "99.9th percentile of |diff| (histogram)", sample=True, panel=True),
+    Column("n", "elements", "int", "elements paired (finite or not)", sample=True, panel=True),
+    Column("nonfinite_engine", "non-finite engine", "int", "NaN/Inf values on the engine side",
+           sample=True, panel=True),
+    Column("nonfinite_reference", "non-finite reference", "int", "NaN/Inf values in the reference",
+           sample=True, panel=True),
+    Column("nonfinite_pairs", "non-finite pairs", "int", "pairs left out of the metrics (either side "
+           "non-finite)", sample=True),
+    Column("growth", "growth", "x", "nrmse / nrmse of the previous judged row in model order",
+           table=True, profile=True, log=True),
+    Column("first_divergent", "first divergent", "bool", "the first row in model order that crosses the "
+           "divergence rule"),
+    Column("diverged", "diverged", "bool", "the row crosses the divergence rule"),
+    Column("worst", "worst", "bool", "largest nrmse among judged rows (taps first)"),
+    Column("largest_jump", "largest jump", "bool", "largest growth among judged rows"),
+    Column("self_compare", "self compare", "bool", "reference from onnxruntime fp32 and engine ort: kept "
+           "out of the rule"),
+    Column("judged", "judged", "bool", "--max-mape applies to this row"),
+    Column("exceeded", "exceeded", "bool", "above --max-mape (or a judged output that could not be compared)"),
+    Column("paired", "paired", "bool", "present in both the reference and the build"),
+    Column("reference_source", "reference", "text", "where the reference came from: torch or onnxruntime",
+           table=True),
+    Column("source", "source line", "text", "the Python line that made it", table=True),
+    Column("producer_op", "op", "text", "ONNX op type of the producing node"),
+    Column("shape_reference", "shape (reference)", "shape", "shape in the reference, with the sample axis"),
+    Column("shape_engine", "shape (engine)", "shape", "shape in the build, with the sample axis"),
+    Column("dtype_reference", "dtype (reference)", "text", "dtype in the reference"),
+    Column("dtype_engine", "dtype (engine)", "text", "dtype in the build"),
+    Column("note", "note", "text", "why a row is not compared, or a remark"),
+)
+
+BY_KEY = {c.key: c for c in COLUMNS}
+#: what a per-sample table starts with before the sample metrics
+SAMPLE_ID_KEYS = ("name", "kind", "order", "sample")
+
+
+def row_columns() -> list[Column]:
+    return list(COLUMNS)
+
+
+def table_columns() -> list[Column]:
+    return [c for c in COLUMNS if c.table]
+
+
+def sample_columns() -> list[Column]:
+    return [c for c in COLUMNS if c.sample]
+
+
+def panel_columns() -> list[Column]:
+    return [c for c in COLUMNS if c.panel]
+
+
+def profile_columns() -> list[Column]:
+    return [c for c in COLUMNS if c.profile]

@@ -1,0 +1,98 @@
+"""One number format: the Python rule (views/numfmt.py: text and static HTML) and the front-end's
+``fmt`` (extensions/leapp_view.js) give the same string for the same value and format."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from leapp_lab.views import assets
+from leapp_lab.views.numfmt import fmt
+
+KINDS = ("num", "int", "cos", "x", "text", "shape")
+
+
+def _values() -> list:
+    rng = np.random.default_rng(7)
+    fixed = [0.0, -0.0, 1.0, -1.0, 2.5, 12345.6, -12345.6, 9999.4, 9999.5, 9999.96, 0.001, 0.00099996,
+             0.0099995, 1e-7, 123456789.0, 123456789.5, 1e15, 1e16, 1e21, 5e-324, 1.7976931348623157e308,
+             1 / 3, -2 / 3, 0.12345, 12.125, 0.0078125, 0.9999995, 0.99999949, -0.0000004, 1.0005, 3.14159,
+             float("nan"), float("inf"), float("-inf"), 7, -42, 10 ** 6, 10 ** 16, 0]
+    spread = (rng.standard_normal(300) * 10.0 ** rng.integers(-12, 12, 300)).tolist()
+    ties = [k / 8 for k in range(1, 200, 3)] + [k / 1024 for k in range(1, 100, 7)]
+    return fixed + spread + ties
+
+
+def _js_fmt(cases: list[tuple[str, str]]) -> list[str]:
+    """``fmt`` of the shipped renderer module, run by node (or, without node, by Chromium)."""
+    js = assets.renderer_js()
+    script = ("const cases = JSON.parse(process.argv[2]);\n"
+              "const parse = s => s.t === 'n' ? Number(s.v) : s.t === 'l' ? s.v.map(Number) : s.v;\n"
+              "console.log(JSON.stringify(cases.map(([v, k]) => fmt(parse(v), k))));\n")
+    payload = json.dumps(cases)
+    node = shutil.which("node")
+    if node:
+        import tempfile
+        from pathlib import Path
+        with tempfile.TemporaryDirectory() as tmp:
+            mod = Path(tmp) / "view.mjs"
+            mod.write_text(js + "\n" + script, encoding="utf-8")
+            out = subprocess.run([node, str(mod), payload], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+    import os
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.skip("neither node nor /usr/bin/chromium is here to run the front-end's fmt")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
+        page = b.new_page()
+        page.set_content("<html><body></body></html>")
+        body = js.replace("export function", "function").replace("export default", "const _default =")
+        res = page.evaluate(f"(() => {{ {body}\n const cases = {payload};\n"
+                            "const parse = s => s.t === 'n' ? Number(s.v) : s.t === 'l' ? s.v.map(Number) : s.v;\n"
+                            "return cases.map(([v, k]) => fmt(parse(v), k)); }})()")
+        b.close()
+        return res
+
+
+def _enc(v):
+    if v is None:
+        return {"t": "z", "v": None}
+    if isinstance(v, bool):
+        return {"t": "b", "v": v}
+    if isinstance(v, (list, tuple)):
+        return {"t": "l", "v": [repr(float(x)) if isinstance(x, float) else str(x) for x in v]}
+    if isinstance(v, str):
+        return {"t": "s", "v": v}
+    if isinstance(v, float):
+        return {"t": "n", "v": "NaN" if math.isnan(v) else repr(v).replace("inf", "Infinity")}
+    return {"t": "n", "v": str(v)}
+
+
+def test_python_and_js_format_every_value_alike():
+    values = _values()
+    cases = [(v, k) for v in values for k in ("num", "cos", "x")]
+    cases += [(v, "int") for v in (0, 7, -42, 10 ** 6, 10 ** 14, 3.0)]
+    cases += [(None, k) for k in KINDS] + [(True, "bool"), (False, "bool"), ("a <b>", "text"),
+                                           ([1, 3, 8], "shape"), ([], "shape"), ([0.5, 12345.6], "num")]
+    py = [fmt(v, k) for v, k in cases]
+    js = _js_fmt([(_enc(v), k) for v, k in cases])
+    diff = [(v, k, a, b) for (v, k), a, b in zip(cases, py, js) if a != b]
+    assert not diff, f"{len(diff)} of {len(cases)} differ, e.g. {diff[:8]}"
+
+
+@pytest.mark.parametrize("value,kind,text", [
+    (12345.6, "num", "1.235e+04"),       # the disagreement this rule settled (JS once printed 12350)
+    (0.0012345, "num", "0.001234"), (1234.5, "num", "1235"), (9999.96, "num", "1.000e+04"),
+    (12.125, "num", "12.13"),            # ties round away from zero on the exact value, like JS
+    (3.0, "num", "3"), (None, "num", "–"), (float("nan"), "num", "nan"), (-float("inf"), "num", "-inf"),
+    (0.9999995, "cos", "1.000000"), (0.99949, "cos", "0.999490"), (2.5, "x", "2.5x"),
+    ([2, 3], "shape", "[2, 3]"), (True, "bool", "yes"),
+])
+def test_the_rule(value, kind, text):
+    assert fmt(value, kind) == text
