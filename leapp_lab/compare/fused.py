@@ -4,7 +4,7 @@ count of a run of blocks of a pair of arrays, in one pass.
 ``serial`` is compiled ``nogil``: ``kernel.py`` runs it on several Python threads at once, each
 pulling the next run of blocks when it is free. (numba's own ``parallel=True`` pool was measured
 here: on a 2-core machine shared with other work, its statically split, spinning OpenMP threads made
-verify up to 30x slower than one thread; threads that take work as they come do not stall so.)
+scoring many times slower than one thread; threads that take work as they come do not stall so.)
 
 The summation order is part of the definition of the metrics (``kernel.py`` module doc), not of
 this kernel: element ``i`` of block ``b`` adds into lane ``(i - b*block) % LANES``; each lane adds

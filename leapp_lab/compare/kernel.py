@@ -32,16 +32,18 @@ NSUMS = 6                        # sum|d|, sum d^2, sum ape, sum e*r, sum e*e, s
 class Pass(NamedTuple):
     """What one pass yields. ``sums``: (sum|d|, sum d^2, sum |d|/max(|r|, 1e-6), sum e*r, sum e*e,
     sum r*r) over finite pairs; ``max_abs`` / ``max_excess`` (max(|d| - rtol|r|)): -inf when no
-    finite pair; ``nonfinite``: (engine, reference, pairs); ``counts``: per global bin (NBINS),
-    ``lo``..``hi``: the non-empty non-zero bins."""
+    finite pair; ``nonfinite``: (engine, reference, pairs); ``zero``: exact-zero |d| count;
+    ``counts``: counts of global bins ``lo`` .. ``hi`` - 1 (the first and last non-empty ones >= 1;
+    empty when lo == hi)."""
     n: int
     sums: list
     max_abs: float
     max_excess: float
     nonfinite: tuple
-    counts: np.ndarray
+    zero: int
     lo: int
     hi: int
+    counts: np.ndarray
 
 
 #: most blocks per work item: a sample larger than this is shared out in runs of blocks
@@ -96,7 +98,7 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
             e, r = e1[lo:hi], r1[lo:hi]
         else:
             e, r = np.ascontiguousarray(e1[s]).reshape(-1), np.ascontiguousarray(r1[s]).reshape(-1)
-        return _blocks(e, r, he, hr, size, rtol, use_numba, forced)
+        return _compact(_blocks(e, r, he, hr, size, rtol, use_numba, forced))
 
     for j in (j for j, c in enumerate(left) if c == 0):  # rows without samples
         yield j, []
@@ -151,26 +153,36 @@ def _blocks(e, r, he, hr, size, rtol, use_numba, forced):
         return _numpy_blocks(e, r, size, rtol)
 
 
+def _compact(out):
+    """An item's kernel output with the histogram cut to its non-empty bins (an item holds
+    on to it until its row is complete: 64 KiB each in full)."""
+    parts, mx, nf, hist, lo, hi = out
+    lo, hi = (int(lo), int(hi)) if lo < hi else (1, 1)
+    return (parts, float(mx[0]), float(mx[1]), tuple(int(x) for x in nf), int(hist[0]), lo, hi,
+            np.array(hist[lo:hi], dtype=np.int64))
+
+
 def _assemble(ns: int, n: int, items: list, outs: list) -> list[Pass]:
-    """Per sample, the items' outputs put back together in block order."""
+    """Per sample, the items' (compacted) outputs put back together in block order."""
     by_sample: list[list] = [[] for _ in range(ns)]
     for (_, s, _, _), out in zip(items, outs):
         by_sample[s].append(out)
     passes = []
     for pieces in by_sample:
         if len(pieces) == 1:
-            parts, mx, nf, counts, lo, hi = pieces[0]
-            max_abs, max_excess = float(mx[0]), float(mx[1])
-            nfs = tuple(int(x) for x in nf)
+            parts, max_abs, max_excess, nfs, zero, lo, hi, counts = pieces[0]
         else:
             parts = np.concatenate([p[0] for p in pieces])
-            max_abs = max(float(p[1][0]) for p in pieces)
-            max_excess = max(float(p[1][1]) for p in pieces)
-            nfs = tuple(int(sum(p[2][i] for p in pieces)) for i in range(3))
-            counts = np.sum([p[3] for p in pieces], axis=0)
-            spans = [(p[4], p[5]) for p in pieces if p[4] < p[5]]  # items with a non-zero bin
-            lo, hi = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (1, 1)
-        passes.append(Pass(n, _combine(parts), max_abs, max_excess, nfs, counts, int(lo), int(hi)))
+            max_abs = max(p[1] for p in pieces)
+            max_excess = max(p[2] for p in pieces)
+            nfs = tuple(sum(p[3][i] for p in pieces) for i in range(3))
+            zero = sum(p[4] for p in pieces)
+            spans = [p for p in pieces if p[5] < p[6]]  # items with a non-zero bin
+            lo, hi = (min(p[5] for p in spans), max(p[6] for p in spans)) if spans else (1, 1)
+            counts = np.zeros(hi - lo, dtype=np.int64)
+            for p in spans:
+                counts[p[5] - lo: p[6] - lo] += p[7]
+        passes.append(Pass(n, _combine(parts), max_abs, max_excess, nfs, zero, lo, hi, counts))
     return passes
 
 

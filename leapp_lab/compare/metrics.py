@@ -89,8 +89,5 @@ def _sums(p, rtol: float) -> Sums:
     st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs = p.nonfinite
     st.sum_abs, st.sum_sq, st.sum_ape, st.sum_er, st.sum_ee, st.sum_rr = p.sums
     st.max_abs, st.max_excess = p.max_abs, p.max_excess
-    if p.hi > p.lo:
-        st.hist = Hist(int(p.counts[0]), p.lo, p.counts[p.lo:p.hi].tolist())
-    else:
-        st.hist = Hist(int(p.counts[0]), 0, [])
+    st.hist = Hist(p.zero, p.lo, p.counts.tolist()) if p.hi > p.lo else Hist(p.zero, 0, [])
     return st
