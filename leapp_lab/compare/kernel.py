@@ -75,7 +75,8 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
     """
     size = max(1, int(chunk))
     rtol = float(rtol)
-    use_numba = resolve_backend(backend) == "numba"
+    rows = [(np.asarray(e), np.asarray(r)) for e, r in rows]
+    use_numba = resolve_backend(backend, pairs=sum(e.size for e, _ in rows)) == "numba"
     forced = backend == "numba" or (backend is None and _env() == "numba")
     nthreads = (threads if threads is not None else (_fused.threads() if use_numba else 1))
     prepared = [_prepare(e, r, use_numba) for e, r in rows]
@@ -246,15 +247,23 @@ def _load_fused():
     return _fused
 
 
-def resolve_backend(backend: str | None = None) -> str:
+#: ``auto`` does not import numba for a call of fewer element pairs than this (loading numba and its
+#: cached kernel takes longer than numpy takes over so few); once numba is loaded, every call uses it
+AUTO_MIN_PAIRS = 1 << 22
+
+
+def resolve_backend(backend: str | None = None, pairs: int | None = None) -> str:
     """The metrics backend a call with ``backend`` uses: the argument, else ``$LEAPP_LAB_METRICS``
-    (``numba`` | ``numpy`` | ``auto``), else ``auto``: numba when it imports, numpy otherwise."""
+    (``numba`` | ``numpy`` | ``auto``), else ``auto``: numba when it imports, numpy otherwise (and
+    numpy for a call of ``pairs`` < AUTO_MIN_PAIRS while numba is not loaded yet)."""
     want = (backend or _env() or "auto").lower()
     if want == "numpy":
         return "numpy"
     if want not in ("numba", "auto"):
         src = "backend" if backend else BACKEND_ENV
         raise ValueError(f"{src}={want!r}: the metrics backend is one of numba, numpy, auto")
+    if want == "auto" and _fused is None and pairs is not None and pairs < AUTO_MIN_PAIRS:
+        return "numpy"
     if _load_fused():
         return "numba"
     if want == "numba":

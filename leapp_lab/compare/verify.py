@@ -217,7 +217,7 @@ def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None
     Every row's samples (runs of blocks of large ones) are scored side by side on ``workers``
     threads (default: numba's ``NUMBA_NUM_THREADS``, every core; numpy: ``default_workers()``)
     while this thread turns finished rows into records. Threads change no bit."""
-    backend = resolve_backend()
+    backend = resolve_backend(pairs=sum(a_eng.size for _, a_eng, _ in jobs))
     if workers is None and backend == "numpy":
         workers = default_workers()
     total = len(jobs) * n_samples
@@ -231,7 +231,8 @@ def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None
                 progress("score", done, total)
         if sums:
             row.fill(merge_sums(sums))
-    return resolve_backend()  # numpy if numba failed to compile on the way (the kernel warned)
+    # numpy if numba failed to compile on the way (the kernel warned and fell back)
+    return "numpy" if backend == "numba" and resolve_backend() == "numpy" else backend
 
 
 def default_workers() -> int:
