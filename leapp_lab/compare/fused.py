@@ -1,4 +1,4 @@
-"""The numba kernel of ``metrics.diff_stats``: every sum, maximum, non-finite count and histogram
+"""The numba kernel of ``compare.kernel.diff_pass``: every sum, maximum, non-finite count and histogram
 count of a run of blocks of a pair of arrays, in one pass.
 
 ``serial`` is compiled ``nogil``: ``kernel.py`` runs it on several Python threads at once, each
@@ -28,7 +28,7 @@ import tempfile
 import numba
 import numpy as np
 from numba import njit
-from numba.core.errors import NumbaError  # noqa: F401 - metrics catches it
+from numba.core.errors import NumbaError  # noqa: F401 - kernel.py catches it
 
 from leapp_lab.model.hist import NBINS, SHIFT
 from leapp_lab.model.metrics import MAPE_FLOOR as FLOOR

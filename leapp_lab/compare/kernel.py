@@ -1,9 +1,10 @@
 """One pass over a pair of arrays: the six float64 sums, two maxima, three non-finite counts and
 the |diff| histogram counts every metric is made of, by either backend, with the same bits.
 
-Backends: ``numba`` (``compare/fused.py``: compiled, one pass, all cores) and ``numpy`` (here:
-the same arithmetic block by block, for platforms without numba). ``LEAPP_LAB_METRICS`` =
-``numba`` | ``numpy`` | ``auto`` (the default: numba when it imports) picks one.
+Backends: ``numba`` (``compare/fused.py``: compiled, one pass over each element, on every core)
+and ``numpy`` (here: the same arithmetic block by block, for platforms without numba).
+``LEAPP_LAB_METRICS`` = ``numba`` | ``numpy`` | ``auto`` (the default: numba when it imports; see
+``resolve_backend``) picks one.
 
 The summation order is defined independently of the backend and the thread count: the arrays are
 cut into blocks of ``chunk`` elements; element i of a block adds into lane ``i % LANES`` of that
