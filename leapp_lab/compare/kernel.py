@@ -250,7 +250,7 @@ def _load_fused():
 
 #: ``auto`` does not import numba for a call of fewer element pairs than this (loading numba and its
 #: cached kernel takes longer than numpy takes over so few); once numba is loaded, every call uses it
-AUTO_MIN_PAIRS = 1 << 22
+AUTO_MIN_PAIRS = 1 << 24
 
 
 def resolve_backend(backend: str | None = None, pairs: int | None = None) -> str:
