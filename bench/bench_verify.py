@@ -15,7 +15,7 @@ the metrics kernel loaded), the rise of its anonymous resident memory (``RssAnon
 /proc/self/status; pages of mapped files are ``RssFile``, not counted) over its value just before
 one call, sampled every millisecond by a thread.
 
-    .venv/bin/python bench/bench_verify.py                  # 0.25, 1 and 4 GiB (needs ~11 GiB free disk)
+    .venv/bin/python bench/bench_verify.py                  # 0.25, 1 and 4 GiB (needs ~9 GiB free disk)
     .venv/bin/python bench/bench_verify.py --gib 1          # one size
     LEAPP_LAB_METRICS=numpy .venv/bin/python bench/bench_verify.py --gib 0.25   # the numpy backend
 """
