@@ -86,13 +86,13 @@ class Change(Plain):
         fa, fb = _finite(a), _finite(b)
         d = fb - fa if fa is not None and fb is not None else None
         r = fb / fa if ratio and fa is not None and fb is not None and fa > 0 else None
-        return cls(a=a, b=b, delta=d, ratio=r)
+        return cls(a=fa, b=fb, delta=d, ratio=r)
 
 
 def _finite(v: Any) -> float | None:
     if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    return v if math.isfinite(v) else None
+    return float(v) if math.isfinite(v) else None
 
 
 @dataclass

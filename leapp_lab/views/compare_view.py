@@ -124,7 +124,7 @@ def _samples(report: Any, row: Any) -> list[dict]:
             if changes:
                 for s in sides[1:]:
                     ch = row.changes.get(s.key, {}).get(c.key)
-                    vals += [[ch.delta if ch else None, "cos" if c.fmt == "cos" else "num"],
+                    vals += [[ch.delta if ch else None, "num"],
                              [ch.ratio if ch else None, "x"]]
             rows.append({"label": c.label, "cells": vals})
         out.append({"key": key, "label": f"all {n} samples" if key == "all" else f"sample {key}",
