@@ -8,6 +8,8 @@
 // Stable DOM hooks (tests and users' automation rely on them):
 //   tr[data-leapp-row][data-leapp-status][data-leapp-tap-status][data-leapp-first-divergent]
 //   [data-leapp-node] on graph nodes, [data-leapp-hist-row][data-leapp-hist-sample] on the histogram panel.
+//   Compare views: tr[data-leapp-flip][data-leapp-first-divergent-in][data-leapp-missing-in],
+//   td[data-leapp-side][data-leapp-verdict], th[data-leapp-group], [data-leapp-hist-group] in the panel.
 
 const STATUS_ORDER = { fail: 0, uncompared: 1, pass: 2 };
 const NUMERIC = new Set(["num", "int", "cos", "x"]);
@@ -161,6 +163,101 @@ function drawProfile(div, profile, metric, onPick) {
   if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.x[p.pointIndex]); });
 }
 
+// -- compare views (several verify runs side by side) -----------------------------------------------
+// Data-driven and self-contained: a table whose columns carry `group` gets a grouped header row; cell
+// types "verdict" (a run's verdict) and "flip" draw through CELL_TYPES; rows may carry extra
+// data-leapp-* hooks in `attrs`; the selected row's panel shows every run (renderGroupPanel).
+
+// Extra DOM hooks of a row, from the view dict (only data-leapp-* names are taken).
+function rowHooks(r) {
+  const out = {};
+  for (const [k, v] of Object.entries(r.attrs || {})) if (k.startsWith("data-leapp-") && v !== null && v !== undefined) out[k] = v;
+  return out;
+}
+
+// A header row above the column labels: one cell per run of consecutive columns with the same group.
+function groupHeaderRow(table) {
+  const cols = table.columns || [];
+  if (!cols.some(c => c.group)) return null;
+  const info = new Map((table.groups || []).map(g => [g.key, g]));
+  const tr = h("tr", { class: "leapp-grouprow" });
+  let i = 0;
+  while (i < cols.length) {
+    const g = cols[i].group || null;
+    let j = i;
+    while (j < cols.length && (cols[j].group || null) === g) j++;
+    const gi = g ? info.get(g) || { label: g } : null;
+    tr.append(h("th", { colspan: j - i, "data-leapp-group": g, title: gi ? gi.title : null,
+                        class: g ? "leapp-group leapp-group-" + (gi.kind || "side") : null }, gi ? gi.label : ""));
+    i = j;
+  }
+  return tr;
+}
+
+function verdictCell(v, r, c, table) {
+  const side = (r.sides || {})[c.group] || {};
+  const label = (table.status_labels || {})[v] || v || "–";
+  const extra = side.tap_status && !["compared", "absent"].includes(side.tap_status) ? side.tap_status : null;
+  return h("td", { class: "leapp-status leapp-gstart", "data-leapp-side": c.group, "data-leapp-verdict": v },
+    h("span", { class: "leapp-pill leapp-" + v }, label),
+    extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
+    side.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row of this run" }, "◀ first") : null);
+}
+
+function flipCell(v, r, c, table) {
+  const label = v ? ((table.flip_labels || {})[v] || v) : "";
+  return h("td", { class: "leapp-flipcell leapp-gstart" + (v ? " leapp-" + v : "") }, label);
+}
+
+const CELL_TYPES = { verdict: verdictCell, flip: flipCell };
+
+// The side panel of a compare row: the sample picker, every run's |diff| histogram (one bin range for
+// all, so the plots line up) and the metrics of every run side by side (with the change against the
+// baseline for the aggregate).
+function renderGroupPanel(panel, r, state, table, onSample) {
+  const plots = panel._leappPlots || (panel._leappPlots = new Map());
+  const s = r.samples.find(x => x.key === state.sample) || r.samples[0];
+  panel.setAttribute("data-leapp-hist-row", r.id);
+  panel.setAttribute("data-leapp-hist-sample", s ? s.key : "");
+  const picker = h("select", { "data-leapp-sample-picker": "", on: { change: e => onSample(e.target.value) } },
+    r.samples.map(x => h("option", { value: x.key, selected: s && x.key === s.key }, x.label)));
+  panel.append(h("div", { class: "leapp-histhead" },
+    h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status), " ",
+    h("b", { class: "leapp-histname" }, r.id), " ",
+    r.flip ? h("span", { class: "leapp-flipcell leapp-" + r.flip }, (table.flip_labels || {})[r.flip] || r.flip) : null, " ",
+    r.samples.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
+  if (!s) return;
+  const sides = (table.groups || []).filter(g => g.kind === "side");
+  const row = h("div", { class: "leapp-cmp-plots" });
+  panel.append(row);
+  const draws = [];
+  for (const g of sides) {
+    const d = (s.sides || {})[g.key] || {};
+    const v = ((r.sides || {})[g.key] || {}).status;
+    if (!plots.has(g.key)) plots.set(g.key, h("div", { class: "leapp-histplot" }));
+    const plot = plots.get(g.key);
+    const box = h("div", { class: "leapp-cmp-side", "data-leapp-hist-group": g.key, "data-leapp-verdict": v },
+      h("div", { class: "leapp-sub" }, h("span", { class: "leapp-pill leapp-" + v }, (table.status_labels || {})[v] || v), " ", g.label));
+    row.append(box);
+    if (d.present) {
+      box.append(plot);
+      draws.push(() => drawHist(plot, d.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + g.label + " · " + s.label));
+    } else {
+      box.append(h("div", { class: "leapp-empty" }, d.note || "absent in this run"));
+    }
+    if (d.present && d.note) box.append(h("div", { class: "leapp-note" }, d.note));
+  }
+  for (const draw of draws) draw();     // every box is in place first: each plot takes its own width
+  const m = s.metrics || { head: [], rows: [] };
+  const side = h("div", { class: "leapp-histside" });
+  side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics, run by run"),
+    h("table", { class: "leapp-kv leapp-cmp-metrics" }, h("thead", {}, h("tr", {}, m.head.map(x => h("th", {}, x)))),
+      h("tbody", {}, m.rows.map(row => h("tr", {}, h("th", {}, row.label),
+        row.cells.map(([v, kind]) => h("td", { title: typeof v === "number" ? String(v) : null }, fmt(v, kind)))))))));
+  if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(r.info)));
+  panel.append(side);
+}
+
 // -- the view ---------------------------------------------------------------------------------------
 export function renderView(el, view, host) {
   host = host || {};
@@ -210,7 +307,7 @@ export function renderView(el, view, host) {
   // After a toolbar click, focus goes back to the table: ↑/↓ keep moving rows instead of reaching the
   // notebook, which would move between cells in command mode.
   const refocus = () => { if (wrap.isConnected) wrap.focus({ preventScroll: true }); };
-  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": "divergent", on: { change: e => { state.onlyBad = e.target.checked; fillRows(); refocus(); } } });
+  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": table.filter_id || "divergent", on: { change: e => { state.onlyBad = e.target.checked; fillRows(); refocus(); } } });
   const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
   // data-lm-suppress-shortcuts: JupyterLab must not take ↑/↓ to move between notebook cells here
   const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", "data-lm-suppress-shortcuts": "true",
@@ -231,6 +328,8 @@ export function renderView(el, view, host) {
     headRow.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type, title: (c.description ? c.description + " · " : "") + "sort by " + c.label,
       on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = NUMERIC.has(c.type) && c.type !== "int" ? -1 : 1; } fillRows(); refocus(); } } }, c.label));
   }
+  const groupRow = groupHeaderRow(table);      // columns that carry a `group` (compare views)
+  if (groupRow) thead.append(groupRow);
   thead.append(headRow);
   const rowEls = new Map();
 
@@ -243,7 +342,8 @@ export function renderView(el, view, host) {
     return (x < y ? -1 : x > y ? 1 : 0) * state.sortDir;
   }
   function visibleRows() {
-    let rs = rows.filter(r => !state.onlyBad || r.status === "fail");
+    // table.filter_key: the filter keeps rows where that key is set (compare: "flip"); else failing rows
+    let rs = rows.filter(r => !state.onlyBad || (table.filter_key ? !!r[table.filter_key] : r.status === "fail"));
     if (state.sortKey) rs = rs.slice().sort(cmp);
     return rs;
   }
@@ -253,13 +353,14 @@ export function renderView(el, view, host) {
     sortInfo.textContent = col ? "sorted by " + col.label + (state.sortDir > 0 ? " ↑" : " ↓") : "model order";
     for (const th of headRow.children) th.classList.toggle("leapp-sorted", th.dataset.leappCol === state.sortKey);
     for (const r of visibleRows()) {
-      const tr = h("tr", { "data-leapp-row": r.id, "data-leapp-status": r.status, "data-leapp-tap-status": r.tap_status,
+      const tr = h("tr", { ...rowHooks(r), "data-leapp-row": r.id, "data-leapp-status": r.status, "data-leapp-tap-status": r.tap_status,
                            "data-leapp-first-divergent": r.first_divergent ? "true" : null,
                            class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : ""),
                            on: { click: () => select(r.id, null, true) } });
       for (const c of table.columns || []) {
         const v = r.cells[c.key];
-        if (c.type === "status") {
+        if (CELL_TYPES[c.type]) tr.append(CELL_TYPES[c.type](v, r, c, table));
+        else if (c.type === "status") {
           const label = (table.status_labels || {})[r.status] || r.status;
           const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
           tr.append(h("td", { class: "leapp-status" }, h("span", { class: "leapp-pill leapp-" + r.status }, label),
@@ -306,6 +407,10 @@ export function renderView(el, view, host) {
     histPanel.replaceChildren();
     const r = byId.get(state.row);
     if (!r) { histPanel.append(h("div", { class: "leapp-empty" }, "click a row to see its |diff| histogram")); return; }
+    if (table.groups) {        // a compare view: every run side by side (compare section below)
+      renderGroupPanel(histPanel, r, state, table, key => { state.sample = key; renderHist(); if (host.onSelect) host.onSelect(r.id, key); });
+      return;
+    }
     const siblings = r.group ? groups.get(r.group) : null;
     let s = r.samples.find(x => x.key === state.sample) || r.samples[0];
     histPanel.setAttribute("data-leapp-hist-row", r.id);

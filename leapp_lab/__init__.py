@@ -19,6 +19,8 @@ _LAZY = {
     "prepare": "leapp_lab.taps.prepare",
     "compile": "leapp_lab.engines.build",
     "verify": "leapp_lab.compare.verify",
+    "verify_many": "leapp_lab.compare.many",
+    "diff": "leapp_lab.compare.diff",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
 }

@@ -2,8 +2,8 @@
 
 * ``%%leapp_trace NAME [options]`` runs the cell inside ``leapp_lab.trace(NAME, ...)`` in the user
   namespace and displays the trace view; the report is stored in ``--out VAR`` (default ``_leapp``).
-* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_report`` take the CLI's
-  arguments (same argparse parser) and call the CLI module's ``execute(args)``; they return the
+* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_diff``, ``%leapp_report`` take
+  the CLI's arguments (same argparse parser) and call the CLI module's ``execute(args)``; they return the
   report, so ``r = %leapp_verify ...`` works and a bare call displays it.
 * ``%%leapp_prepare --onnx-out F --npz-out F --reference-out F [...]``: the cell defines ``model``
   (an ``nn.Module``) and ``args`` (a tuple of forward arguments) or ``samples`` (a list of them).
@@ -268,8 +268,16 @@ class LeappMagics(Magics):
 
     @line_magic
     def leapp_verify(self, line: str):
-        """%leapp_verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]"""
+        """%leapp_verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]
+
+        Several BUILDs: one compare table, a column group per engine."""
         return self._run_cli("verify", _split(line))
+
+    @line_magic
+    def leapp_diff(self, line: str):
+        """%leapp_diff RUN_A RUN_B [--fail-on-flip] [--out DIR] [--json F] [--html F]: two verify runs
+        row by row (metric changes, verdict flips), shown as the compare view."""
+        return self._run_cli("diff", _split(line))
 
     @line_magic
     def leapp_report(self, line: str):
@@ -314,6 +322,9 @@ def _summary(report: Any) -> str:
                 f"{len(checks) - bad}/{len(checks)} checks pass, {len(report.hazards)} hazard(s)")
     if kind == "verify":
         return f"{len(report.rows)} rows, first divergent: {report.first_divergent or 'none'}"
+    if kind == "compare":
+        return (f"{len(report.sides)} runs, {len(report.rows)} rows, {len(report.to_fail)} flipped to fail, "
+                f"{len(report.to_pass)} flipped to pass")
     return type(report).__name__
 
 

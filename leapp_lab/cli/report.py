@@ -13,10 +13,11 @@ from . import UsageError
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "report", help="write the standalone HTML report of a trace or verify run",
+        "report", help="write the standalone HTML report of a trace, verify or compare run",
         description="Write one self-contained HTML file (no network, no kernel needed) for a run folder: "
                     "a trace run (…/leapp_lab/runs/<id>, a graph folder, or the folder holding 'latest') "
-                    "or a verify run.")
+                    "or a verify run, or a compare run (leapp-lab verify REF BUILD_A BUILD_B, "
+                    "leapp-lab diff --out).")
     p.add_argument("run", metavar="RUN", help="run folder, its report.json, or a folder with a 'latest' run")
     p.add_argument("-o", "--output", metavar="FILE", default=None,
                    help="HTML file to write (default: report.html inside the run folder)")

@@ -1,5 +1,8 @@
-"""``leapp-lab verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--json F]
-[--out DIR]``. Exit 0, 1 when --max-mape is exceeded, 2 when an input is unusable."""
+"""``leapp-lab verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose]
+[--json F] [--out DIR]``. Exit 0, 1 when --max-mape is exceeded, 2 when an input is unusable.
+
+Several BUILDs: each is verified exactly as one would be (its own run folder and gate), then the
+runs become one compare table (``leapp_lab.verify_many``); exit 1 when any build's gate fails."""
 from __future__ import annotations
 
 import argparse
@@ -14,9 +17,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Compare REFERENCE.npz (prepare's model.reference.npz) with BUILD (a build folder "
                     "or .tgz from leapp-lab compile): MAPE, NRMSE, MSE, max abs diff, cosine per output and "
                     "tap in model order, per sample, the first divergent tap, |diff| histograms. "
-                    "Exit 0; 1 if --max-mape is exceeded; 2 if an input is unusable.")
+                    "Several BUILDs: each is verified as on its own, then all go in one table (a column "
+                    "group per engine, the first BUILD the baseline; docs/verify.md#compare-engines-and-runs). "
+                    "Exit 0; 1 if --max-mape is exceeded (by any BUILD); 2 if an input is unusable.")
     p.add_argument("reference", metavar="REFERENCE.npz")
-    p.add_argument("build", metavar="BUILD", help="build folder (build/model.<engine>) or .tgz")
+    p.add_argument("build", metavar="BUILD", nargs="+",
+                   help="build folder (build/model.<engine>) or .tgz; several: one compare table")
     p.add_argument("--max-mape", type=float, metavar="PCT",
                    help="fail (exit 1) when a model output's MAPE (percent) is above PCT")
     p.add_argument("--max-mape-taps", action="store_true", help="apply --max-mape to taps too")
@@ -62,6 +68,10 @@ class _ThrottledProgress:
 
 def execute(args: argparse.Namespace, progress=None):
     """Verify through the Python API; unusable inputs raise UsageError (exit 2)."""
+    builds = args.build if isinstance(args.build, list) else [args.build]
+    if len(builds) > 1:
+        return execute_many(args, builds, progress)
+    args.build = builds[0]
     from ..compare.npzio import NpzInputError
     from ..compare.verify import verify
 
@@ -92,3 +102,20 @@ def main(args: argparse.Namespace) -> int:
     print(report)
     sys.stdout.flush()
     return int(report.exit_code)
+
+
+def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
+    """Several builds: each through ``execute`` exactly as alone (same flags, own run folder), then
+    one compare report (``leapp_lab.compare.many.finish``), its --json, --html and run folder."""
+    from ..compare.many import finish
+
+    reports = []
+    for b in builds:
+        one = argparse.Namespace(**{**vars(args), "build": b, "json": None, "html": None})
+        reports.append(execute(one, progress))
+    report = finish(reports, builds[0], out=args.out, save=not getattr(args, "no_save", False),
+                    json_path=args.json)
+    if getattr(args, "html", None):
+        from ..views.html import to_html
+        to_html(report, args.html)
+    return report

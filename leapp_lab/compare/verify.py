@@ -84,7 +84,14 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     ``workers``: threads scoring (row, sample) pairs (default: 1 on machines with <= 2 cores, else up to 4).
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
+    ``build`` may be a list of builds: then this is ``verify_many`` (one table, a CompareReport).
     """
+    if isinstance(build, (list, tuple)):
+        from .many import verify_many
+        return verify_many(reference_npz, build, max_mape, max_mape_taps, out, verbose=verbose,
+                           json_path=json_path, save=save, div_nrmse=div_nrmse, div_mape=div_mape,
+                           div_cosine=div_cosine, div_nonfinite=div_nonfinite, rtol=rtol,
+                           workers=workers, progress=progress)
     ref_path = Path(reference_npz)
     rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
                           mape_pct=None if div_mape is None else float(div_mape),

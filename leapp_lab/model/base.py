@@ -126,6 +126,10 @@ def load(path: str | os.PathLike) -> Report:
     kind = d["kind"]
     cls = _KINDS.get(kind)
     if cls is None:
+        if kind == "compare-rows":
+            raise ValueError(
+                f"{file}: this is the summary `--json` of a compare (no histograms, no per-sample "
+                f"data); pass the compare run folder instead (it prints 'run folder: …')")
         if kind == "verify-rows":
             raise ValueError(
                 f"{file}: this is the summary `leapp-lab verify --json` writes (no histograms, no "
@@ -147,7 +151,7 @@ def _import_report_kinds() -> None:
     import importlib
 
     for mod in ("leapp_lab.model.trace", "leapp_lab.model.verify", "leapp_lab.model.build",
-                "leapp_lab.model.prepare"):
+                "leapp_lab.model.prepare", "leapp_lab.model.compare"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

@@ -92,6 +92,14 @@ class VerifyRow(Metrics, TapEntry):
         """Does the first-divergent rule consider this row?"""
         return self.status == "compared" and not self.self_compare
 
+    @property
+    def verdict(self) -> str:
+        """``pass`` | ``fail`` under the report's divergence rule, ``uncompared`` for a row the rule
+        does not judge (the views' row status; a compare report's flips are changes of it)."""
+        if not self.in_rule:
+            return "uncompared"
+        return "fail" if self.diverged else "pass"
+
 
 @dataclass
 class DivergenceRule(Plain):
@@ -248,6 +256,13 @@ class VerifyReport(Viewable, Report, Plain):
 
     def __bool__(self) -> bool:
         return self.passed
+
+    def diff(self, other: "VerifyReport", *, fail_on_flip: bool = False):
+        """This run (A) against ``other`` (B), row by row: a ``CompareReport`` (kind ``compare``)
+        with each metric's change B − A and B / A, the rows whose verdict flipped and the rows in
+        one run only, computed from the stored records (docs/verify.md#compare-engines-and-runs)."""
+        from .compare import compare_reports
+        return compare_reports([self, other], mode="diff", fail_on_flip=fail_on_flip)
 
     # -- tables: every one a selection of leapp_lab.model.columns ---------------------------------
     def row_records(self, verbose: bool | None = None) -> list[dict[str, Any]]:

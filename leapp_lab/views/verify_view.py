@@ -17,9 +17,7 @@ def row_status(r: Any) -> str:
     that compares onnxruntime with itself) are ``uncompared``; ``data-leapp-tap-status`` carries
     the exact status.
     """
-    if not r.in_rule:
-        return "uncompared"
-    return "fail" if r.diverged else "pass"
+    return r.verdict
 
 
 def _tap_status(r: Any) -> str:

@@ -33,8 +33,11 @@ def build_view(report: Any) -> dict[str, Any]:
     if kind == "verify":
         from .verify_view import verify_view
         return verify_view(report)
+    if kind == "compare":
+        from .compare_view import compare_view
+        return compare_view(report)
     raise TypeError(f"no view for a report of kind {kind!r} ({type(report).__name__}); "
-                    f"views exist for: trace, verify")
+                    f"views exist for: trace, verify, compare")
 
 
 def hist_dict(h: Any) -> dict[str, Any] | None:
