@@ -20,12 +20,12 @@ mylib = types.ModuleType("adapter_branch_lib")
 
 def clip_norm(x, limit):
     """The library function: scale x down to norm ``limit`` when it is longer (pure torch)."""
-    return x * torch.clamp(limit / x.norm(), max=1.0)
+    return x * torch.clamp(limit / (x * x).sum().sqrt(), max=1.0)
 
 
 def clip_norm_adapter(x, limit):
     """The old adapter: the same in Python, but its ``if`` is decided once while tracing."""
-    n = x.norm()
+    n = (x * x).sum().sqrt()
     return x * (limit / n) if n > limit else x
 
 
