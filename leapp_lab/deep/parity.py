@@ -43,6 +43,10 @@ def run_parity(graph: GraphReport, arrays: dict, step_fn: Callable | None, *, n:
         raise ValueError(f"parity: n must be at least 1, got {n}")
     try:
         stepfns.check_callable(step_fn)
+    except TypeError as exc:
+        res.status, res.reason = "failed", str(exc)
+        return res, saved
+    try:
         pipe = ExportedPipeline(graph)
         res.inputs = fresh_inputs.plan(arrays, pipe.inputs)
     except Unavailable as exc:

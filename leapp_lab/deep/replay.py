@@ -252,9 +252,13 @@ def run_replay(graph: GraphReport, arrays: dict, *, steps: int | None = None, st
     rtol, atol = tolerances(graph, rtol, atol)
     res = ReplayResult(status="ok", rtol=rtol, atol=atol)
     saved: dict[str, np.ndarray] = {}
-    try:
-        if step_fn is not None:
+    if step_fn is not None:
+        try:
             stepfns.check_callable(step_fn)
+        except TypeError as exc:
+            res.status, res.reason = "failed", str(exc)
+            return res, saved
+    try:
         pipe = ExportedPipeline(graph)
     except Unavailable as exc:
         res.status, res.tier, res.reason = "unavailable", "c", str(exc)

@@ -30,7 +30,8 @@ from leapp_lab.trace.checks import to_numpy
 
 
 def resolve_spec(spec: str, search: str | None = None) -> Callable:
-    """``module:function`` or ``path/to/file.py:function`` -> the function.
+    """``module:function`` or ``path/to/file.py:function`` -> the function (a class is
+    instantiated once, with no arguments: a stateful step_fn).
 
     ``search`` (the script's folder) is put on ``sys.path`` first so a module beside the script
     imports. A file imported here runs its top level: guard a script's export with
@@ -69,6 +70,12 @@ def resolve_spec(spec: str, search: str | None = None) -> Callable:
     fn = getattr(mod, fn_name, None)
     if not callable(fn):
         raise ValueError(f"--step-fn {spec!r}: {mod_name} has no function {fn_name!r}")
+    if isinstance(fn, type):        # a stateful step class: one instance for the whole run
+        try:
+            fn = fn()
+        except TypeError as exc:
+            raise ValueError(f"--step-fn {spec!r}: {fn_name} is a class; it must be constructible "
+                             f"with no arguments ({exc})") from None
     return fn
 
 

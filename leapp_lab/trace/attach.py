@@ -269,7 +269,13 @@ def exit_status(result: AttachResult, no_fail: bool = False) -> int:
 
 
 def summary_json(report: TraceReport) -> dict[str, Any]:
-    """The report as written by ``--json`` (docs/schema-trace.md)."""
+    """The report as written by ``--json`` (docs/schema-trace.md); each graph with its deep-check
+    sections (``replay``, ``parity``, ``adapters``, ``exporters``, ``isolation``)."""
+    from leapp_lab.model.sections import SECTION_NAMES, skipped
     body = {"kind": report.kind, "schema_version": report.schema_version}
     body.update(report.to_dict())
+    for g, d in zip(report.graphs, body.get("graphs", [])):
+        for name in SECTION_NAMES:
+            sec = g.section(name)
+            d[name] = (sec if sec is not None else skipped(name)).to_dict()
     return body
