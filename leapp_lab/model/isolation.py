@@ -18,6 +18,22 @@ from .sections import SectionBase, register_section
 
 DECISIONS = ("tracing", "export", "patching", "none", "inconclusive")
 
+#: The decision table: (row, outcome pattern, decision). The first row that matches decides
+#: (leapp_lab.deep.isolation.decide; docs/deep-checks.md prints the same table).
+DECISION_TABLE = (
+    (1, "the trace compiled and every sample passed", "none"),
+    (2, "no_adapters (patching=None) compiles and every sample passes", "patching"),
+    (3, "global_patching_off compiles and every sample passes", "patching"),
+    (4, "the dry run is refused / raises, or traces another graph (FX graphs, ports or constants "
+        "differ from the trace's)", "tracing"),
+    (5, "the dry run's FX replay disagrees with the recorded Python on some sample", "tracing"),
+    (6, "the trace was refused at compile and non_traced (the failing nodes unexported) compiles",
+     "export"),
+    (7, "the dry run's FX replay agrees with the recorded Python everywhere, and some sample of the "
+        "trace fails", "export"),
+    (8, "anything else", "inconclusive"),
+)
+
 
 @dataclass
 class IsolationRun(Plain):

@@ -205,6 +205,8 @@ def trace_view(report: Any) -> dict[str, Any]:
     if report.script_error:
         notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
     total_log = sum(len(g.log) for g in report.graphs)
+    from .deep_view import deep_view
+    deep_tabs, deep = deep_view(report, graph_labels(report.graphs))
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
         "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
@@ -212,7 +214,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         "status": status, "badges": badges, "notes": notes,
         "tabs": [{"id": "table", "label": "Validation"}, {"id": "graph", "label": "Graph"},
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
-                 {"id": "log", "label": "Log"}],
+                 {"id": "log", "label": "Log"}] + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
                   "columns": [{"key": "node", "label": "node", "type": "text"},
                               {"key": "port", "label": "port", "type": "text"},
@@ -236,4 +238,5 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "levels": sorted({r["level"] for r in log}, key=lambda lv: min(x["levelno"] for x in log if x["level"] == lv)),
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
+        "deep": deep,
     }
