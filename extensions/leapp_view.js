@@ -509,7 +509,7 @@ function deepHead(section, e, many, title) {
     h("div", {}, many ? h("b", {}, e.graph + " · ") : null,
       h("span", { class: "leapp-pill leapp-" + (e.kind || "uncompared") }, e.status), " ", title),
     e.reason ? h("div", { class: "leapp-note" }, e.reason) : null,
-    (e.notes || []).length ? h("ul", { class: "leapp-notes" }, e.notes.map(n => h("li", {}, n))) : null);
+    (e.notes || []).length ? h("ul", { class: "leapp-deepnotes" }, e.notes.map(n => h("li", {}, n))) : null);
 }
 
 function selectIn(box, id) {
@@ -635,7 +635,7 @@ function renderIsolationPanel(panel, entries, many) {
     if (e.decision) panel.append(h("div", { class: "leapp-decision", "data-leapp-decision": e.decision },
       h("b", {}, "decision: " + e.decision), " (row " + fmt(e.rule) + ") · ", e.explanation || ""));
     const box = h("div", {});
-    box.append(deepTable("isolation", e.rows, id => selectIn(box, id), r => r.cells.verdict || r.status));
+    box.append(deepTable("isolation", e.rows, id => selectIn(box, id), r => r.cells.verdict || (r.cells.status === "not run" ? "not run" : r.status)));
     panel.append(box, h("div", { class: "leapp-sub" }, "decision table (the first matching row decides)"),
       h("table", { class: "leapp-kv leapp-decisiontable" }, h("thead", {}, h("tr", {}, ["row", "outcome pattern", "decision"].map(x => h("th", {}, x)))),
         h("tbody", {}, e.table.map(t => h("tr", { "data-leapp-decision-row": t.row, "data-leapp-matched": t.matched ? "true" : null, class: t.matched ? "leapp-matched" : null },

@@ -117,6 +117,23 @@ BUILDERS = {"replay": _replay, "parity": _parity, "adapters": _adapters, "export
             "isolation": _isolation}
 
 
+def deep_badges(report: Any) -> list[dict[str, Any]]:
+    """One header badge per deep check that ran (its worst status over the graphs)."""
+    from .viewdict import badge
+    out = []
+    for name in SECTION_NAMES:
+        secs = [s for g in report.graphs for s in [g.section(name) if hasattr(g, "section") else None]
+                if s is not None and s.status != "skipped"]
+        if not secs:
+            continue
+        st = next((x for x in ("diverged", "failed", "unavailable", "ok") if any(s.status == x for s in secs)), "ok")
+        if name == "isolation" and len(secs) == 1 and secs[0].decision:
+            out.append(badge("isolation", secs[0].decision, None))
+        else:
+            out.append(badge(name, st, STATUS_KIND.get(st)))
+    return out
+
+
 def deep_view(report: Any, labels: list[str]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     tabs, deep = [], {}
     for name in SECTION_NAMES:

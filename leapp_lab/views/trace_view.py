@@ -201,11 +201,12 @@ def trace_view(report: Any) -> dict[str, Any]:
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
                badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+    from .deep_view import deep_badges, deep_view
+    badges += deep_badges(report)
     notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
     if report.script_error:
         notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
     total_log = sum(len(g.log) for g in report.graphs)
-    from .deep_view import deep_view
     deep_tabs, deep = deep_view(report, graph_labels(report.graphs))
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
