@@ -44,8 +44,9 @@ def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bo
                      leapp_passes(value, ref, rtol, atol), reset, note)
 
 
-def summarize(run: ReplayRun, outputs: list[str], atol: float) -> None:
-    """Per-output summary (first / last / max error, first failing step, growth) and the verdict."""
+def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = True) -> None:
+    """Per-output summary (first / last / max error, first failing step, growth) and the verdict.
+    Without feedback no error is carried from step to step: ``grows`` stays False."""
     run.outputs = []
     for o in outputs:
         rows = [r for r in run.rows if r.output == o and r.max_abs is not None]
@@ -56,7 +57,7 @@ def summarize(run: ReplayRun, outputs: list[str], atol: float) -> None:
             worst = max(rows, key=lambda r: r.max_abs)
             s.max, s.max_step = worst.max_abs, worst.step
             s.growth = s.last / s.first if s.first > 0 else None
-            s.grows = bool(len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
+            s.grows = bool(feedback and len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
         run.outputs.append(s)
     bad = [r for r in run.rows if r.passed is False]
     if bad:
@@ -142,7 +143,7 @@ def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps:
             run.rows.append(_row(k, o, out.get(o), arrays.get(f"{o}/{k}/recorded"), rtol, atol, k in resets))
             if o in out:
                 saved[f"a/{o}/{k}/exported"] = out[o]
-    summarize(run, pipe.outputs, atol)
+    summarize(run, pipe.outputs, atol, bool(pipe.feedback))
     _explain_closed_loop(graph, arrays, pipe, run, gaps)
     return run, saved
 
@@ -228,9 +229,12 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
     if not compared:
         raise ValueError("step_fn returned none of the graph's node outputs; return "
                          f"{{'node/port': tensor}} for some of {pipe.outputs}")
-    summarize(run, compared, atol)
+    summarize(run, compared, atol, bool(pipe.feedback))
     fd = run.first_divergent
-    if fd is not None and fd["step"] == 0:
+    if fd is not None and not pipe.feedback:
+        run.notes.append(f"the graph has no feedback, so each step stands alone: step {fd['step']} "
+                         f"diverges on its own fresh observation (see the fresh-input parity)")
+    elif fd is not None and fd["step"] == 0:
         run.notes.append(
             "the first step already differs: the exported pipeline starts from LEAPP's saved initial "
             "values (the state at the first traced pass), step_fn(reset=True) from its own initial "
@@ -238,7 +242,7 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
     elif fd is not None and fd["step"] in rs:
         run.notes.append(f"the divergence starts at the episode reset at step {fd['step']}: the two "
                          f"sides do not reset to the same state")
-    if fd is not None and any(o.grows for o in run.outputs):
+    if fd is not None and pipe.feedback and any(o.grows for o in run.outputs):
         grow = [o.output for o in run.outputs if o.grows]
         run.notes.append(f"the error grows along the sequence on {', '.join(grow)}: the exported "
                          f"state carries it forward")
