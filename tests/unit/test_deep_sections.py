@@ -176,3 +176,11 @@ def test_text_and_html_render_every_section(report):
     page = to_html(report)
     assert '<script>alert("x")</script>' not in page and "\\u003cscript\\u003e" in page
     assert "renderDeep" in page
+
+
+def test_docs_print_the_decision_table():
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "deep-checks.md").read_text(encoding="utf-8")
+    rows = [tuple(c.strip() for c in line.strip("|").split("|"))
+            for line in doc.splitlines() if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
+    assert rows == [(str(r), p, d) for r, p, d in DECISION_TABLE]
