@@ -23,6 +23,10 @@ _LAZY = {
     "diff": "leapp_lab.compare.diff",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
+    "replay": "leapp_lab.deep.replay",
+    "parity": "leapp_lab.deep.parity",
+    "exporters": "leapp_lab.deep.exporters",
+    "isolate": "leapp_lab.deep.isolation",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

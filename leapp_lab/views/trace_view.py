@@ -201,10 +201,13 @@ def trace_view(report: Any) -> dict[str, Any]:
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
                badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+    from .deep_view import deep_badges, deep_view
+    badges += deep_badges(report)
     notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
     if report.script_error:
         notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
     total_log = sum(len(g.log) for g in report.graphs)
+    deep_tabs, deep = deep_view(report, graph_labels(report.graphs))
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
         "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
@@ -212,7 +215,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         "status": status, "badges": badges, "notes": notes,
         "tabs": [{"id": "table", "label": "Validation"}, {"id": "graph", "label": "Graph"},
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
-                 {"id": "log", "label": "Log"}],
+                 {"id": "log", "label": "Log"}] + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
                   "columns": [{"key": "node", "label": "node", "type": "text"},
                               {"key": "port", "label": "port", "type": "text"},
@@ -236,4 +239,5 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "levels": sorted({r["level"] for r in log}, key=lambda lv: min(x["levelno"] for x in log if x["level"] == lv)),
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
+        "deep": deep,
     }

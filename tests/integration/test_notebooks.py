@@ -73,3 +73,39 @@ def test_tutorial_views(tmp_path_factory, artifacts_dir):
     assert any(WIDGET in o.get("data", {}) for o in _outputs(verify_cell))
     report = (work / "verify_report.html").read_text(encoding="utf-8")
     assert 'data-leapp-row="hidden_1"' in report and "<script" in report
+
+
+def _plain(cell) -> str:
+    return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in _outputs(cell))
+
+
+def _cell(nb, start: str):
+    return next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start))
+
+
+@pytest.mark.slow
+def test_stateful_tutorial_replay(tmp_path_factory, artifacts_dir):
+    """02: a recurrent policy whose replay matches; a leak validation misses; a warm start."""
+    nb, work, _ = execute(ROOT / "notebooks" / "02_stateful_policy.ipynb", tmp_path_factory, artifacts_dir)
+    assert "STATEFUL-DONE" in _plain(nb.cells[-1])
+    ok = _plain(_cell(nb, "%%leapp_trace recurrent"))
+    assert "replay: OK (tier b)" in ok and "resets at 6: ok" in ok
+    assert any(WIDGET in o.get("data", {}) for o in _outputs(_cell(nb, "%%leapp_trace recurrent")))
+    leak = _plain(_cell(nb, "print(\"validation passes:\", all(c.passed for c in leaky"))
+    assert "validation passes: True" in leak and "'step': 1" in leak and "encoder/h_in" in leak
+    warm = _plain(_cell(nb, "%%leapp_trace warm"))
+    assert "resets at 3: DIVERGES at step 3" in warm and "warm start" in warm
+    assert (work / "leapp_out" / "warm" / "leapp_lab" / "latest").is_file()
+
+
+@pytest.mark.slow
+def test_isolate_tutorial(tmp_path_factory, artifacts_dir):
+    """04: an adapter bug, the exporter matrix, isolation pinning a failure on patching."""
+    nb, work, _ = execute(ROOT / "notebooks" / "04_isolate_failures.ipynb", tmp_path_factory, artifacts_dir)
+    assert "ISOLATE-DONE" in _plain(nb.cells[-1])
+    norm = _plain(_cell(nb, "%%leapp_trace norm"))
+    assert "[adapter-mismatch] norm" in norm and "adapters: DIVERGED" in norm
+    advice = _plain(_cell(nb, "print(matrix.advice[0])"))
+    assert "jit, jit-trace, pt2 export and validate" in advice and "exporters: OK" in advice
+    clip = _plain(_cell(nb, "%%leapp_trace clip"))
+    assert "isolation: decision PATCHING (row 2" in clip and "ran again 4 times" in clip
