@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from .base import Report, Viewable, register
-from .columns import SAMPLE_ID_KEYS, row_columns, sample_columns
+from .columns import JUMP_RANKS, SAMPLE_ID_KEYS, WORST_RANKS, row_columns, sample_columns  # noqa: F401
 from .dc import Plain, fields_from_dict
 from .hist import Hist
 from .metrics import Metrics
@@ -58,9 +58,13 @@ class VerifyRow(Metrics, TapEntry):
     reference came from onnxruntime fp32 and the engine is ``ort``, so the row compares ort with
     itself; it is kept out of the first-divergent rule. Shapes/dtypes: per side, *including* the
     leading sample axis. Rule results: ``diverged`` (the row crosses the rule's thresholds),
-    ``first_divergent`` (the first such row in model order), ``growth`` (nrmse / nrmse of the
-    previous judged row; None for the first or when that was 0), ``worst`` (largest nrmse among
-    judged rows), ``largest_jump`` (largest growth). Gate: ``judged`` (--max-mape applies to it),
+    ``first_divergent`` (the first such row in model order), ``reason`` (why the verdict is what
+    it is: the keys of ``DivergenceRule.reasons``, comma-separated, e.g. ``"nrmse, cosine"`` or
+    ``"non-finite"`` for a diverging row, ``"shape"`` / ``"missing-reference"`` ... for a row the
+    rule does not judge; None for a row that passes), ``growth`` (nrmse / nrmse of the
+    previous judged row; None for the first or when that was 0), ``worst`` (the judged row that
+    ranks highest under ``WORST_RANKS``), ``largest_jump`` (largest growth, ``JUMP_RANKS``).
+    Gate: ``judged`` (--max-mape applies to it),
     ``exceeded`` (its mape is above --max-mape). ``paired``: present on both sides (unpaired rows are
     listed only with --verbose). ``samples``: per-sample metrics (empty unless compared).
     Every column is described in ``leapp_lab.model.columns``.
@@ -75,6 +79,7 @@ class VerifyRow(Metrics, TapEntry):
     dtype_engine: str | None = None
     diverged: bool = False
     first_divergent: bool = False
+    reason: str | None = None
     growth: float | None = None
     worst: bool = False
     largest_jump: bool = False
@@ -91,6 +96,27 @@ class VerifyRow(Metrics, TapEntry):
     def in_rule(self) -> bool:
         """Does the first-divergent rule consider this row?"""
         return self.status == "compared" and not self.self_compare
+
+
+#: ``VerifyRow.reason`` of a row the rule does not judge, by its status (and self-compare)
+UNJUDGED_REASONS = {"no-reference": ("missing-reference", "the reference npz has no array of this name"),
+                    "not-in-engine": ("missing-engine", "the build's sample outputs have no array of this name"),
+                    "shape-mismatch": ("shape", "engine and reference shapes differ"),
+                    "dtype-unsupported": ("dtype", "a dtype that is not compared (complex, string, void)"),
+                    "self-compare": ("self-compare", "onnxruntime compared with itself: kept out of the rule")}
+#: what ``worst`` and ``largest_jump`` rank (WORST_RANKS / JUMP_RANKS, in leapp_lab.model.columns
+#: beside the columns they describe; the views and the text output say it in those words)
+
+
+def worst_key(row: Any) -> tuple[int, float] | None:
+    """The ``worst`` ranking of a judged row (WORST_RANKS): a row whose engine side has more
+    non-finite values than the reference ranks above every finite one (by that excess: an
+    overflow that spreads is worse than one that stays); then nrmse. None: nothing to rank (no
+    extra non-finite value and no nrmse)."""
+    extra = int(row.nonfinite_engine) - int(row.nonfinite_reference)
+    if extra > 0:
+        return (extra, float("inf") if row.nrmse is None else row.nrmse)
+    return None if row.nrmse is None else (0, row.nrmse)
 
 
 @dataclass
@@ -140,6 +166,21 @@ class DivergenceRule(Plain):
 
     def diverges(self, row: Any) -> bool:
         return bool(self.judge(row))
+
+    def reasons(self, row: Any) -> list[str]:
+        """Why ``row`` has its verdict: the criteria it fires (``judge``) when the rule judges it,
+        else the one UNJUDGED_REASONS key of its status; empty for a row that passes."""
+        if row.status != "compared":
+            return [UNJUDGED_REASONS[row.status][0]] if row.status in UNJUDGED_REASONS else [row.status]
+        if row.self_compare:
+            return [UNJUDGED_REASONS["self-compare"][0]]
+        return self.judge(row)
+
+    def reason_words(self) -> dict[str, str]:
+        """reason key -> words (criteria as this rule words them, and the unjudged reasons)."""
+        out = {key: words for key, words, _ in self.criteria_table()}
+        out.update({k: w for k, w in UNJUDGED_REASONS.values()})
+        return out
 
     def criteria(self) -> list[str]:
         """The criteria that apply, in words, in the order they are tested."""
@@ -315,6 +356,10 @@ class VerifyReport(Viewable, Report, Plain):
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
         r = super().from_dict(d, path)
+        # reports written before rows carried a reason: the recorded rule gives it back
+        for raw, row in zip(d.get("rows") or [], r.rows):
+            if "reason" not in raw:
+                row.reason = ", ".join(r.rule.reasons(row)) or None
         if path is not None and (Path(path) / HIST_FILE).is_file():
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r
