@@ -410,6 +410,27 @@ class VerifyReport(Viewable, Report, Plain):
         from leapp_lab.views.text_verify import render_verify
         return render_verify(self)
 
+    def figure(self, row: str, sample: int | str | None = None):
+        """A plotly ``Figure``: the |engine − reference| histogram of ``row`` (``sample``: an index;
+        None: all samples), as the view draws it. Needs plotly (leapp_lab.views.figures)."""
+        from leapp_lab.views.figures import hist_figure
+        from leapp_lab.views.verify_view import view_row
+        return hist_figure(view_row(self, self.row(row)), sample, title="|engine − reference|",
+                           nonfinite_label="non-finite pairs (left out of every metric)")
+
+    def growth_figure(self, metric: str = "nrmse"):
+        """A plotly ``Figure``: the error-growth plot (``metric`` over the judged rows in model
+        order, the rule's threshold and the first divergent row marked)."""
+        from leapp_lab.views.figures import growth_figure
+        from leapp_lab.views.verify_view import profile_view
+        return growth_figure(profile_view(self), metric)
+
+    def to_model_explorer(self, directory, model_name: str = "model", graph_id: str | None = None) -> list[Path]:
+        """Write Model Explorer node-data files (one per metric) for the engine's ONNX graph
+        (leapp_lab.views.model_explorer; ``graph_id``: the graph's name, default ``main_graph``)."""
+        from leapp_lab.views.model_explorer import DEFAULT_GRAPH_ID, to_model_explorer
+        return to_model_explorer(self, directory, model_name, graph_id or DEFAULT_GRAPH_ID)
+
 
 def _csv_text(keys: list[str], records: list[dict[str, Any]]) -> str:
     """The flat tables beside report.json (pandas-free: csv module); empty cells for None and

@@ -77,7 +77,9 @@ def _thresholds(rule: Any) -> dict[str, float]:
     return out
 
 
-def _profile(report: Any, status_by_id: dict[str, str]) -> dict[str, Any] | None:
+def profile_view(report: Any) -> dict[str, Any] | None:
+    """The error-growth profile of the view dict: the rows the rule judges, in model order."""
+    status_by_id = {r.name: row_status(r) for r in report.rows}
     prof = report.profile()
     if not prof:
         return None
@@ -100,34 +102,38 @@ def _profile(report: Any, status_by_id: dict[str, str]) -> dict[str, Any] | None
     }
 
 
+def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
+             words: dict[str, str] | None = None) -> dict[str, Any]:
+    """The view dict row of one VerifyRow (``inputs``: collects the samples' inputs, once each;
+    ``words``: the rule's reason words, ``report.rule.reason_words()``)."""
+    cols, panel = table_columns(), panel_columns()
+    samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
+                "hist": hist_dict(r.hist, r.nonfinite_pairs), "m": [getattr(r, c.key) for c in panel]}]
+    for s in r.samples:
+        key = str(s.sample)
+        if inputs is not None and key not in inputs:
+            inputs[key] = _inputs(report, s.sample)
+        samples.append({"key": key, "label": f"sample {s.sample}",
+                        "hist": hist_dict(s.hist, s.nonfinite_pairs), "m": [getattr(s, c.key) for c in panel]})
+    return {"id": r.name, "status": row_status(r), "tap_status": _tap_status(r),
+            "first_divergent": bool(r.first_divergent), "node": None, "group": None, "sub": _sub(r),
+            "reason": r.reason, "note": r.note,
+            "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
+            "info": _info(r, words if words is not None else report.rule.reason_words()), "samples": samples, "default_sample": "all"}
+
+
 def verify_view(report: Any) -> dict[str, Any]:
     cols = table_columns()
     panel = panel_columns()
     words = report.rule.reason_words()
-    rows = []
     inputs: dict[str, list] = {}
-    for r in report.table():
-        status = row_status(r)
-        samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
-                    "hist": hist_dict(r.hist, r.nonfinite_pairs), "m": [getattr(r, c.key) for c in panel]}]
-        for s in r.samples:
-            key = str(s.sample)
-            if key not in inputs:
-                inputs[key] = _inputs(report, s.sample)
-            samples.append({"key": key, "label": f"sample {s.sample}",
-                            "hist": hist_dict(s.hist, s.nonfinite_pairs), "m": [getattr(s, c.key) for c in panel]})
-        rows.append({
-            "id": r.name, "status": status, "tap_status": _tap_status(r), "first_divergent": bool(r.first_divergent),
-            "node": None, "group": None, "sub": _sub(r), "reason": r.reason, "note": r.note,
-            "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
-            "info": _info(r, words), "samples": samples, "default_sample": "all"})
-    status_by_id = {x["id"]: x["status"] for x in rows}
-    profile = _profile(report, status_by_id)
+    rows = [view_row(report, r, inputs, words) for r in report.table()]
+    profile = profile_view(report)
     n_fail = sum(x["status"] == "fail" for x in rows)
     n_cmp = sum(x["status"] != "uncompared" for x in rows)
     n_nonfinite = sum(1 for r in report.table() if r.nonfinite)
     status = "fail" if (n_fail or report.exit_code) else "pass"
-    shown = set(status_by_id)
+    shown = {x["id"] for x in rows}
     badges = [badge("engine", report.engine or "?"), badge("samples", report.samples),
               badge("rows judged", f"{n_cmp}/{len(rows)}"),
               badge("divergent", n_fail, "fail" if n_fail else "pass"),
