@@ -8,7 +8,8 @@ verification (``model_explorer.node_data_builder.ModelNodeData``): ``{graph id: 
 model-explorer-onnx``), then each file through "Load node data".
 
 Each compared row is keyed by the tensor the engine exposes (``bound_to``, else the tap's tensor;
-Model Explorer matches it against a node's output tensor names) and by its producing node's name.
+Model Explorer matches it against a node's output tensor names), by its producing node's name, and a
+model output also by the adapter's ``[value] NAME`` output node.
 A metric with no value (every pair non-finite) is left out of that metric's file; the
 ``_nonfinite`` file holds the NaN/Inf counts and ``_diverged`` the verdicts (1 diverged, 0 ok).
 Only JSON is written: Model Explorer is not needed here.
@@ -39,6 +40,8 @@ def _keys(r: Any) -> list[str]:
     keys = [r.bound_to or r.tensor or r.name]
     if r.producer_node and r.producer_node not in keys:
         keys.append(r.producer_node)
+    if r.kind == "output":           # the adapter's node for a graph output, as torch's files key it
+        keys.append(f"[value] {r.name}")
     return keys
 
 
