@@ -542,7 +542,8 @@ export function renderView(el, view, host) {
     computeItems();
     lastRange = null;
     fitHeight();
-    if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row)); else renderWindow(true);
+    if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row));
+    else { wrap.scrollTop = 0; renderWindow(true); }     // another set of rows: start at its top
   }
 
   function setQuery(q, source) {
@@ -601,12 +602,15 @@ export function renderView(el, view, host) {
   }
 
   // Only the rows scrolled into view (and OVERSCAN more each side) exist; spacers keep the height.
-  function renderWindow(force) {
+  function renderWindow(force, at) {
     if (!pinsMeasured) pinsMeasured = measurePins();
     const headH = thead.offsetHeight || ROW_H;
     const viewH = wrap.clientHeight || 480;
-    const first = Math.max(0, Math.floor(wrap.scrollTop / ROW_H) - OVERSCAN);
-    const last = Math.min(items.length, Math.ceil((wrap.scrollTop + viewH - headH) / ROW_H) + OVERSCAN);
+    // ``at``: the scrollTop about to be set (the rows drawn first make the table tall enough for it);
+    // scrollTop can also still be past the end of a list that just got shorter
+    const top = Math.min(at ?? wrap.scrollTop, Math.max(0, items.length * ROW_H - (viewH - headH)));
+    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+    const last = Math.min(items.length, Math.ceil((top + viewH - headH) / ROW_H) + OVERSCAN);
     if (!force && lastRange && lastRange[0] === first && lastRange[1] === last) return;
     lastRange = [first, last];
     const cols = displayColumns();
@@ -617,6 +621,7 @@ export function renderView(el, view, host) {
     if (last < items.length) out.push(spacer((items.length - last) * ROW_H, cols.length));
     if (!items.length) out.push(h("tr", {}, h("td", { colspan: cols.length, class: "leapp-empty" }, "no rows")));
     tbody.replaceChildren(...out);
+    if (at !== undefined) { wrap.scrollTop = top; lastRange = [first, last]; }
   }
 
   function scrollToIndex(i) {
@@ -624,9 +629,8 @@ export function renderView(el, view, host) {
     const headH = thead.offsetHeight || ROW_H, viewH = wrap.clientHeight;
     const y = i * ROW_H;
     if (viewH && (y < wrap.scrollTop || y + ROW_H > wrap.scrollTop + viewH - headH)) {
-      wrap.scrollTop = Math.max(0, y - (viewH - headH) / 2 + ROW_H / 2);
-    }
-    renderWindow(true);
+      renderWindow(true, Math.max(0, y - (viewH - headH) / 2 + ROW_H / 2));
+    } else renderWindow(true);
   }
 
   // Bring a row into the table: unfold its group, and if the filters hide it, clear them (the user
