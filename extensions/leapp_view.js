@@ -543,12 +543,14 @@ export function renderView(el, view, host) {
     for (const th of thead.querySelectorAll("th")) th.classList.toggle("leapp-sorted", th.dataset.leappCol === state.sortKey);
   }
 
-  function refresh() {
+  // keepPlace: a group folded or unfolded; otherwise another set of rows, which starts at its top
+  // unless the selected row is in it
+  function refresh(keepPlace) {
     computeItems();
     lastRange = null;
     fitHeight();
-    if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row));
-    else { wrap.scrollTop = 0; renderWindow(true); }     // another set of rows: start at its top
+    if (state.row && indexOf.has(state.row) && !keepPlace) scrollToIndex(indexOf.get(state.row));
+    else { if (!keepPlace) wrap.scrollTop = 0; renderWindow(true); }
   }
 
   function setQuery(q, source) {
@@ -597,9 +599,17 @@ export function renderView(el, view, host) {
     return tr;
   }
 
+  function toggleGroup(g) {
+    const opening = state.collapsed.delete(g);
+    if (!opening) state.collapsed.add(g);
+    refresh(true);
+    const r = byId.get(state.row);
+    if (opening && r && (r.cells[groupKey] ?? "") === g) scrollToIndex(indexOf.get(r.id));   // the selection is back
+  }
+
   function groupEl(it, n) {
     const tr = h("tr", { class: "leapp-grouprow", "data-leapp-group-row": it.group,
-                         on: { click: () => { if (state.collapsed.has(it.group)) state.collapsed.delete(it.group); else state.collapsed.add(it.group); refresh(); } } },
+                         on: { click: () => toggleGroup(it.group) } },
       h("td", { colspan: n }, h("span", { class: "leapp-pin-inline" }, (it.collapsed ? "▸ " : "▾ ") + (it.group || "(no " + groupKey + ")"),
         h("span", { class: "leapp-muted" }, " · " + it.n + " rows" + (it.nfail ? " · " : "")),
         it.nfail ? h("span", { class: "leapp-firstmark" }, it.nfail + " " + ((table.status_labels || {}).fail || "fail")) : null)));

@@ -142,6 +142,33 @@ def test_offline_report_at_2000_rows(page, scale, tmp_path, artifacts_dir):
         return [w.scrollLeft, td.getBoundingClientRect().left - w.getBoundingClientRect().left]; }""")
     assert left[0] > 0 and abs(left[1]) <= 2, left
 
+    # the worst badge goes to its row (the first row that lost every value)
+    page.click(f"button[data-leapp-badge-row='{rep.worst_tap}']")
+    wait_hist(page, "body", rep.worst_tap, "all")
+    _in_view(page, "body", rep.worst_tap)
+    # columns: hide one; fold the side panel away and the table gets the width
+    assert page.locator("th[data-leapp-col='mse']").count() == 1
+    page.click(".leapp-colmenu > summary")
+    page.uncheck("input[data-leapp-col-toggle='mse']")
+    assert page.locator("th[data-leapp-col='mse']").count() == 0
+    page.click(".leapp-colmenu > summary")
+    width = lambda: page.evaluate("() => document.querySelector('.leapp-tablewrap').clientWidth")  # noqa: E731
+    before = width()
+    page.click("[data-leapp-panel-toggle]")
+    assert page.locator(".leapp-hist").is_hidden() and width() > before + 300
+    page.click("[data-leapp-panel-toggle]")
+    # group by scope: one header per module, a click folds it
+    page.check("input[data-leapp-group]")
+    scope = rep.row(rep.worst_tap).scope
+    header = page.locator(f"tr[data-leapp-group-row='{scope}']")
+    n_scope = sum(r.scope == scope for r in rep.table())
+    assert header.count() == 1 and f"{n_scope} rows" in header.text_content()
+    header.click()
+    assert page.locator(f"tr[data-leapp-row='{rep.worst_tap}']").count() == 0
+    page.locator(f"tr[data-leapp-group-row='{scope}']").click()
+    _in_view(page, "body", rep.worst_tap)
+    page.uncheck("input[data-leapp-group]")
+
     # error growth: nrmse by default, every judged row plotted; a click far down opens that row in view
     page.click("[data-leapp-tab='profile']")
     page.wait_for_selector(".leapp-profile .main-svg")
