@@ -244,7 +244,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                   "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
                   "info_columns": [],
                   "rows": rows, "first_divergent": first["id"] if first else None,
-                  "filter_label": "failing only",
+                  "filter_label": "failing only", "jump_label": "failing",
                   "rule": "pass/fail is LEAPP's allclose(exported, recorded, rtol, atol) on each sample",
                   "hist_title": "|exported − recorded|",
                   "nonfinite_label": "non-finite exported values (left out of the bins)", "reasons": {"allclose": "allclose(exported, recorded, rtol, atol) fails"},

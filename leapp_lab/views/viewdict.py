@@ -12,7 +12,7 @@ schema 2 is the compact one: labels once per table, histograms without edges, in
      "table": {"title", "columns": [{key, label, type, description, pinned?, hidden?}],
                "panel_columns": [{key, label, type, description}],   # a sample's "m" values
                "info_columns": [{key, label, type}],                 # a row's "info" values
-               "rows": [Row], "first_divergent": id|None, "filter_label", "rule",
+               "rows": [Row], "first_divergent": id|None, "filter_label", "jump_label"?, "rule",
                "status_labels", "hist_title", "nonfinite_label", "reasons": {key: words},
                "search_keys": [cell keys the search box looks in]},
      "inputs": {sample key: [{name, shape, dtype, range, index, file}]},
