@@ -5,14 +5,19 @@
 // Every user string reaches the DOM through textContent / setAttribute; the only innerHTML is the
 // graph SVG, which Python wrote with every string escaped.
 //
-// Stable DOM hooks (tests and users' automation rely on them):
+// Stable DOM hooks (tests and users' automation rely on them; docs/notebook.md lists them):
 //   tr[data-leapp-row][data-leapp-status][data-leapp-tap-status][data-leapp-first-divergent]
-//   [data-leapp-node] on graph nodes, [data-leapp-hist-row][data-leapp-hist-sample] on the histogram panel.
+//   [data-leapp-node] on graph nodes, [data-leapp-hist-row][data-leapp-hist-sample] on the histogram panel,
+//   [data-leapp-why] (the verdict's reason), input[data-leapp-search], [data-leapp-next-divergent] ...
+// The table is virtual: only the rows scrolled into view exist as <tr>; select a row (click, search,
+// keys, the API's select) to bring it into view.
 //   Compare views: tr[data-leapp-flip][data-leapp-first-divergent-in][data-leapp-missing-in],
 //   td[data-leapp-side][data-leapp-verdict], th[data-leapp-group], [data-leapp-hist-group] in the panel.
 
 const STATUS_ORDER = { fail: 0, uncompared: 1, pass: 2 };
 const NUMERIC = new Set(["num", "int", "cos", "x"]);
+const ROW_H = 24;          // px: every table row has this height (virtual scrolling relies on it)
+const OVERSCAN = 12;       // rows drawn above and below the visible ones
 
 function h(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -83,24 +88,47 @@ function shapeText(s) { return s === null || s === undefined ? "?" : "[" + s.joi
 
 function kv(rows, cls) {
   return h("table", { class: "leapp-kv " + (cls || "") },
-    h("tbody", {}, rows.filter(r => r).map(([k, v, kind]) => h("tr", {}, h("th", {}, k), h("td", {}, fmt(v, kind))))));
+    h("tbody", {}, rows.filter(r => r).map(([k, v, kind, title]) => h("tr", {}, h("th", { title }, k), h("td", {}, fmt(v, kind))))));
+}
+
+// A list of values and the columns that name them (the view dict says labels once per table).
+function labelled(columns, values, skipEmpty) {
+  const out = [];
+  (columns || []).forEach((c, i) => {
+    const v = values ? values[i] : null;
+    if (skipEmpty && (v === null || v === undefined || v === "")) return;
+    out.push([c.label, v, c.type, c.description || null]);
+  });
+  return out;
 }
 
 // -- histogram --------------------------------------------------------------------------------------
-function histTraces(hist) {
-  // zero bin at x=0, log bins from x=2 on (one empty slot between): the x axis *is* log(|diff|)
+// Global log bins (leapp_lab/model/hist.py): bin b starts at the float64 whose bit pattern is b << 50.
+const _f64 = new Float64Array(1), _u64 = new BigUint64Array(_f64.buffer);
+export function binEdge(b) { _u64[0] = BigInt(b) << 50n; return _f64[0]; }
+
+function histTraces(hist, nonfiniteLabel) {
+  // zero bin at x=0, log bins from x=2 on (one empty slot between): the x axis *is* log(|diff|);
+  // the non-finite pairs, left out of every bin, in a bar of their own at the right end
   const xs = [0], ys = [hist.zero], text = ["exactly 0"], colors = ["#1565c0"];
-  const n = hist.counts.length;
+  const counts = hist.counts || [], n = counts.length, first = hist.first_bin || 0;
   for (let i = 0; i < n; i++) {
-    xs.push(i + 2); ys.push(hist.counts[i]); colors.push("#ef6c00");
-    text.push("[" + hist.edges[i].toExponential(2) + ", " + hist.edges[i + 1].toExponential(2) + ")");
+    xs.push(i + 2); ys.push(counts[i]); colors.push("#ef6c00");
+    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
   }
   const step = Math.max(1, Math.ceil(n / 7));
   const tickvals = [0], ticktext = ["0"];
-  for (let i = 0; i < n; i += step) { tickvals.push(i + 2 - 0.5); ticktext.push(hist.edges[i].toExponential(1)); }
+  for (let i = 0; i < n; i += step) { tickvals.push(i + 2 - 0.5); ticktext.push(binEdge(first + i).toExponential(1)); }
+  if (hist.nonfinite) {
+    const x = n + 3;
+    xs.push(x); ys.push(hist.nonfinite); colors.push("#6a1b9a"); text.push(nonfiniteLabel || "non-finite");
+    tickvals.push(x); ticktext.push("non-finite");
+  }
+  const annotations = hist.nonfinite ? [{ x: n + 3, y: hist.nonfinite, yanchor: "bottom", showarrow: false, text: "non-finite " + hist.nonfinite,
+                                          font: { size: 10, color: "#6a1b9a" } }] : [];
   return { data: [{ type: "bar", x: xs, y: ys, text, hovertemplate: "%{text}<br>count %{y}<extra></extra>",
                     marker: { color: colors }, width: 0.92, textposition: "none" }],
-           tickvals, ticktext };
+           tickvals, ticktext, annotations };
 }
 
 function clearPlot(div) {
@@ -119,25 +147,58 @@ function themed(div, layout) {
   return layout;
 }
 
-function drawHist(div, hist, title) {
-  clearPlot(div);
-  if (!hist || (hist.zero === 0 && hist.counts.length === 0)) {
+function drawHist(div, hist, title, nonfiniteLabel) {
+  if (!hist || (hist.zero === 0 && !(hist.counts || []).length && !hist.nonfinite)) {
+    clearPlot(div);
     div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
     return;
   }
-  const t = histTraces(hist);
+  const t = histTraces(hist, nonfiniteLabel);
   if (typeof globalThis.Plotly === "undefined") {
+    clearPlot(div);
     div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded; counts: zero=" + hist.zero +
-      " bins=" + hist.counts.join(",")));
+      " bins=" + (hist.counts || []).join(",") + " non-finite=" + (hist.nonfinite || 0)));
     return;
   }
+  // a plot already there is updated in place (Plotly.react: ~2x faster than a new plot per click)
+  if (!div._fullLayout) clearPlot(div);
   const layout = {
     title: { text: title, font: { size: 12 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 44 },
     bargap: 0.05, showlegend: false, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
     xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
-    yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
+    yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" }, annotations: t.annotations,
   };
-  globalThis.Plotly.newPlot(div, t.data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+  const config = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
+  if (div._fullLayout) globalThis.Plotly.react(div, t.data, themed(div, layout), config);
+  else globalThis.Plotly.newPlot(div, t.data, themed(div, layout), config);
+}
+
+// -- error growth -----------------------------------------------------------------------------------
+// The module a row belongs to, for grouping the x axis: the first two parts of its scope
+// ("blocks.3.attn" -> "blocks.3"), so a block's taps share one band.
+function scopeGroup(scope) { return scope ? scope.split(".").slice(0, 2).join(".") : ""; }
+
+function profileTicks(profile) {
+  // <= 40 points: every name. Otherwise one tick per module (thinned to <= 40 labels) and an
+  // alternating band per module, or, without scopes, ~30 evenly spaced names.
+  const n = profile.x.length, xs = profile.x.map((_, i) => i);
+  if (n <= 40) return { tickvals: xs, ticktext: profile.x, bands: [] };
+  const scopes = profile.scope || [];
+  const runs = [];
+  for (let i = 0; i < n; i++) {
+    const g = scopeGroup(scopes[i]);
+    if (!runs.length || runs[runs.length - 1].g !== g) runs.push({ g, start: i, end: i });
+    else runs[runs.length - 1].end = i;
+  }
+  if (runs.length > 1 && runs.some(r => r.g)) {
+    const every = Math.max(1, Math.ceil(runs.length / 40));
+    const shown = runs.filter((_, k) => k % every === 0);
+    return { tickvals: shown.map(r => r.start), ticktext: shown.map(r => r.g || "(no scope)"),
+             bands: runs.filter((_, k) => k % 2 === 1).map(r => [r.start - 0.5, r.end + 0.5]) };
+  }
+  const every = Math.max(1, Math.ceil(n / 30));
+  const vals = xs.filter(i => i % every === 0);
+  return { tickvals: vals, ticktext: vals.map(i => profile.x[i]), bands: [] };
 }
 
 function drawProfile(div, profile, metric, onPick) {
@@ -145,22 +206,143 @@ function drawProfile(div, profile, metric, onPick) {
   const s = (profile.series || []).find(x => x.key === metric) || (profile.series || [])[0];
   if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
   if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
-  const xs = profile.x.map((_, i) => i);
-  const data = [{ type: "scatter", mode: "lines+markers", x: xs, y: s.y, text: profile.x,
-                  hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
-                  marker: { color: profile.status.map(st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e"), size: 8 } }];
-  const shapes = [];
-  if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) {
-    shapes.push({ type: "line", x0: profile.first_divergent_index, x1: profile.first_divergent_index, yref: "paper", y0: 0, y1: 1,
-                  line: { color: "#c62828", dash: "dot" } });
+  const n = profile.x.length, xs = profile.x.map((_, i) => i);
+  const scopes = profile.scope || [], reasons = profile.reason || [], nonfinite = profile.nonfinite || [];
+  const hover = profile.x.map((name, i) => name + (scopes[i] ? " · " + scopes[i] : "") + (reasons[i] ? "<br>why: " + reasons[i] : ""));
+  const colour = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
+  const finite = s.y.filter(v => v !== null && v !== undefined && (!s.log || v > 0));
+  // rows without a value (every pair non-finite, or nothing to divide by) go on a row of their own at
+  // the top of the range: shown, never dropped
+  const missing = xs.filter(i => s.y[i] === null || s.y[i] === undefined || (s.log && !(s.y[i] > 0)));
+  let top = finite.length ? Math.max(...finite) : 1;
+  if (s.threshold !== null && s.threshold !== undefined) top = Math.max(top, s.threshold);
+  const yMissing = s.log ? top * 4 : top + Math.abs(top) * 0.12 + (top === 0 ? 1 : 0);
+  const size = n <= 100 ? 8 : n <= 600 ? 6 : 4;
+  const data = [{ type: "scatter", mode: n <= 600 ? "lines+markers" : "markers", x: xs, y: s.y, text: hover, customdata: profile.x,
+                  hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>", line: { width: 1, color: "rgba(120,120,120,0.6)" },
+                  marker: { color: profile.status.map(colour), size } }];
+  if (missing.length) {
+    data.push({ type: "scatter", mode: "markers", x: missing, y: missing.map(() => yMissing), customdata: missing.map(i => profile.x[i]),
+                text: missing.map(i => hover[i] + "<br>" + (nonfinite[i] ? nonfinite[i] + " non-finite values: no " + s.label : "no " + s.label)),
+                hovertemplate: "%{text}<extra></extra>", name: "no value",
+                marker: { symbol: "x", size: size + 2, color: missing.map(i => nonfinite[i] ? "#6a1b9a" : "#9e9e9e") } });
   }
-  const layout = { title: { text: s.label + " over outputs and taps, in model order", font: { size: 12 } }, height: 300,
-                   margin: { l: 60, r: 10, t: 34, b: 90 }, shapes, showlegend: false,
-                   paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-                   xaxis: { tickvals: xs, ticktext: profile.x, tickangle: -40, automargin: true },
-                   yaxis: { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } } };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false });
-  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.x[p.pointIndex]); });
+  const shapes = [], annotations = [];
+  const ay = v => s.log ? Math.log10(v) : v;      // annotations on a log axis are placed in log10 units
+  const vline = (i, color, dash, label) => {
+    shapes.push({ type: "line", x0: i, x1: i, yref: "paper", y0: 0, y1: 1, line: { color, dash, width: 1.5 } });
+    annotations.push({ x: i, yref: "paper", y: 1, yanchor: "bottom", text: label, showarrow: false, font: { size: 10, color } });
+  };
+  if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
+  if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== undefined) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (s.threshold !== null && s.threshold !== undefined) {
+    shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
+    annotations.push({ xref: "paper", x: 1, xanchor: "right", y: ay(s.threshold), yanchor: "bottom", showarrow: false,
+                       text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold), font: { size: 10, color: "#c62828" } });
+  }
+  if (missing.length) annotations.push({ xref: "paper", x: 0, xanchor: "left", y: ay(yMissing), yanchor: "bottom", showarrow: false,
+                                          text: "× no " + s.label + " (non-finite)", font: { size: 10, color: "#6a1b9a" } });
+  const ticks = profileTicks(profile);
+  for (const [a, b] of ticks.bands) shapes.push({ type: "rect", x0: a, x1: b, yref: "paper", y0: 0, y1: 1, layer: "below",
+                                                   line: { width: 0 }, fillcolor: "rgba(128,128,128,0.09)" });
+  const yaxis = { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } };
+  const layout = { title: { text: s.label + " over outputs and taps, in model order (" + n + " rows)", font: { size: 12 } },
+                   height: n > 200 ? 480 : 320, margin: { l: 60, r: 10, t: 40, b: 90 }, shapes, annotations, showlegend: false,
+                   dragmode: "zoom", hovermode: "closest", paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+                   xaxis: { tickvals: ticks.tickvals, ticktext: ticks.ticktext, tickangle: -40, automargin: true, range: [-1, n] },
+                   yaxis };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: true, displaylogo: false, showLink: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"], scrollZoom: false });
+  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p && p.customdata) onPick(p.customdata); });
+}
+
+// -- table helpers ----------------------------------------------------------------------------------
+// Search: whitespace-separated terms, all must match. "key:value" looks in one cell (scope:blocks.3
+// matches that module and the modules inside it; status: the verdict, its label or the exact status;
+// reason: the reason keys); a bare term looks in the row's name, op · scope line and search cells.
+function searchText(r, table) {
+  const labels = table.status_labels || {};
+  const parts = [r.id, r.sub, r.status, labels[r.status], r.tap_status, r.reason];
+  for (const k of table.search_keys || []) parts.push(r.cells[k]);
+  return parts.filter(x => x !== null && x !== undefined).join("\n").toLowerCase();
+}
+
+export function parseQuery(q) {
+  return (q || "").toLowerCase().split(/\s+/).filter(Boolean).map(t => {
+    const i = t.indexOf(":");
+    return i > 0 ? { key: t.slice(0, i), value: t.slice(i + 1) } : { key: null, value: t };
+  });
+}
+
+function matchTerm(r, hay, term, table) {
+  if (!term.key) return hay.includes(term.value);
+  const v = term.value;
+  if (term.key === "status") {
+    const labels = table.status_labels || {};
+    return [r.status, labels[r.status], r.tap_status].some(x => x && String(x).toLowerCase().includes(v));
+  }
+  if (term.key === "reason") return (r.reason || "").toLowerCase().includes(v);
+  if (term.key === "name" || term.key === "id") return r.id.toLowerCase().includes(v);
+  const c = r.cells[term.key];
+  if (c === null || c === undefined) return false;
+  const s = String(c).toLowerCase();
+  if (term.key === "scope") return s === v || s.startsWith(v.endsWith(".") ? v : v + ".") || (v.endsWith(".") && s === v.slice(0, -1));
+  return s.includes(v);
+}
+
+function csvCell(v) {
+  if (v === null || v === undefined) return "";
+  const s = Array.isArray(v) ? "[" + v.join(", ") + "]" : String(v);
+  return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+}
+
+// The current table (filtered, sorted, shown columns) as CSV: one header line of column keys (as
+// in metrics.csv), the values at full precision (not the 4 digits on screen), empty for none.
+export function tableCsv(columns, rows) {
+  const lines = [columns.map(c => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
+  for (const r of rows) lines.push(columns.map(c => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
+  return lines.join("\n") + "\n";
+}
+
+function download(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name, style: "display:none" });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 4000);
+}
+
+// Column width from its content (in ch): the table lays out fixed, so rows drawn while scrolling
+// never shift the columns.
+const WIDTH_CAP = { text: 40, status: 26 };
+function columnWidth(c, rows, table, nameKey) {
+  let w = c.label.length + 2;
+  if (c.type === "status") {
+    const labels = table.status_labels || {};
+    for (const r of rows) w = Math.max(w, String(labels[r.status] || r.status).length + (r.tap_status && r.tap_status !== "compared" ? r.tap_status.length + 1 : 0) + (r.first_divergent ? 8 : 0));
+  } else if (c.type === "int") {
+    for (const r of rows) { const v = r.cells[c.key]; if (v !== null && v !== undefined) w = Math.max(w, String(v).length + 1); }
+  } else if (NUMERIC.has(c.type)) {
+    w = Math.max(w, 10);
+  } else {
+    for (const r of rows) {
+      const v = r.cells[c.key];
+      let len = v === null || v === undefined ? 1 : fmt(v, c.type).length;
+      if (c.key === nameKey && r.sub) len += r.sub.length + 2;
+      if (len > w) w = len;
+    }
+  }
+  return Math.min(w, WIDTH_CAP[c.type] || 14) + 1;
+}
+
+// Fragment of the offline report (#view=verify&tab=table&row=NAME&sample=1&q=...): written on every
+// selection, read once on load.
+function readFragment(kind) {
+  if (typeof location === "undefined" || !location.hash) return null;
+  const p = new URLSearchParams(location.hash.slice(1));
+  if (p.get("view") && p.get("view") !== kind) return null;
+  return { tab: p.get("tab"), row: p.get("row"), sample: p.get("sample"), q: p.get("q") };
 }
 
 // -- compare views (several verify runs side by side) -----------------------------------------------
@@ -176,8 +358,8 @@ function rowHooks(r) {
 }
 
 // A header row above the column labels: one cell per run of consecutive columns with the same group.
-function groupHeaderRow(table) {
-  const cols = table.columns || [];
+function groupHeaderRow(table, shown) {
+  const cols = shown || table.columns || [];
   if (!cols.some(c => c.group)) return null;
   const info = new Map((table.groups || []).map(g => [g.key, g]));
   const tr = h("tr", { class: "leapp-grouprow" });
@@ -259,28 +441,51 @@ function renderGroupPanel(panel, r, state, table, onSample) {
 }
 
 // -- the view ---------------------------------------------------------------------------------------
+// host: {onSelect(id, sample)}: the widget's callback for selections made in the page;
+//       {permalink: true}: the offline report (URL fragment written on every selection, read on load);
+//       {fill: true}: the table takes the window's height; {globalKeys: true}: n/p/j/k/arrows work
+//       anywhere on the page, not only with the table focused.
+// Returns the view's API (also on the root element as .leappView): select(id, sample, source),
+// onSelect (a list: push fn(id, sample, source), called on every selection), scrollToRow(id),
+// showTab(id), rowIds() (the rows shown, in their current order), fragment().
 export function renderView(el, view, host) {
   host = host || {};
   el.replaceChildren();
   if (!view || !view.kind) { el.append(h("div", { class: "leapp-empty" }, "(empty leapp_lab view)")); return {}; }
   const table = view.table || { rows: [], columns: [] };
   const rows = table.rows || [];
+  const columns = table.columns || [];
   const byId = new Map(rows.map(r => [r.id, r]));
   const groups = new Map();
   for (const r of rows) if (r.group) { if (!groups.has(r.group)) groups.set(r.group, []); groups.get(r.group).push(r); }
+  const nameKey = (columns.find(c => c.key === "name") || columns.find(c => c.type === "text") || {}).key;
+  const groupKey = columns.some(c => c.key === "scope") ? "scope" : columns.some(c => c.key === "node") ? "node" : null;
+  const hay = new Map(rows.map(r => [r.id, searchText(r, table)]));
+  const listeners = [];
+  let booting = true;        // set-up: no fragment written, no callbacks for the opening selection
+  const frag = host.permalink ? readFragment(view.kind) : null;
+  const series = (view.profile && view.profile.series) || [];
   const state = { tab: (view.tabs && view.tabs[0] && view.tabs[0].id) || "table", row: null, sample: null,
-                  sortKey: null, sortDir: 1, onlyBad: false, node: null, logLevel: 0, logSection: "",
-                  profileMetric: view.profile && view.profile.series && view.profile.series[0] ? view.profile.series[0].key : null };
+                  sortKey: null, sortDir: 1, onlyBad: false, query: "", groupBy: false, collapsed: new Set(),
+                  hidden: new Set(columns.filter(c => c.hidden).map(c => c.key)), panelOpen: true,
+                  node: null, logLevel: 0, logSection: "",
+                  profileMetric: (view.profile && view.profile.default) || (series[0] ? series[0].key : null) };
 
-  const root = h("div", { class: "leapp-view", "data-leapp-kind": view.kind, "data-leapp-status": view.status });
+  // data-lm-suppress-shortcuts: keys pressed in the view are the view's (JupyterLab would otherwise
+  // take j/k/↑/↓ to move between notebook cells)
+  const root = h("div", { class: "leapp-view" + (host.fill ? " leapp-fill" : ""), "data-leapp-kind": view.kind,
+                          "data-leapp-status": view.status, "data-lm-suppress-shortcuts": "true" });
   el.append(root);
 
-  // header
+  // header; a badge that names a row (first divergent, worst, largest jump) is a button to it
   root.append(h("div", { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
-    h("div", { class: "leapp-badges" }, (view.badges || []).map(b =>
-      h("span", { class: "leapp-badge" + (b.status ? " leapp-" + b.status : "") }, h("b", {}, b.label), " ", fmt(b.value)))),
+    h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.row
+      ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
+                      "data-leapp-badge-row": b.row, on: { click: () => { select(b.row, null, "badge"); refocus(); } } },
+          h("b", {}, b.label), " ", fmt(b.value))
+      : h("span", { class: "leapp-badge" + (b.status ? " leapp-" + b.status : ""), title: b.title }, h("b", {}, b.label), " ", fmt(b.value)))),
     (view.notes || []).length ? h("ul", { class: "leapp-notes" }, view.notes.map(n => h("li", {}, n))) : null));
 
   // tabs
@@ -293,119 +498,407 @@ export function renderView(el, view, host) {
     root.append(panels[t.id]);
   }
   function showTab(id) {
+    if (!panels[id]) return;
     state.tab = id;
     for (const b of tabBar.children) b.classList.toggle("leapp-active", b.dataset.leappTab === id);
     for (const [k, p] of Object.entries(panels)) p.style.display = k === id ? "" : "none";
-    if (id === "profile" && view.profile) drawProfile(profileDiv, view.profile, state.profileMetric, id2 => select(id2, null, true));
-    if (id === "table" && state.row) renderHist();
+    if (id === "profile" && view.profile) drawProfile(profileDiv, view.profile, state.profileMetric, id2 => select(id2, null, "plot"));
+    if (id === "table") {
+      fitHeight();
+      if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row)); else renderWindow(true);
+      if (state.row) renderHist();
+    }
     if (deepHooks[id]) deepHooks[id]();
+    writeFragment();
   }
   const deepHooks = renderDeep(view, panels);
 
-  // ---- table + histogram panel
-  const tbody = h("tbody", {});
+  // ---- table: toolbar, virtual rows, side panel
+  const colgroup = h("colgroup", {});
   const thead = h("thead", {});
-  const tableEl = h("table", { class: "leapp-table" }, thead, tbody);
-  // After a toolbar click, focus goes back to the table: ↑/↓ keep moving rows instead of reaching the
-  // notebook, which would move between cells in command mode.
+  const tbody = h("tbody", {});
+  const tableEl = h("table", { class: "leapp-table leapp-virtual" }, colgroup, thead, tbody);
+  // After a toolbar click, focus goes back to the table: the keys keep moving rows instead of
+  // reaching the notebook, which would move between cells in command mode.
   const refocus = () => { if (wrap.isConnected) wrap.focus({ preventScroll: true }); };
-  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": table.filter_id || "divergent", on: { change: e => { state.onlyBad = e.target.checked; fillRows(); refocus(); } } });
-  const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
-  // data-lm-suppress-shortcuts: JupyterLab must not take ↑/↓ to move between notebook cells here
-  const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", "data-lm-suppress-shortcuts": "true",
-                          on: { keydown: onKey } }, tableEl);
+  const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", on: { scroll: () => renderWindow(false) } }, tableEl);
   const histPanel = h("div", { class: "leapp-hist", "data-leapp-hist-row": "", "data-leapp-hist-sample": "" });
+  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": table.filter_id || "divergent", on: { change: e => { state.onlyBad = e.target.checked; refresh(); refocus(); } } });
+  const search = h("input", { type: "search", class: "leapp-search", "data-leapp-search": "", spellcheck: "false",
+    placeholder: "search: name, op, " + (groupKey ? groupKey + ":…, " : "") + "status:…, reason:…",
+    title: "every term must match; key:value looks in one column (scope:blocks.3 = that module and the ones inside it; " +
+           "status:diverged, reason:non-finite, kind:op); Enter selects the first match",
+    on: { input: e => setQuery(e.target.value, "search"), keydown: onSearchKey } });
+  const count = h("span", { class: "leapp-muted", "data-leapp-count": "" });
+  const msgEl = h("span", { class: "leapp-msg", "data-leapp-msg": "" });
+  const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
+  const groupBox = groupKey ? h("input", { type: "checkbox", "data-leapp-group": groupKey, on: { change: e => { state.groupBy = e.target.checked; refresh(); refocus(); } } }) : null;
+  const panelBtn = h("button", { class: "leapp-btn", "data-leapp-panel-toggle": "", title: "show or hide the side panel (histogram and metrics)",
+                                 on: { click: () => { togglePanel(); refocus(); } } }, "hide panel ▸");
+  const linkBox = h("input", { type: "text", class: "leapp-linkbox", readonly: true, "data-leapp-link": "", style: "display:none" });
+  const colMenu = h("details", { class: "leapp-colmenu" }, h("summary", { class: "leapp-btn" }, "columns"),
+    h("div", { class: "leapp-colmenu-list" }, columns.filter(c => c.key !== nameKey).map(c =>
+      h("label", { title: c.description || null }, h("input", { type: "checkbox", "data-leapp-col-toggle": c.key, checked: !state.hidden.has(c.key),
+        on: { change: e => { if (e.target.checked) state.hidden.delete(c.key); else state.hidden.add(c.key); buildHead(); renderWindow(true); } } }), " " + c.label))));
   if (panels.table) {
-    panels.table.append(h("div", { class: "leapp-split" },
-      h("div", { class: "leapp-left" },
-        h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-ttitle" }, table.title || ""),
-          h("label", {}, filterBox, " " + (table.filter_label || "divergent only")),
-          sortInfo, h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => { state.sortKey = null; fillRows(); refocus(); } } }, "back to model order")),
-        table.rule ? h("div", { class: "leapp-rule" }, table.rule) : null,
-        wrap),
-      histPanel));
+    panels.table.append(
+      h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-ttitle" }, table.title || "")),
+      h("div", { class: "leapp-toolbar" },
+        search, count,
+        h("label", {}, filterBox, " " + (table.filter_label || "divergent only")),
+        groupBox ? h("label", { title: "rows under one header per " + groupKey + " (click a header to fold it)" }, groupBox, " group by " + groupKey) : null,
+        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous divergent row (p or k)", on: { click: () => { jumpDivergent(-1, "key"); refocus(); } } }, "▲ prev " + (table.jump_label || "divergent")),
+        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next divergent row (n or j)", on: { click: () => { jumpDivergent(1, "key"); refocus(); } } }, "▼ next " + (table.jump_label || "divergent")),
+        sortInfo, h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => { state.sortKey = null; refresh(); refocus(); } } }, "back to model order"),
+        colMenu,
+        h("button", { class: "leapp-btn", "data-leapp-download-csv": "", title: "the table as shown (filtered, sorted, shown columns), full precision",
+                      on: { click: () => downloadCsv() } }, "download CSV"),
+        host.permalink ? h("button", { class: "leapp-btn", "data-leapp-copy-link": "", title: "a link to this view, tab, row and sample",
+                                       on: { click: () => copyLink() } }, "copy link") : null,
+        panelBtn, msgEl),
+      linkBox,
+      table.rule ? h("div", { class: "leapp-rule" }, table.rule) : null,
+      h("div", { class: "leapp-split" }, h("div", { class: "leapp-left" }, wrap), histPanel));
   }
-  const headRow = h("tr", {});
-  for (const c of table.columns || []) {
-    headRow.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type, title: (c.description ? c.description + " · " : "") + "sort by " + c.label,
-      on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = NUMERIC.has(c.type) && c.type !== "int" ? -1 : 1; } fillRows(); refocus(); } } }, c.label));
-  }
-  const groupRow = groupHeaderRow(table);      // columns that carry a `group` (compare views)
-  if (groupRow) thead.append(groupRow);
-  thead.append(headRow);
+
   const rowEls = new Map();
+  let items = [];            // what the table shows, in order: {r: row} or {group, n, nfail, collapsed}
+  let shownRows = [];        // the rows that pass the filters, in display order (folded groups included)
+  let indexOf = new Map();   // row id -> index in items
+  let lastRange = null;
+  let pinLeft = {};
+
+  function displayColumns() {
+    const vis = columns.filter(c => !state.hidden.has(c.key));
+    return [...vis.filter(c => c.pinned), ...vis.filter(c => !c.pinned)];
+  }
+  const widths = new Map(columns.map(c => [c.key, columnWidth(c, rows, table, nameKey)]));
+  const PAD = 13;     // px of padding + border per cell (leapp_view.css: .leapp-virtual td)
+  const cssWidth = (ch, n) => "calc(" + ch + "ch + " + (n * PAD) + "px)";
+
+  function buildHead() {
+    const cols = displayColumns();
+    colgroup.replaceChildren(...cols.map(c => h("col", { style: "width:" + cssWidth(widths.get(c.key), 1) })));
+    tableEl.style.width = cssWidth(cols.reduce((a, c) => a + widths.get(c.key), 0), cols.length);
+    pinLeft = {};
+    let ch = 0, k = 0;
+    for (const c of cols) if (c.pinned) { pinLeft[c.key] = cssWidth(ch, k); ch += widths.get(c.key); k++; }
+    const tr = h("tr", {});
+    for (const c of cols) {
+      tr.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type + (c.pinned ? " leapp-pin" : "") + (state.sortKey === c.key ? " leapp-sorted" : ""),
+        style: c.pinned ? "left:" + pinLeft[c.key] : null, title: (c.description ? c.description + " · " : "") + "sort by " + c.label,
+        on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = NUMERIC.has(c.type) && c.type !== "int" ? -1 : 1; } refresh(); refocus(); } } }, c.label));
+    }
+    const groupRow = groupHeaderRow(table, cols);      // columns that carry a `group` (compare views)
+    thead.replaceChildren(...(groupRow ? [groupRow] : []), tr);
+    pinsMeasured = measurePins();
+  }
+
+  // the pinned columns' left offsets, measured once the header is laid out (until then: computed)
+  let pinsMeasured = false;
+  function measurePins() {
+    const ths = [...thead.querySelectorAll("th.leapp-pin")];
+    if (!ths.length) return true;
+    if (!ths[0].offsetWidth) return false;
+    let x = 0;
+    for (const th of ths) { pinLeft[th.dataset.leappCol] = x + "px"; th.style.left = x + "px"; x += th.offsetWidth; }
+    return true;
+  }
 
   function cmp(a, b) {
-    const k = state.sortKey, col = (table.columns || []).find(c => c.key === k);
+    const k = state.sortKey, col = columns.find(c => c.key === k);
     let x = a.cells[k], y = b.cells[k];
-    if (col && col.type === "status") { x = STATUS_ORDER[x] ?? 9; y = STATUS_ORDER[y] ?? 9; }
+    if (col && col.type === "status") { x = STATUS_ORDER[a.status] ?? 9; y = STATUS_ORDER[b.status] ?? 9; }
     if (x === null || x === undefined) return (y === null || y === undefined) ? 0 : 1;   // missing values last
     if (y === null || y === undefined) return -1;
     return (x < y ? -1 : x > y ? 1 : 0) * state.sortDir;
   }
-  function visibleRows() {
+
+  function computeItems() {
+    const terms = parseQuery(state.query);
     // table.filter_key: the filter keeps rows where that key is set (compare: "flip"); else failing rows
-    let rs = rows.filter(r => !state.onlyBad || (table.filter_key ? !!r[table.filter_key] : r.status === "fail"));
-    if (state.sortKey) rs = rs.slice().sort(cmp);
-    return rs;
-  }
-  function fillRows() {
-    tbody.replaceChildren(); rowEls.clear();
-    const col = (table.columns || []).find(c => c.key === state.sortKey);
-    sortInfo.textContent = col ? "sorted by " + col.label + (state.sortDir > 0 ? " ↑" : " ↓") : "model order";
-    for (const th of headRow.children) th.classList.toggle("leapp-sorted", th.dataset.leappCol === state.sortKey);
-    for (const r of visibleRows()) {
-      const tr = h("tr", { ...rowHooks(r), "data-leapp-row": r.id, "data-leapp-status": r.status, "data-leapp-tap-status": r.tap_status,
-                           "data-leapp-first-divergent": r.first_divergent ? "true" : null,
-                           class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : ""),
-                           on: { click: () => select(r.id, null, true) } });
-      for (const c of table.columns || []) {
-        const v = r.cells[c.key];
-        if (CELL_TYPES[c.type]) tr.append(CELL_TYPES[c.type](v, r, c, table));
-        else if (c.type === "status") {
-          const label = (table.status_labels || {})[r.status] || r.status;
-          const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
-          tr.append(h("td", { class: "leapp-status" }, h("span", { class: "leapp-pill leapp-" + r.status }, label),
-            extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
-            r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
-        } else {
-          tr.append(h("td", { class: "leapp-" + c.type, title: typeof v === "number" ? String(v) : null }, fmt(v, c.type)));
-        }
+    const bad = r => table.filter_key ? !!r[table.filter_key] : r.status === "fail";
+    let rs = rows.filter(r => (!state.onlyBad || bad(r)) && terms.every(t => matchTerm(r, hay.get(r.id), t, table)));
+    if (state.sortKey) rs = rs.slice().sort(cmp);     // stable: ties keep model order
+    if (state.groupBy && groupKey) {
+      const order = [], by = new Map();
+      for (const r of rs) {
+        const g = r.cells[groupKey] ?? "";
+        if (!by.has(g)) { by.set(g, []); order.push(g); }
+        by.get(g).push(r);
       }
-      if (r.id === state.row) tr.classList.add("leapp-selected");
-      rowEls.set(r.id, tr); tbody.append(tr);
+      items = []; shownRows = [];
+      for (const g of order) {
+        const members = by.get(g), collapsed = state.collapsed.has(g);
+        items.push({ group: g, n: members.length, nfail: members.filter(r => r.status === "fail").length, collapsed });
+        for (const r of members) { shownRows.push(r); if (!collapsed) items.push({ r }); }
+      }
+    } else {
+      shownRows = rs;
+      items = rs.map(r => ({ r }));
     }
-    if (!tbody.children.length) tbody.append(h("tr", {}, h("td", { colspan: (table.columns || []).length, class: "leapp-empty" }, "no rows")));
+    indexOf = new Map();
+    items.forEach((it, i) => { if (it.r) indexOf.set(it.r.id, i); });
+    count.textContent = shownRows.length === rows.length ? rows.length + " rows" : shownRows.length + " of " + rows.length + " rows";
+    const col = columns.find(c => c.key === state.sortKey);
+    sortInfo.textContent = col ? "sorted by " + col.label + (state.sortDir > 0 ? " ↑" : " ↓") : "model order";
+    for (const th of thead.querySelectorAll("th")) th.classList.toggle("leapp-sorted", th.dataset.leappCol === state.sortKey);
   }
 
-  function select(id, sampleKey, fromUser) {
+  // keepPlace: a group folded or unfolded; otherwise another set of rows, which starts at its top
+  // unless the selected row is in it
+  function refresh(keepPlace) {
+    computeItems();
+    lastRange = null;
+    fitHeight();
+    if (state.row && indexOf.has(state.row) && !keepPlace) scrollToIndex(indexOf.get(state.row));
+    else { if (!keepPlace) wrap.scrollTop = 0; renderWindow(true); }
+  }
+
+  function setQuery(q, source) {
+    state.query = q;
+    if (search.value !== q) search.value = q;
+    msg("");
+    refresh();
+    writeFragment();
+  }
+
+  function onSearchKey(e) {
+    e.stopPropagation();               // typing is not a command
+    if (e.key === "Enter" && shownRows.length) { e.preventDefault(); select(shownRows[0].id, null, "search"); refocus(); }
+    if (e.key === "Escape") { setQuery("", "search"); refocus(); }
+  }
+
+  function spacer(px, n) {
+    return h("tr", { class: "leapp-spacer", "aria-hidden": "true" }, h("td", { colspan: n, style: "height:" + px + "px" }));
+  }
+
+  function rowEl(r, cols) {
+    const tr = h("tr", { ...rowHooks(r), "data-leapp-row": r.id, "data-leapp-status": r.status, "data-leapp-tap-status": r.tap_status,
+                         "data-leapp-first-divergent": r.first_divergent ? "true" : null,
+                         class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
+                         on: { click: () => select(r.id, null, "click") } });
+    for (const c of cols) {
+      const v = r.cells[c.key];
+      const pin = c.pinned ? { class: "leapp-pin", style: "left:" + pinLeft[c.key] } : {};
+      if (CELL_TYPES[c.type]) tr.append(CELL_TYPES[c.type](v, r, c, table));
+      else if (c.type === "status") {
+        const label = (table.status_labels || {})[r.status] || r.status;
+        const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
+        tr.append(h("td", { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.reason ? "why: " + r.reason : null },
+          h("span", { class: "leapp-pill leapp-" + r.status }, label),
+          extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
+          r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
+      } else if (c.key === nameKey) {
+        tr.append(h("td", { class: "leapp-text leapp-name" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.sub ? r.id + " · " + r.sub : r.id },
+          fmt(v, c.type), r.sub ? h("span", { class: "leapp-sub-name" }, " " + r.sub) : null));
+      } else {
+        const text = fmt(v, c.type);
+        tr.append(h("td", { class: "leapp-" + c.type + (c.pinned ? " leapp-pin" : ""), style: pin.style,
+                            title: typeof v === "number" ? String(v) : text.length > 12 ? text : null }, text));
+      }
+    }
+    rowEls.set(r.id, tr);
+    return tr;
+  }
+
+  function toggleGroup(g) {
+    const opening = state.collapsed.delete(g);
+    if (!opening) state.collapsed.add(g);
+    refresh(true);
+    const r = byId.get(state.row);
+    if (opening && r && (r.cells[groupKey] ?? "") === g) scrollToIndex(indexOf.get(r.id));   // the selection is back
+  }
+
+  function groupEl(it, n) {
+    const tr = h("tr", { class: "leapp-grouprow", "data-leapp-group-row": it.group,
+                         on: { click: () => toggleGroup(it.group) } },
+      h("td", { colspan: n }, h("span", { class: "leapp-pin-inline" }, (it.collapsed ? "▸ " : "▾ ") + (it.group || "(no " + groupKey + ")"),
+        h("span", { class: "leapp-muted" }, " · " + it.n + " rows" + (it.nfail ? " · " : "")),
+        it.nfail ? h("span", { class: "leapp-firstmark" }, it.nfail + " " + ((table.status_labels || {}).fail || "fail")) : null)));
+    return tr;
+  }
+
+  // Only the rows scrolled into view (and OVERSCAN more each side) exist; spacers keep the height.
+  function renderWindow(force, at) {
+    if (!pinsMeasured) pinsMeasured = measurePins();
+    const headH = thead.offsetHeight || ROW_H;
+    const viewH = wrap.clientHeight || 480;
+    // ``at``: the scrollTop about to be set (the rows drawn first make the table tall enough for it);
+    // scrollTop can also still be past the end of a list that just got shorter
+    const top = Math.min(at ?? wrap.scrollTop, Math.max(0, items.length * ROW_H - (viewH - headH)));
+    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+    const last = Math.min(items.length, Math.ceil((top + viewH - headH) / ROW_H) + OVERSCAN);
+    if (!force && lastRange && lastRange[0] === first && lastRange[1] === last) return;
+    lastRange = [first, last];
+    const cols = displayColumns();
+    rowEls.clear();
+    const out = [];
+    if (first > 0) out.push(spacer(first * ROW_H, cols.length));
+    for (let i = first; i < last; i++) out.push(items[i].r ? rowEl(items[i].r, cols) : groupEl(items[i], cols.length));
+    if (last < items.length) out.push(spacer((items.length - last) * ROW_H, cols.length));
+    if (!items.length) out.push(h("tr", {}, h("td", { colspan: cols.length, class: "leapp-empty" }, "no rows")));
+    tbody.replaceChildren(...out);
+    if (at !== undefined) { wrap.scrollTop = top; lastRange = [first, last]; }
+  }
+
+  function scrollToIndex(i, redraw) {
+    if (i === undefined) return;
+    const headH = thead.offsetHeight || ROW_H, viewH = wrap.clientHeight;
+    const y = i * ROW_H;
+    if (viewH && (y < wrap.scrollTop || y + ROW_H > wrap.scrollTop + viewH - headH)) {
+      renderWindow(true, Math.max(0, y - (viewH - headH) / 2 + ROW_H / 2));
+    } else renderWindow(redraw !== false);
+  }
+
+  // Bring a row into the table: unfold its group, and if the filters hide it, clear them (the user
+  // asked for that row), then scroll it into view.
+  function reveal(id, source) {
     const r = byId.get(id);
     if (!r) return;
+    let changed = false;
+    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(r.cells[groupKey] ?? "")) { computeItems(); changed = true; }
+    if (!indexOf.has(id) && source !== "search") {
+      state.query = ""; search.value = ""; state.onlyBad = false; filterBox.checked = false;
+      computeItems();
+      msg("filters cleared to show " + id);
+      changed = true;
+    }
+    // a row already drawn only changes its class (select does that): no redraw of the window
+    scrollToIndex(indexOf.get(id), changed || !rowEls.has(id));
+  }
+
+  function fitHeight() {
+    if (!wrap.isConnected) return;
+    const want = items.length * ROW_H + (thead.offsetHeight || ROW_H) + 4;
+    let avail;
+    if (host.fill) {
+      const top = wrap.getBoundingClientRect().top + (window.scrollY || 0);
+      avail = Math.max(280, window.innerHeight - top - 16);
+    } else {
+      avail = Math.max(280, Math.min(window.innerHeight * 0.72, 720));
+    }
+    const px = Math.min(avail, Math.max(want, 3 * ROW_H));
+    wrap.style.height = px + "px";
+    histPanel.style.maxHeight = Math.max(px, 560) + "px";
+  }
+
+  function msg(text) { msgEl.textContent = text || ""; }
+
+  function togglePanel(open) {
+    state.panelOpen = open === undefined ? !state.panelOpen : open;
+    histPanel.style.display = state.panelOpen ? "" : "none";
+    panelBtn.textContent = state.panelOpen ? "hide panel ▸" : "◂ show panel";
+    if (state.panelOpen && state.row) renderHist();
+    renderWindow(true);
+  }
+
+  function select(id, sampleKey, source) {
+    const r = byId.get(id);
+    if (!r) return false;
+    source = source || "api";
     state.row = id;
     state.sample = sampleKey ?? r.default_sample ?? (r.samples[0] && r.samples[0].key);
     if (r.node) state.node = r.node;
+    const toTable = panels.table && state.tab === "profile" && source !== "api" && source !== "init";
+    msg("");
+    reveal(id, source);
     for (const [rid, tr] of rowEls) tr.classList.toggle("leapp-selected", rid === id);
-    const tr = rowEls.get(id);
-    if (tr && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
-    if (state.tab !== "table" && fromUser && panels.table && state.tab === "profile") showTab("table");
-    renderHist();
+    if (toTable) showTab("table"); else renderHist();
     renderNode();
-    if (fromUser && host.onSelect) host.onSelect(id, state.sample);
+    if (source !== "init" && source !== "restore") writeFragment();
+    if (host.onSelect && source !== "api" && source !== "init" && source !== "restore") host.onSelect(id, state.sample);
+    for (const fn of listeners.slice()) { try { fn(id, state.sample, source); } catch (e) { console.error(e); } }
+    return true;
+  }
+
+  function moveRow(dir) {
+    const ids = items.filter(it => it.r).map(it => it.r.id);
+    if (!ids.length) return;
+    const i = ids.indexOf(state.row);
+    const j = i < 0 ? 0 : Math.min(ids.length - 1, Math.max(0, i + dir));
+    select(ids[j], null, "key");
+  }
+
+  function jumpDivergent(dir, source) {
+    const list = shownRows;
+    if (!list.length) return;
+    let i = list.findIndex(r => r.id === state.row);
+    if (i < 0) i = dir > 0 ? -1 : list.length;
+    for (let j = i + dir; j >= 0 && j < list.length; j += dir) {
+      if (list[j].status === "fail") { msg(""); select(list[j].id, null, source); return; }
+    }
+    msg(dir > 0 ? "no divergent row below" : "no divergent row above");
   }
 
   function onKey(e) {
-    if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+    const t = e.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
+    if (state.tab !== "table" || e.ctrlKey || e.metaKey || e.altKey) return;
+    const k = e.key;
+    if (k === "ArrowDown" || k === "ArrowUp") moveRow(k === "ArrowDown" ? 1 : -1);
+    else if (k === "n" || k === "j") jumpDivergent(1, "key");
+    else if (k === "p" || k === "k") jumpDivergent(-1, "key");
+    else if (k === "/") { search.focus(); }
+    else return;
     e.preventDefault();
     e.stopPropagation();
-    const ids = visibleRows().map(r => r.id);
-    if (!ids.length) return;
-    const i = ids.indexOf(state.row);
-    const j = i < 0 ? 0 : Math.min(ids.length - 1, Math.max(0, i + (e.key === "ArrowDown" ? 1 : -1)));
-    select(ids[j], null, true);
+  }
+  root.addEventListener("keydown", onKey);
+  if (host.globalKeys) document.addEventListener("keydown", e => { if (e.target === document.body) onKey(e); });
+
+  function downloadCsv() {
+    const cols = displayColumns();
+    download((view.kind || "leapp") + "-table.csv", tableCsv(cols, shownRows), "text/csv");
+    msg("CSV: " + shownRows.length + " rows");
+  }
+
+  // ---- permalink (offline report only; a notebook's URL is the notebook's)
+  function fragment() {
+    const p = new URLSearchParams();
+    p.set("view", view.kind);
+    p.set("tab", state.tab);
+    if (state.row) p.set("row", state.row);
+    if (state.sample !== null && state.sample !== undefined) p.set("sample", String(state.sample));
+    if (state.query) p.set("q", state.query);
+    return p.toString();
+  }
+  function writeFragment() {
+    if (!host.permalink || booting || typeof history === "undefined") return;
+    const hash = "#" + fragment();
+    if (location.hash === hash) return;
+    try { history.replaceState(null, "", hash); } catch (e) { location.replace(hash); }
+  }
+  function copyLink() {
+    writeFragment();
+    const url = location.href;
+    linkBox.value = url;
+    linkBox.style.display = "";
+    linkBox.select();
+    const done = ok => msg(ok ? "link copied" : "copy the link from the box");
+    try { navigator.clipboard.writeText(url).then(() => done(true), () => done(false)); } catch (e) { done(false); }
+  }
+  if (host.permalink) window.addEventListener("hashchange", () => {
+    const f = readFragment(view.kind);
+    if (f) restore(f);
+  });
+  function restore(f) {
+    if (f.q !== null && f.q !== undefined && f.q !== state.query) setQuery(f.q, "restore");
+    if (f.tab && panels[f.tab] && f.tab !== state.tab) showTab(f.tab);
+    if (f.row && byId.has(f.row) && (f.row !== state.row || (f.sample && f.sample !== state.sample))) select(f.row, f.sample || null, "restore");
+  }
+
+  function whyBlock(r) {
+    const words = table.reasons || {};
+    const keys = (r.reason || "").split(",").map(x => x.trim()).filter(Boolean);
+    const label = (table.status_labels || {})[r.status] || r.status;
+    const text = keys.length ? keys.map(k => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
+    return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
   }
 
   const histPlot = h("div", { class: "leapp-histplot" });
   function renderHist() {
+    if (!state.panelOpen) return;
     histPanel.replaceChildren();
     const r = byId.get(state.row);
     if (!r) { histPanel.append(h("div", { class: "leapp-empty" }, "click a row to see its |diff| histogram")); return; }
@@ -418,25 +911,30 @@ export function renderView(el, view, host) {
     histPanel.setAttribute("data-leapp-hist-row", r.id);
     histPanel.setAttribute("data-leapp-hist-sample", s ? s.key : "");
     const picker = h("select", { "data-leapp-sample-picker": "", on: { change: e => {
-      if (siblings) select(e.target.value, null, true); else { state.sample = e.target.value; renderHist(); if (host.onSelect) host.onSelect(r.id, state.sample); }
+      if (siblings) select(e.target.value, null, "picker");
+      else { state.sample = e.target.value; renderHist(); writeFragment(); if (host.onSelect) host.onSelect(r.id, state.sample);
+             for (const fn of listeners.slice()) { try { fn(r.id, state.sample, "picker"); } catch (err) { console.error(err); } } }
     } } });
     const opts = siblings ? siblings.map(x => [x.id, x.samples[0] ? x.samples[0].label + " · " + x.status : x.id, x.id === r.id])
                           : r.samples.map(x => [x.key, x.label, s && x.key === s.key]);
     for (const [v, label, sel] of opts) picker.append(h("option", { value: v, selected: sel }, label));
     histPanel.append(h("div", { class: "leapp-histhead" },
       h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status), " ",
-      h("b", { class: "leapp-histname" }, r.id), " ",
+      h("b", { class: "leapp-histname" }, r.id), r.sub ? h("span", { class: "leapp-muted" }, " " + r.sub) : null, " ",
       opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
+    histPanel.append(whyBlock(r));
     histPanel.append(histPlot);
-    drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""));
-    if (s && s.note) histPanel.append(h("div", { class: "leapp-note" }, s.note));
+    drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
+    const note = (s && s.note) || r.note;
+    if (note) histPanel.append(h("div", { class: "leapp-note" }, note));
     const side = h("div", { class: "leapp-histside" });
-    if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(s.metrics || [], "leapp-metrics")));
-    if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(r.info)));
-    if (s && s.inputs && s.inputs.length) {
+    if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(labelled(table.panel_columns, s.m), "leapp-metrics")));
+    if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(labelled(table.info_columns, r.info, true), "leapp-info")));
+    const inputs = s ? (s.inputs || (view.inputs || {})[s.key] || []) : [];
+    if (inputs.length) {
       side.append(h("div", {}, h("div", { class: "leapp-sub" }, "inputs of this sample"),
         h("table", { class: "leapp-kv leapp-inputs" }, h("thead", {}, h("tr", {}, ["input", "shape", "dtype", "range", "index"].map(x => h("th", {}, x)))),
-          h("tbody", {}, s.inputs.map(i => h("tr", {}, h("td", {}, i.name), h("td", {}, shapeText(i.shape)), h("td", {}, i.dtype),
+          h("tbody", {}, inputs.map(i => h("tr", {}, h("td", {}, i.name), h("td", {}, shapeText(i.shape)), h("td", {}, i.dtype),
             h("td", {}, fmt(i.range)), h("td", {}, fmt(i.index))))))));
     }
     histPanel.append(side);
@@ -497,11 +995,11 @@ export function renderView(el, view, host) {
   // ---- hazards tab
   if (panels.hazards) {
     const hz = view.hazards || [];
-    panels.hazards.append(hz.length ? h("table", { class: "leapp-table" },
+    panels.hazards.append(hz.length ? h("table", { class: "leapp-table leapp-hazards-table" },
       h("thead", {}, h("tr", {}, ["kind", "node", "port", "samples", "what it means"].map(x => h("th", {}, x)))),
       h("tbody", {}, hz.map(z => h("tr", { "data-leapp-hazard": z.kind, class: "leapp-row",
         on: { click: () => { if (z.node) { state.node = (view.graphs.length > 1 ? z.graph + ":" : "") + z.node; renderNode(); showTab("node"); } } } },
-        h("td", {}, z.kind), h("td", {}, z.node || "–"), h("td", {}, z.port || "–"), h("td", {}, z.samples.join(", ")), h("td", {}, z.message)))))
+        h("td", {}, z.kind), h("td", {}, z.node || "–"), h("td", {}, z.port || "–"), h("td", {}, z.samples.join(", ")), h("td", { class: "leapp-wrap" }, z.message)))))
       : h("div", { class: "leapp-empty" }, "no hazards found"));
   }
 
@@ -535,21 +1033,51 @@ export function renderView(el, view, host) {
   // ---- profile tab (verify)
   const profileDiv = h("div", { class: "leapp-profile" });
   if (panels.profile && view.profile) {
-    const msel = h("select", { "data-leapp-profile-metric": "", on: { change: e => { state.profileMetric = e.target.value; drawProfile(profileDiv, view.profile, state.profileMetric, id => select(id, null, true)); } } },
-      (view.profile.series || []).map(s => h("option", { value: s.key }, s.label)));
+    const msel = h("select", { "data-leapp-profile-metric": "", on: { change: e => { state.profileMetric = e.target.value; drawProfile(profileDiv, view.profile, state.profileMetric, id => select(id, null, "plot")); } } },
+      series.map(s => h("option", { value: s.key, selected: s.key === state.profileMetric }, s.label)));
     panels.profile.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "metric ", msel),
-      h("span", { class: "leapp-muted" }, " error growth over outputs and taps in model order; dotted line = first divergent; click a point to select its row")), profileDiv);
+      h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, " +
+        "the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value " +
+        "(non-finite), bands = modules; click a point to open its row")), profileDiv);
   }
 
-  fillRows();
-  showTab(state.tab);
-  const first = table.first_divergent || (rows[0] && rows[0].id);
-  if (first) select(first, null, false); else { renderHist(); renderNode(); }
+  // ---- start: the row in the link (offline report), else the first divergent row
+  if (frag && frag.q) { state.query = frag.q; search.value = frag.q; }
+  buildHead();
+  computeItems();
+  const startTab = frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab;
+  showTab(startTab);
+  const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
+  const first = startRow || table.first_divergent || (rows[0] && rows[0].id);
+  if (first) select(first, startRow ? frag.sample || null : null, startRow ? "restore" : "init"); else { renderHist(); renderNode(); }
+  booting = false;
+  // the table's height and its drawn rows follow the space it gets (a notebook attaches the view
+  // after it is drawn; windows and output areas resize)
+  if (typeof ResizeObserver !== "undefined") {
+    let lastW = 0, lastH = 0;
+    new ResizeObserver(() => {
+      const w = wrap.clientWidth, hh = wrap.clientHeight;
+      if (w === lastW && hh === lastH) return;
+      const fresh = lastH === 0;
+      lastW = w; lastH = hh;
+      if (fresh) { fitHeight(); if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row)); }
+      renderWindow(true);
+    }).observe(wrap);
+  }
+  if (typeof window !== "undefined") window.addEventListener("resize", () => { fitHeight(); renderWindow(true); });
 
-  return {
-    select: (id, sampleKey) => select(id, sampleKey, false),
+  const api = {
     state,
+    select: (id, sampleKey, source) => select(id, sampleKey ?? null, source || "api"),
+    onSelect: listeners,
+    scrollToRow: id => reveal(id, "api"),
+    showTab,
+    search: q => setQuery(q || "", "api"),
+    rowIds: () => shownRows.map(r => r.id),
+    fragment,
   };
+  root.leappView = api;
+  return api;
 }
 
 // -- the static companion --------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.jsonio import load_npz, write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
 from leapp_lab.model.tap import TapEntry, model_order_key
-from leapp_lab.model.verify import DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow
+from leapp_lab.model.verify import (DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow,
+                                    worst_key)
 
 from .buildio import OpenBuild
 from .metrics import diff_sums
@@ -260,9 +261,10 @@ def _apply_rule(report: VerifyReport) -> None:
     prev = None
     first = None
     for r in report.rows:
+        r.reason = ", ".join(rule.reasons(r)) or None
         if not r.in_rule:
             continue
-        r.diverged = rule.diverges(r)
+        r.diverged = bool(r.reason)
         # The profile is measured in nrmse: MAPE is unstable where the reference is near zero.
         if prev is not None and prev.nrmse and r.nrmse is not None:
             r.growth = r.nrmse / prev.nrmse
@@ -272,13 +274,13 @@ def _apply_rule(report: VerifyReport) -> None:
     if first is not None:
         first.first_divergent = True
         report.first_divergent = first.name
-    cands = [r for r in report.rows if r.in_rule and r.nrmse is not None]
-    pool = [r for r in cands if r.is_tap] or cands
-    if pool:
-        w = max(pool, key=lambda r: r.nrmse)
+    # worst: outputs and taps alike, rows gone non-finite included (WORST_RANKS); ties: model order
+    ranked = [(k, -i, r) for i, r in enumerate(report.rows) if r.in_rule and (k := worst_key(r)) is not None]
+    if ranked:
+        w = max(ranked, key=lambda t: (t[0], t[1]))[2]
         w.worst = True
         report.worst_tap = w.name
-    jumps = [r for r in cands if r.growth is not None]
+    jumps = [r for r in report.rows if r.in_rule and r.growth is not None]
     if jumps:
         j = max(jumps, key=lambda r: r.growth)
         if j.growth > 1.0:

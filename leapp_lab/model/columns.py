@@ -26,6 +26,11 @@ class Column:
     log: bool = False           # plotted on a log axis
 
 
+#: how the percentile columns are read (model.metrics.Metrics.fill)
+_BINNED = "read from the log-binned histogram (within one bin, ~19 %) and clamped to the exact max"
+WORST_RANKS = "most extra non-finite engine values, then largest nrmse, over judged outputs and taps"
+JUMP_RANKS = "largest nrmse growth over the previous judged row"
+
 COLUMNS: tuple[Column, ...] = (
     Column("order", "#", "int", "model order: index of the producing node in the prepared ONNX graph",
            table=True),
@@ -34,6 +39,9 @@ COLUMNS: tuple[Column, ...] = (
            table=True),
     Column("status", "status", "status", "compared, no-reference, not-in-engine, shape-mismatch or "
            "dtype-unsupported", table=True),
+    Column("reason", "reason", "text", "why the verdict: the rule criteria the row fires (nrmse, mape, "
+           "cosine, non-finite, nothing-compared), or why it is not judged (missing-reference, "
+           "missing-engine, shape, dtype, self-compare); empty when it passes", table=True),
     Column("mape", "MAPE %", "num", "100·mean(|e−r| / max(|r|, 1e-6)): mean absolute percentage error",
            table=True, sample=True, panel=True, profile=True, log=True),
     Column("nrmse", "NRMSE", "num", "√MSE / rms(reference): the error relative to the reference's scale",
@@ -45,11 +53,14 @@ COLUMNS: tuple[Column, ...] = (
            panel=True, profile=True),
     Column("min_atol", "min atol", "num", "smallest atol for which allclose(e, r, rtol, atol) holds",
            table=True, sample=True, panel=True),
+    Column("nonfinite", "non-finite", "int", "NaN/Inf values, engine + reference (pairs with a non-finite "
+           "side are left out of every metric)", table=True, sample=True),
     Column("mean_abs", "mean |diff|", "num", "mean |engine − reference|", sample=True, panel=True),
-    Column("p50", "p50", "num", "median |diff| (read from the log-binned histogram)", sample=True, panel=True),
-    Column("p90", "p90", "num", "90th percentile of |diff| (histogram)", sample=True, panel=True),
-    Column("p99", "p99", "num", "99th percentile of |diff| (histogram)", sample=True, panel=True),
-    Column("p999", "p99.9", "num", "99.9th percentile of |diff| (histogram)", sample=True, panel=True),
+    Column("p50", "p50 ≈", "num", "median |diff|, approximate: " + _BINNED, sample=True, panel=True),
+    Column("p90", "p90 ≈", "num", "90th percentile of |diff|, approximate: " + _BINNED, sample=True, panel=True),
+    Column("p99", "p99 ≈", "num", "99th percentile of |diff|, approximate: " + _BINNED, sample=True, panel=True),
+    Column("p999", "p99.9 ≈", "num", "99.9th percentile of |diff|, approximate: " + _BINNED, sample=True,
+           panel=True),
     Column("n", "elements", "int", "elements paired (finite or not)", sample=True, panel=True),
     Column("nonfinite_engine", "non-finite engine", "int", "NaN/Inf values on the engine side",
            sample=True, panel=True),
@@ -62,13 +73,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("first_divergent", "first divergent", "bool", "the first row in model order that crosses the "
            "divergence rule"),
     Column("diverged", "diverged", "bool", "the row crosses the divergence rule"),
-    Column("worst", "worst", "bool", "largest nrmse among judged rows (taps first)"),
-    Column("largest_jump", "largest jump", "bool", "largest growth among judged rows"),
+    Column("worst", "worst", "bool", "the worst judged row: " + WORST_RANKS),
+    Column("largest_jump", "largest jump", "bool", "the judged row with the " + JUMP_RANKS),
     Column("self_compare", "self compare", "bool", "reference from onnxruntime fp32 and engine ort: kept "
            "out of the rule"),
     Column("judged", "judged", "bool", "--max-mape applies to this row"),
     Column("exceeded", "exceeded", "bool", "above --max-mape (or a judged output that could not be compared)"),
     Column("paired", "paired", "bool", "present in both the reference and the build"),
+    Column("scope", "scope", "text", "module path of the producing node, from the tap manifest (e.g. "
+           "blocks.3.attn)", table=True),
     Column("reference_source", "reference", "text", "where the reference came from: torch or onnxruntime",
            table=True),
     Column("source", "source line", "text", "the Python line that made it", table=True),

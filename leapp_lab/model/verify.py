@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from .base import Report, Viewable, register
-from .columns import SAMPLE_ID_KEYS, row_columns, sample_columns
+from .columns import JUMP_RANKS, SAMPLE_ID_KEYS, WORST_RANKS, row_columns, sample_columns  # noqa: F401
 from .dc import Plain, fields_from_dict
 from .hist import Hist
 from .metrics import Metrics
@@ -58,9 +58,13 @@ class VerifyRow(Metrics, TapEntry):
     reference came from onnxruntime fp32 and the engine is ``ort``, so the row compares ort with
     itself; it is kept out of the first-divergent rule. Shapes/dtypes: per side, *including* the
     leading sample axis. Rule results: ``diverged`` (the row crosses the rule's thresholds),
-    ``first_divergent`` (the first such row in model order), ``growth`` (nrmse / nrmse of the
-    previous judged row; None for the first or when that was 0), ``worst`` (largest nrmse among
-    judged rows), ``largest_jump`` (largest growth). Gate: ``judged`` (--max-mape applies to it),
+    ``first_divergent`` (the first such row in model order), ``reason`` (why the verdict is what
+    it is: the keys of ``DivergenceRule.reasons``, comma-separated, e.g. ``"nrmse, cosine"`` or
+    ``"non-finite"`` for a diverging row, ``"shape"`` / ``"missing-reference"`` ... for a row the
+    rule does not judge; None for a row that passes), ``growth`` (nrmse / nrmse of the
+    previous judged row; None for the first or when that was 0), ``worst`` (the judged row that
+    ranks highest under ``WORST_RANKS``), ``largest_jump`` (largest growth, ``JUMP_RANKS``).
+    Gate: ``judged`` (--max-mape applies to it),
     ``exceeded`` (its mape is above --max-mape). ``paired``: present on both sides (unpaired rows are
     listed only with --verbose). ``samples``: per-sample metrics (empty unless compared).
     Every column is described in ``leapp_lab.model.columns``.
@@ -75,6 +79,7 @@ class VerifyRow(Metrics, TapEntry):
     dtype_engine: str | None = None
     diverged: bool = False
     first_divergent: bool = False
+    reason: str | None = None
     growth: float | None = None
     worst: bool = False
     largest_jump: bool = False
@@ -99,6 +104,27 @@ class VerifyRow(Metrics, TapEntry):
         if not self.in_rule:
             return "uncompared"
         return "fail" if self.diverged else "pass"
+
+
+#: ``VerifyRow.reason`` of a row the rule does not judge, by its status (and self-compare)
+UNJUDGED_REASONS = {"no-reference": ("missing-reference", "the reference npz has no array of this name"),
+                    "not-in-engine": ("missing-engine", "the build's sample outputs have no array of this name"),
+                    "shape-mismatch": ("shape", "engine and reference shapes differ"),
+                    "dtype-unsupported": ("dtype", "a dtype that is not compared (complex, string, void)"),
+                    "self-compare": ("self-compare", "onnxruntime compared with itself: kept out of the rule")}
+#: what ``worst`` and ``largest_jump`` rank (WORST_RANKS / JUMP_RANKS, in leapp_lab.model.columns
+#: beside the columns they describe; the views and the text output say it in those words)
+
+
+def worst_key(row: Any) -> tuple[int, float] | None:
+    """The ``worst`` ranking of a judged row (WORST_RANKS): a row whose engine side has more
+    non-finite values than the reference ranks above every finite one (by that excess: an
+    overflow that spreads is worse than one that stays); then nrmse. None: nothing to rank (no
+    extra non-finite value and no nrmse)."""
+    extra = int(row.nonfinite_engine) - int(row.nonfinite_reference)
+    if extra > 0:
+        return (extra, float("inf") if row.nrmse is None else row.nrmse)
+    return None if row.nrmse is None else (0, row.nrmse)
 
 
 @dataclass
@@ -148,6 +174,21 @@ class DivergenceRule(Plain):
 
     def diverges(self, row: Any) -> bool:
         return bool(self.judge(row))
+
+    def reasons(self, row: Any) -> list[str]:
+        """Why ``row`` has its verdict: the criteria it fires (``judge``) when the rule judges it,
+        else the one UNJUDGED_REASONS key of its status; empty for a row that passes."""
+        if row.status != "compared":
+            return [UNJUDGED_REASONS[row.status][0]] if row.status in UNJUDGED_REASONS else [row.status]
+        if row.self_compare:
+            return [UNJUDGED_REASONS["self-compare"][0]]
+        return self.judge(row)
+
+    def reason_words(self) -> dict[str, str]:
+        """reason key -> words (criteria as this rule words them, and the unjudged reasons)."""
+        out = {key: words for key, words, _ in self.criteria_table()}
+        out.update({k: w for k, w in UNJUDGED_REASONS.values()})
+        return out
 
     def criteria(self) -> list[str]:
         """The criteria that apply, in words, in the order they are tested."""
@@ -330,6 +371,10 @@ class VerifyReport(Viewable, Report, Plain):
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
         r = super().from_dict(d, path)
+        # reports written before rows carried a reason: the recorded rule gives it back
+        for raw, row in zip(d.get("rows") or [], r.rows):
+            if "reason" not in raw:
+                row.reason = ", ".join(r.rule.reasons(row)) or None
         if path is not None and (Path(path) / HIST_FILE).is_file():
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r
@@ -379,6 +424,27 @@ class VerifyReport(Viewable, Report, Plain):
     def __str__(self) -> str:
         from leapp_lab.views.text_verify import render_verify
         return render_verify(self)
+
+    def figure(self, row: str, sample: int | str | None = None):
+        """A plotly ``Figure``: the |engine − reference| histogram of ``row`` (``sample``: an index;
+        None: all samples), as the view draws it. Needs plotly (leapp_lab.views.figures)."""
+        from leapp_lab.views.figures import hist_figure
+        from leapp_lab.views.verify_view import view_row
+        return hist_figure(view_row(self, self.row(row)), sample, title="|engine − reference|",
+                           nonfinite_label="non-finite pairs (left out of every metric)")
+
+    def growth_figure(self, metric: str = "nrmse"):
+        """A plotly ``Figure``: the error-growth plot (``metric`` over the judged rows in model
+        order, the rule's threshold and the first divergent row marked)."""
+        from leapp_lab.views.figures import growth_figure
+        from leapp_lab.views.verify_view import profile_view
+        return growth_figure(profile_view(self), metric)
+
+    def to_model_explorer(self, directory, model_name: str = "model", graph_id: str | None = None) -> list[Path]:
+        """Write Model Explorer node-data files (one per metric) for the engine's ONNX graph
+        (leapp_lab.views.model_explorer; ``graph_id``: the graph's name, default ``main_graph``)."""
+        from leapp_lab.views.model_explorer import DEFAULT_GRAPH_ID, to_model_explorer
+        return to_model_explorer(self, directory, model_name, graph_id or DEFAULT_GRAPH_ID)
 
 
 def _csv_text(keys: list[str], records: list[dict[str, Any]]) -> str:

@@ -56,7 +56,8 @@ def _columns(report: Any) -> tuple[list[dict], list[dict]]:
         groups.append({"key": s.key, "kind": "side", "title": s.title,
                        "label": s.key if s.label == s.key else f"{s.key} · {s.label}"})
         for c in per_side:
-            columns.append({**_column(c), "key": f"{s.key}.{c.key}", "group": s.key,
+            # a run's columns stay in its group: only the row's identity (head) is pinned
+            columns.append({**_column(c), "pinned": False, "key": f"{s.key}.{c.key}", "group": s.key,
                             "type": "verdict" if c.key == "status" else c.fmt,
                             "description": f"{s.label}: {c.description}"})
     for s in report.sides[1:]:

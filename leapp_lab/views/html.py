@@ -17,8 +17,11 @@ from . import assets
 from .static_html import esc, render_static
 from .viewdict import build_view
 
+# the offline report: the selection lives in the URL fragment (a permalink), the table takes the
+# window's height, and the keys work anywhere on the page
 _BOOT = ('\nrenderView(document.getElementById("leapp-root"), '
-         'JSON.parse(document.getElementById("leapp-view").textContent));\n')
+         'JSON.parse(document.getElementById("leapp-view").textContent), '
+         '{permalink: true, fill: true, globalKeys: true});\n')
 
 
 def view_json(view: dict[str, Any]) -> str:

@@ -2,7 +2,7 @@
 fields only."""
 from __future__ import annotations
 
-from leapp_lab.model.columns import table_columns
+from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, table_columns
 
 from .numfmt import fmt
 
@@ -44,8 +44,8 @@ def render_verify(report, verbose: bool | None = None) -> str:
     lines.append("")
     lines.append(f"first divergent ({' or '.join(rule.criteria())}): {report.first_divergent or 'none'}")
     if report.worst_tap or report.largest_jump:
-        lines.append(f"worst row: {report.worst_tap or 'none'}   largest error jump: "
-                     f"{report.largest_jump or 'none'}")
+        lines.append(f"worst row ({WORST_RANKS}): {report.worst_tap or 'none'}")
+        lines.append(f"largest jump ({JUMP_RANKS}): {report.largest_jump or 'none'}")
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):

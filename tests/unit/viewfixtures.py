@@ -83,10 +83,11 @@ def verify_report(tmp_path=None, evil: bool = False) -> VerifyReport:
                         first_divergent=name.startswith("tap_b"),
                         shape_reference=[2, 4, 8], shape_engine=[2, 4, 8], dtype_reference="float32",
                         dtype_engine="float32", samples=samples).fill(diff_sums(eng, ref, rtol=1e-3))
+        row.reason = ", ".join(DivergenceRule().reasons(row)) or None
         row.growth = (row.nrmse / prev) if prev else None
         prev = row.nrmse or prev
         rows.append(row)
-    rows.insert(2, VerifyRow(name="tap_c", kind="plugin", order=7, status="no-reference",
+    rows.insert(2, VerifyRow(name="tap_c", kind="plugin", order=7, status="no-reference", reason="missing-reference",
                              note="custom op boundary without a torch reference", reference_source=None))
     ref_path = str(tmp_path / "model.reference.npz") if tmp_path is not None else ""
     x = rng.normal(size=(2, 3, 5)).astype(np.float32)       # what each sample fed the engine
