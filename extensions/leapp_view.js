@@ -152,6 +152,10 @@ function drawProfile(div, profile, metric, onPick) {
     shapes.push({ type: "line", x0: profile.first_divergent_index, x1: profile.first_divergent_index, yref: "paper", y0: 0, y1: 1,
                   line: { color: "#c62828", dash: "dot" } });
   }
+  const li = profile.first_locally_divergent_index;   // verify --local: where the error starts locally
+  if (li !== null && li !== undefined) {
+    shapes.push({ type: "line", x0: li, x1: li, yref: "paper", y0: 0, y1: 1, line: { color: "#ef6c00", dash: "dash" } });
+  }
   const layout = { title: { text: s.label + " over outputs and taps, in model order", font: { size: 12 } }, height: 300,
                    margin: { l: 60, r: 10, t: 34, b: 90 }, shapes, showlegend: false,
                    paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
@@ -431,7 +435,9 @@ export function renderView(el, view, host) {
     const msel = h("select", { "data-leapp-profile-metric": "", on: { change: e => { state.profileMetric = e.target.value; drawProfile(profileDiv, view.profile, state.profileMetric, id => select(id, null, true)); } } },
       (view.profile.series || []).map(s => h("option", { value: s.key }, s.label)));
     panels.profile.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "metric ", msel),
-      h("span", { class: "leapp-muted" }, " error growth over outputs and taps in model order; dotted line = first divergent; click a point to select its row")), profileDiv);
+      h("span", { class: "leapp-muted" }, " error growth over outputs and taps in model order; dotted line = first divergent" +
+        (view.profile.first_locally_divergent_index != null ? "; dashed line = first locally divergent" : "") +
+        "; click a point to select its row")), profileDiv);
   }
 
   fillRows();

@@ -268,7 +268,8 @@ class LeappMagics(Magics):
 
     @line_magic
     def leapp_verify(self, line: str):
-        """%leapp_verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]"""
+        """%leapp_verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]
+        [--local] [--expected fp16|bf16]"""
         return self._run_cli("verify", _split(line))
 
     @line_magic

@@ -41,7 +41,7 @@ def _inputs(report: Any, sample: int) -> list[dict[str, Any]]:
 
 
 def verify_view(report: Any) -> dict[str, Any]:
-    cols = table_columns()
+    cols = table_columns(report)
     rows = []
     for r in report.table():
         status = row_status(r)
@@ -59,9 +59,16 @@ def verify_view(report: Any) -> dict[str, Any]:
                 ["dtype engine / reference", f"{r.dtype_engine} / {r.dtype_reference}"],
                 ["growth vs previous", r.growth, "x"]]
         flags = [n for n, on in (("worst", r.worst), ("largest jump", r.largest_jump),
-                                 ("exceeds --max-mape", r.exceeded)) if on]
+                                 ("exceeds --max-mape", r.exceeded),
+                                 ("first locally divergent", r.first_locally_divergent),
+                                 ("largest local error", report.local and r.name == report.worst_local),
+                                 (f"beyond expected {report.expected.dtype if report.expected else ''} drift",
+                                  r.beyond_expected)) if on]
         if flags:
             info.append(["flags", ", ".join(flags)])
+        for label, note in (("local error", r.local_note), ("expected drift", r.expected_note)):
+            if note:
+                info.append([label, note])
         rows.append({
             "id": r.name, "status": status, "tap_status": _tap_status(r), "first_divergent": bool(r.first_divergent),
             "node": None, "group": None,
@@ -73,8 +80,10 @@ def verify_view(report: Any) -> dict[str, Any]:
         "x": [p.name for p in prof],   # row ids, in model order
         "status": [status_by_id.get(p.name, "pass") for p in prof],
         "first_divergent_index": next((i for i, p in enumerate(prof) if p.name == report.first_divergent), None),
+        "first_locally_divergent_index": next((i for i, p in enumerate(prof)
+                                               if p.name == report.first_locally_divergent), None),
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
-                    "type": c.fmt, "description": c.description} for c in profile_columns()],
+                    "type": c.fmt, "description": c.description} for c in profile_columns(report)],
     } if prof else None
     n_fail = sum(x["status"] == "fail" for x in rows)
     n_cmp = sum(x["status"] != "uncompared" for x in rows)
@@ -84,6 +93,15 @@ def verify_view(report: Any) -> dict[str, Any]:
               badge("divergent", n_fail, "fail" if n_fail else "pass"),
               badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass"),
               badge("worst", report.worst_tap), badge("largest jump", report.largest_jump)]
+    if report.local:
+        badges += [badge("first locally divergent", report.first_locally_divergent or "none",
+                         "fail" if report.first_locally_divergent else "pass"),
+                   badge("largest local error", report.worst_local)]
+    if report.expected is not None:
+        n_beyond = len(report.beyond_expected)
+        badges.append(badge(f"beyond expected {report.expected.dtype}",
+                            f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "0",
+                            "fail" if n_beyond else "pass"))
     if report.max_mape is not None:
         badge_status = "fail" if report.exceeded else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
