@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from leapp_lab.model.hist import Hist
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import VerifyReport, VerifyRow
@@ -112,7 +113,9 @@ def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_
 
     cut_of = {t: c for c in lg.cuts for t in c.taps}
     for r in scored:
-        m = Metrics().fill(sums[r.name])
+        st = sums[r.name]
+        st.hist = Hist()    # local records carry no |diff| percentiles: skip reading them off the histogram
+        m = Metrics().fill(st)
         r.local_nrmse, r.local_cosine, r.local_max_abs = m.nrmse, m.cosine, m.max_abs
         if r.nrmse is not None and r.nrmse > 0 and m.nrmse is not None:
             r.local_share = min(1.0, m.nrmse / r.nrmse)

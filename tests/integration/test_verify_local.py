@@ -234,3 +234,16 @@ def test_cli_and_magic_local_flag(conv, tmp_path):
     finally:
         InteractiveShell.clear_instance()
     assert got.local and got.worst_local == "block2"
+
+
+def test_one_engine_run_per_sample_not_per_tap(conv, tmp_path, monkeypatch):
+    from leapp_lab.engines import ort_session
+    rep = compile(conv.onnx, "ort-int8", out=tmp_path / "b", naive_check=False)
+    calls = []
+    real = ort_session.OrtRunner._run_impl
+    monkeypatch.setattr(ort_session.OrtRunner, "_run_impl",
+                        lambda self, feed, names: calls.append(len(names or [])) or real(self, feed, names))
+    v = verify(conv.reference, rep.path, save=False, local=True)
+    rows = [r for r in v.rows if r.local_nrmse is not None]
+    assert len(calls) == v.samples == 2 and len(rows) == 5     # 2 runs give all 5 rows' local values
+    assert calls == [len(rows)] * 2
