@@ -247,3 +247,14 @@ def test_one_engine_run_per_sample_not_per_tap(conv, tmp_path, monkeypatch):
     rows = [r for r in v.rows if r.local_nrmse is not None]
     assert len(calls) == v.samples == 2 and len(rows) == 5     # 2 runs give all 5 rows' local values
     assert calls == [len(rows)] * 2
+
+
+def test_local_on_an_archived_build_equals_the_folder_build(conv, tmp_path):
+    folder = perturbed_build(conv, "ort-int8", "block2.0.weight", tmp_path / "a")
+    tgz = compile(tmp_path / "a" / "model.onnx", "ort-int8", out=tmp_path / "a" / "model.tgz",
+                  archive=True, naive_check=False)
+    a = verify(conv.reference, folder.path, save=False, local=True)
+    b = verify(conv.reference, tgz.path, save=False, local=True)
+    assert b.worst_local == "block2" and not b.warnings
+    assert [(r.name, r.local_nrmse, r.local_cosine) for r in a.rows] == \
+           [(r.name, r.local_nrmse, r.local_cosine) for r in b.rows]
