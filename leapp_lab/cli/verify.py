@@ -63,7 +63,8 @@ class _ThrottledProgress:
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self._clock()
         if now >= self._next or (done == total and now >= self._next - self._every + 0.5):
-            print(f"[leapp-lab verify] {stage} {done}/{total} (row, sample) pairs", file=sys.stderr, flush=True)
+            unit = "samples through the teacher-forced engine" if stage == "local" else "(row, sample) pairs"
+            print(f"[leapp-lab verify] {stage} {done}/{total} {unit}", file=sys.stderr, flush=True)
             self._next = now + self._every
 
 
