@@ -98,8 +98,15 @@ def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_
                 feed = {n: np.ascontiguousarray(inputs[n][i]) for n in feed_names}
                 feed.update(lg.feed(i, ref))
                 vals = runner.run(feed, wanted)   # one run per sample: every row's local value
-                for r in scored:
+                for r in list(scored):
                     v = vals[lg.outputs[r.name]]
+                    if tuple(v.shape) != tuple(r.shape_reference[1:]):
+                        # never a wrong number: a value of another shape is not scored at all
+                        r.local_note = (f"the teacher-forced graph gives shape {tuple(v.shape)} on sample {i}, "
+                                        f"the reference {tuple(r.shape_reference[1:])}")
+                        scored.remove(r)
+                        pending.pop(r.name, None)
+                        continue
                     pending.setdefault(r.name, []).append(v)
                     held += v.nbytes
                 if held > SCORE_BLOCK_BYTES:
@@ -113,7 +120,9 @@ def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_
 
     cut_of = {t: c for c in lg.cuts for t in c.taps}
     for r in scored:
-        st = sums[r.name]
+        st = sums.get(r.name)
+        if st is None:      # no samples
+            continue
         st.hist = Hist()    # local records carry no |diff| percentiles: skip reading them off the histogram
         m = Metrics().fill(st)
         r.local_nrmse, r.local_cosine, r.local_max_abs = m.nrmse, m.cosine, m.max_abs
