@@ -320,6 +320,7 @@ class LeappMagics(Magics):
     @line_magic
     def leapp_verify(self, line: str):
         """%leapp_verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]
+        [--local] [--expected fp16|bf16]
 
         Several BUILDs: one compare table, a column group per engine."""
         return self._run_cli("verify", _split(line))

@@ -1,5 +1,6 @@
 """``leapp-lab verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose]
-[--json F] [--out DIR]``. Exit 0, 1 when --max-mape is exceeded, 2 when an input is unusable.
+[--json F] [--out DIR] [--local] [--expected fp16|bf16]``. Exit 0, 1 when --max-mape is exceeded, 2 when
+an input is unusable.
 
 Several BUILDs: each is verified exactly as one would be (its own run folder and gate), then the
 runs become one compare table (``leapp_lab.verify_many``); exit 1 when any build's gate fails."""
@@ -33,6 +34,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "default: <build's folder>/leapp_lab")
     p.add_argument("--no-save", action="store_true", help="do not save a run folder")
     p.add_argument("--html", metavar="F", help="also write a standalone HTML report (opens offline)")
+    e = p.add_argument_group("explain the divergence (docs/verify.md, \"Local vs inherited error\")")
+    e.add_argument("--local", action="store_true", default=None,
+                   help="also give each row its local error: the engine graph cut at every tap and fed "
+                        "the reference values there (one extra engine run per sample)")
+    e.add_argument("--expected", choices=("fp16", "bf16"),
+                   help="re-run the model (the MODEL.py prepare recorded) in torch eager in this dtype and "
+                        "mark the rows whose error is beyond what that precision causes")
     g = p.add_argument_group("first-divergent rule (docs/verify.md)")
     g.add_argument("--div-nrmse", type=float, metavar="PCT",
                    help="a row diverges when its normalised RMS error, sqrt(mse)/rms(reference), is "
@@ -62,7 +70,8 @@ class _ThrottledProgress:
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self._clock()
         if now >= self._next or (done == total and now >= self._next - self._every + 0.5):
-            print(f"[leapp-lab verify] {stage} {done}/{total} (row, sample) pairs", file=sys.stderr, flush=True)
+            unit = "samples through the teacher-forced engine" if stage == "local" else "(row, sample) pairs"
+            print(f"[leapp-lab verify] {stage} {done}/{total} {unit}", file=sys.stderr, flush=True)
             self._next = now + self._every
 
 
@@ -88,7 +97,8 @@ def execute(args: argparse.Namespace, progress=None):
                         div_nonfinite=not args.no_div_nonfinite,
                         progress=progress if progress is not None else _ThrottledProgress(),
                         **given(div_nrmse=args.div_nrmse, div_mape=args.div_mape,
-                                div_cosine=args.div_cosine, rtol=args.rtol))
+                                div_cosine=args.div_cosine, rtol=args.rtol,
+                                local=getattr(args, "local", None), expected=getattr(args, "expected", None)))
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
     if getattr(args, "html", None):

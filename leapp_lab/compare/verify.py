@@ -18,8 +18,8 @@ from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.jsonio import load_npz, write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
 from leapp_lab.model.tap import TapEntry, model_order_key
-from leapp_lab.model.verify import (DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow,
-                                    worst_key)
+from leapp_lab.model.verify import (DivergenceRule, ExpectedRule, InputSummary, SampleMetrics, VerifyReport,
+                                    VerifyRow, worst_key)
 
 from .buildio import OpenBuild
 from .metrics import diff_sums
@@ -74,7 +74,8 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
            out=None, *, verbose: bool = False, json_path=None, save: bool = True,
            div_nrmse: float | None = 1.0, div_mape: float | None = None, div_cosine: float = 0.999,
            div_nonfinite: bool = True,
-           rtol: float = 1e-3, workers: int | None = None, progress=None) -> VerifyReport:
+           rtol: float = 1e-3, workers: int | None = None, progress=None, local: bool = False,
+           expected: str | None = None) -> VerifyReport:
     """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
     .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
     ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule (docs/verify.md): a row
@@ -85,6 +86,11 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     ``workers``: threads scoring (row, sample) pairs (default: 1 on machines with <= 2 cores, else up to 4).
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
+    ``local``: also each row's local error (the engine graph cut at every tap and fed the
+    reference values there, one engine run per sample; docs/verify.md "Local vs inherited error").
+    ``expected``: ``"fp16"`` or ``"bf16"``: re-run the model's MODEL.py in torch eager in that dtype
+    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``). Neither
+    fails the verify: what could not be computed is said in the rows' notes and ``warnings``.
     ``build`` may be a list of builds: then this is ``verify_many`` (one table, a CompareReport).
     """
     if isinstance(build, (list, tuple)):
@@ -92,16 +98,23 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
         return verify_many(reference_npz, build, max_mape, max_mape_taps, out, verbose=verbose,
                            json_path=json_path, save=save, div_nrmse=div_nrmse, div_mape=div_mape,
                            div_cosine=div_cosine, div_nonfinite=div_nonfinite, rtol=rtol,
-                           workers=workers, progress=progress)
+                           workers=workers, progress=progress, local=local, expected=expected)
     ref_path = Path(reference_npz)
     rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
                           mape_pct=None if div_mape is None else float(div_mape),
                           min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
+    exp_rule = None if expected is None else ExpectedRule.of(expected)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol,
                           default_workers() if workers is None else int(workers), progress)
         report.inputs = _input_summaries(b, ref_path)
+        if local:
+            from .local import local_errors
+            local_errors(report, b, ref, _inputs_npz(b, ref_path), progress)
+        if exp_rule is not None:
+            from .expected import expected_drift
+            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path))
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")

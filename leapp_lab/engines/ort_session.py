@@ -92,7 +92,7 @@ def session_kernels(model: onnx.ModelProto, workdir: Path, tag: str, optimize: b
 class OrtRunner(Runner):
     name = "onnxruntime"
 
-    def __init__(self, artifact: Path | onnx.ModelProto, optimize: bool = False):
+    def __init__(self, artifact: Path | onnx.ModelProto | bytes, optimize: bool = False):
         super().__init__()
         self.artifact = artifact
         self.optimize = optimize

@@ -67,6 +67,13 @@ class VerifyRow(Metrics, TapEntry):
     Gate: ``judged`` (--max-mape applies to it),
     ``exceeded`` (its mape is above --max-mape). ``paired``: present on both sides (unpaired rows are
     listed only with --verbose). ``samples``: per-sample metrics (empty unless compared).
+    Local error (``verify(..., local=True)``): ``local_nrmse`` / ``local_cosine`` /
+    ``local_max_abs`` of the value the engine computes from the *reference* values of the taps
+    upstream (teacher forcing), over all samples; ``local_share`` = local_nrmse / nrmse clipped to
+    [0, 1]; ``locally_diverged`` (the divergence rule on the local metrics),
+    ``first_locally_divergent``; ``local_note``: why a row has no local value or was not cut.
+    Expected drift (``verify(..., expected="fp16")``): ``expected_nrmse`` (nrmse of torch eager in
+    that dtype vs the reference), ``beyond_expected`` (``ExpectedRule``), ``expected_note``.
     Every column is described in ``leapp_lab.model.columns``.
     """
     status: str = "compared"
@@ -85,6 +92,18 @@ class VerifyRow(Metrics, TapEntry):
     largest_jump: bool = False
     judged: bool = False
     exceeded: bool = False
+    # local error (verify --local, docs/verify.md "Local vs inherited error")
+    local_nrmse: float | None = None
+    local_cosine: float | None = None
+    local_max_abs: float | None = None
+    local_share: float | None = None
+    locally_diverged: bool = False
+    first_locally_divergent: bool = False
+    local_note: str | None = None
+    # expected drift (verify --expected fp16|bf16)
+    expected_nrmse: float | None = None
+    beyond_expected: bool = False
+    expected_note: str | None = None
     samples: list[SampleMetrics] = field(default_factory=list)
 
     @classmethod
@@ -125,6 +144,48 @@ def worst_key(row: Any) -> tuple[int, float] | None:
     if extra > 0:
         return (extra, float("inf") if row.nrmse is None else row.nrmse)
     return None if row.nrmse is None else (0, row.nrmse)
+
+
+@dataclass
+class ExpectedRule(Plain):
+    """When a row's error is more than its precision explains (``verify --expected fp16|bf16``).
+
+    ``expected_nrmse`` is the nrmse that torch eager run in ``dtype`` has against the fp32
+    reference: the drift that precision alone causes. A row is *beyond expected* when
+
+        nrmse > factor * max(expected_nrmse, floor)
+
+    ``factor`` (default 4): an engine that rounds like ``dtype`` differs from torch's own
+    low-precision run in where it rounds and accumulates (measured on the test models, every row:
+    the ``ort-fp16`` engine's nrmse is 0.84-1.0x that of torch ``.half()``; an engine accumulating
+    in fp16 drifts more), so only a clear excess counts.
+    ``floor``: the dtype's unit roundoff (fp16 2**-11, bf16 2**-8), so a row whose expected drift
+    is tiny (an exact op, a small tensor) is not flagged for ordinary rounding.
+    """
+    dtype: str = "fp16"
+    factor: float = 4.0
+    floor: float = 2.0 ** -11
+    text: str = ""
+
+    #: the unit roundoff of each dtype ``--expected`` takes
+    FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+    @classmethod
+    def of(cls, dtype: str, factor: float | None = None) -> "ExpectedRule":
+        if dtype not in cls.FLOORS:
+            raise ValueError(f"expected={dtype!r}: choose one of {', '.join(cls.FLOORS)}")
+        r = cls(dtype=dtype, floor=cls.FLOORS[dtype], **({} if factor is None else {"factor": float(factor)}))
+        r.text = r.describe()
+        return r
+
+    def limit(self, expected_nrmse: float) -> float:
+        return self.factor * max(expected_nrmse, self.floor)
+
+    def beyond(self, nrmse: float | None, expected_nrmse: float | None) -> bool:
+        return nrmse is not None and expected_nrmse is not None and nrmse > self.limit(expected_nrmse)
+
+    def describe(self) -> str:
+        return (f"nrmse > {self.factor:g} x max(expected {self.dtype} nrmse, {self.floor:.3g})")
 
 
 @dataclass
@@ -236,7 +297,11 @@ class VerifyReport(Viewable, Report, Plain):
     ``exceeded``: names of judged rows above max_mape; ``exit_code``: 0 ok, 1 max_mape exceeded.
     ``verbose``: list unpaired names as rows in text/JSON views. ``created``: ISO time;
     ``versions``: package versions. ``self_compare_note``: a sentence when some rows compare ort
-    with itself, else None.
+    with itself, else None. ``local``: local errors were computed (``verify --local``);
+    ``first_locally_divergent`` / ``worst_local``: the first row in model order whose local error
+    crosses ``rule``, and the row with the largest local nrmse (taps first). ``expected``: the
+    ExpectedRule of ``verify --expected`` (None: not asked); ``beyond_expected``: the rows beyond
+    it, in model order; ``first_beyond_expected``: the first of them.
     """
     kind: ClassVar[str] = "verify"
     reference: str = ""
@@ -260,6 +325,12 @@ class VerifyReport(Viewable, Report, Plain):
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     inputs: list[InputSummary] = field(default_factory=list)
+    local: bool = False
+    first_locally_divergent: str | None = None
+    worst_local: str | None = None
+    expected: ExpectedRule | None = None
+    first_beyond_expected: str | None = None
+    beyond_expected: list[str] = field(default_factory=list)
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
@@ -335,7 +406,10 @@ class VerifyReport(Viewable, Report, Plain):
             "first_divergent": self.first_divergent, "worst_tap": self.worst_tap,
             "largest_jump": self.largest_jump, "max_mape": self.max_mape,
             "max_mape_taps": self.max_mape_taps, "exceeded": self.exceeded,
-            "exit_code": self.exit_code, "rows": self.row_records(verbose),
+            "exit_code": self.exit_code, "local": self.local,
+            "first_locally_divergent": self.first_locally_divergent, "worst_local": self.worst_local,
+            "expected": self.expected, "first_beyond_expected": self.first_beyond_expected,
+            "beyond_expected": self.beyond_expected, "rows": self.row_records(verbose),
             "warnings": list(self.warnings)})
 
     # -- persistence ---------------------------------------------------------------------------

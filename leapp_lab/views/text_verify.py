@@ -22,7 +22,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    cols = table_columns()
+    cols = table_columns(report)
     body = []
     for r in report.table(verbose):
         mark = ">>" if r.first_divergent else ("!!" if r.exceeded else ("~ " if r.self_compare else "  "))
@@ -46,6 +46,14 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.worst_tap or report.largest_jump:
         lines.append(f"worst row ({WORST_RANKS}): {report.worst_tap or 'none'}")
         lines.append(f"largest jump ({JUMP_RANKS}): {report.largest_jump or 'none'}")
+    if report.local:
+        lines.append(f"first locally divergent (the same rule on each row's local error): "
+                     f"{report.first_locally_divergent or 'none'}   largest local error: "
+                     f"{report.worst_local or 'none'}")
+    if report.expected is not None:
+        ex = report.expected
+        lines.append(f"beyond expected {ex.dtype} drift ({ex.text or ex.describe()}): "
+                     + (", ".join(report.beyond_expected) if report.beyond_expected else "none"))
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):

@@ -34,7 +34,8 @@ INFO_COLUMNS = (("kind", "kind", "text"), ("order", "model order", "int"), ("sta
                 ("source", "source line", "text"), ("producer_source", "computed at", "text"),
                 ("reference_source", "reference from", "text"), ("tensor", "tensor", "text"),
                 ("shapes", "shape engine / reference", "text"), ("dtypes", "dtype engine / reference", "text"),
-                ("growth", "growth vs previous", "x"), ("flags", "flags", "text"))
+                ("growth", "growth vs previous", "x"), ("flags", "flags", "text"),
+                ("local", "local error", "text"), ("expected", "expected drift", "text"))
 
 
 def _column(c: Any) -> dict[str, Any]:
@@ -52,16 +53,20 @@ def _sub(r: Any) -> str | None:
     return " · ".join(parts) or None
 
 
-def _info(r: Any, words: dict[str, str]) -> list[Any]:
+def _info(r: Any, words: dict[str, str], report: Any = None) -> list[Any]:
+    dtype = report.expected.dtype if report is not None and report.expected is not None else ""
     flags = [n for n, on in (("worst", r.worst), ("largest jump", r.largest_jump),
-                             ("exceeds --max-mape", r.exceeded)) if on]
+                             ("exceeds --max-mape", r.exceeded),
+                             ("first locally divergent", r.first_locally_divergent),
+                             ("largest local error", report is not None and report.local and r.name == report.worst_local),
+                             (f"beyond expected {dtype} drift", r.beyond_expected)) if on]
     why = "; ".join(words.get(k, k) for k in (r.reason or "").split(", ") if k) or None
     values = {"kind": r.kind, "order": r.order, "status": _tap_status(r), "reason": why, "scope": r.scope,
               "producer": f"{r.producer_op or '?'} {r.producer_node or ''}".strip(), "source": r.source,
               "producer_source": r.producer_source, "reference_source": r.reference_source,
               "tensor": r.tensor, "shapes": f"{r.shape_engine} / {r.shape_reference}",
               "dtypes": f"{r.dtype_engine} / {r.dtype_reference}", "growth": r.growth,
-              "flags": ", ".join(flags) or None}
+              "flags": ", ".join(flags) or None, "local": r.local_note, "expected": r.expected_note}
     return [values[k] for k, _, _ in INFO_COLUMNS]
 
 
@@ -83,8 +88,8 @@ def profile_view(report: Any) -> dict[str, Any] | None:
         return None
     names = [p.name for p in prof]
     thresholds = _thresholds(report.rule)
-    local = getattr(report, "first_local_divergent", None)     # set by reports that measure local error
-    keys = [c.key for c in profile_columns()]
+    local = report.first_locally_divergent        # set when the verify measured local error
+    keys = [c.key for c in profile_columns(report)]
     return {
         "x": names,   # row ids, in model order
         "status": [status_by_id.get(p.name, "pass") for p in prof],
@@ -96,7 +101,7 @@ def profile_view(report: Any) -> dict[str, Any] | None:
         "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
                     "type": c.fmt, "description": c.description, "threshold": thresholds.get(c.key)}
-                   for c in profile_columns()],
+                   for c in profile_columns(report)],
     }
 
 
@@ -104,7 +109,7 @@ def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
              words: dict[str, str] | None = None) -> dict[str, Any]:
     """The view dict row of one VerifyRow (``inputs``: collects the samples' inputs, once each;
     ``words``: the rule's reason words, ``report.rule.reason_words()``)."""
-    cols, panel = table_columns(), panel_columns()
+    cols, panel = table_columns(report), panel_columns()
     samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
                 "hist": hist_dict(r.hist, r.nonfinite_pairs), "m": [getattr(r, c.key) for c in panel]}]
     for s in r.samples:
@@ -117,11 +122,12 @@ def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
             "first_divergent": bool(r.first_divergent), "node": None, "group": None, "sub": _sub(r),
             "reason": r.reason, "note": r.note,
             "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
-            "info": _info(r, words if words is not None else report.rule.reason_words()), "samples": samples, "default_sample": "all"}
+            "info": _info(r, words if words is not None else report.rule.reason_words(), report),
+            "samples": samples, "default_sample": "all"}
 
 
 def verify_view(report: Any) -> dict[str, Any]:
-    cols = table_columns()
+    cols = table_columns(report)
     panel = panel_columns()
     words = report.rule.reason_words()
     inputs: dict[str, list] = {}
@@ -145,6 +151,19 @@ def verify_view(report: Any) -> dict[str, Any]:
                     title="largest jump: " + JUMP_RANKS),
               badge("non-finite rows", n_nonfinite, "fail" if n_nonfinite else None,
                     title="rows with NaN/Inf values on either side (left out of every metric)")]
+    if report.local:
+        badges += [badge("first locally divergent", report.first_locally_divergent or "none",
+                         "fail" if report.first_locally_divergent else "pass",
+                         row=report.first_locally_divergent if report.first_locally_divergent in shown else None,
+                         title="the first row whose own (local) error crosses the rule (click: go to it)"),
+                   badge("largest local error", report.worst_local,
+                         row=report.worst_local if report.worst_local in shown else None)]
+    if report.expected is not None:
+        n_beyond = len(report.beyond_expected)
+        badges.append(badge(f"beyond expected {report.expected.dtype}",
+                            f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "0",
+                            "fail" if n_beyond else "pass", row=report.first_beyond_expected
+                            if report.first_beyond_expected in shown else None))
     if report.max_mape is not None:
         badge_status = "fail" if report.exceeded else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
