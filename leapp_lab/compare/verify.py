@@ -22,6 +22,7 @@ from leapp_lab.model.tap import TapEntry, model_order_key
 from leapp_lab.model.verify import DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow
 
 from .buildio import OpenBuild
+from .engine_graph import engine_graph
 from .metrics import diff_sums
 from .npzio import NpzArrays, NpzInputError
 
@@ -95,6 +96,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
         report = _compare(ref, eng, b, ref_path, rule, rtol,
                           default_workers() if workers is None else int(workers), progress)
         report.inputs = _input_summaries(b, ref_path)
+        report.graph = engine_graph(b, report.rows)
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")

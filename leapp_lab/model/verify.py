@@ -29,6 +29,7 @@ from typing import Any, Callable, ClassVar
 from .base import Report, Viewable, register
 from .columns import SAMPLE_ID_KEYS, row_columns, sample_columns
 from .dc import Plain, fields_from_dict
+from .graph import EngineGraph
 from .hist import Hist
 from .metrics import Metrics
 from .tap import TapEntry
@@ -187,7 +188,9 @@ class VerifyReport(Viewable, Report, Plain):
     ``exceeded``: names of judged rows above max_mape; ``exit_code``: 0 ok, 1 max_mape exceeded.
     ``verbose``: list unpaired names as rows in text/JSON views. ``created``: ISO time;
     ``versions``: package versions. ``self_compare_note``: a sentence when some rows compare ort
-    with itself, else None.
+    with itself, else None. ``graph``: the build's graph with each row placed on the node that
+    computes it (``leapp_lab.model.graph.EngineGraph``; what the accuracy graph view draws), None
+    in reports written before it existed.
     """
     kind: ClassVar[str] = "verify"
     reference: str = ""
@@ -211,6 +214,7 @@ class VerifyReport(Viewable, Report, Plain):
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     inputs: list[InputSummary] = field(default_factory=list)
+    graph: EngineGraph | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
