@@ -424,7 +424,7 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     (G.source === "prepared" ? "the prepared ONNX (this engine has no ONNX graph): " : "the engine's ONNX graph: ") + (G.file || "") +
     " · " + nodes.filter(n => n.kind === "op").length + " nodes" +
     Object.entries(G.left_out || {}).map(([why, n]) => " · " + n + " " + why + " nodes left out").join("") +
-    " · fill: the row's metric against the rule; red outline: diverged · click a node to select its row, a box to unfold its scope, a band's label to fold it");
+    " · fill: the row's metric against the rule (a diverged row at least at the threshold); red outline: diverged · click a node to select its row, a box to unfold its scope, a band's label to fold it");
   panel.append(head, ...(G.note ? [h("div", { class: "leapp-note" }, G.note)] : []), nav.el, info);
   setRange();
   legend();
@@ -579,7 +579,9 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
         if (!r) continue;
         if (r.status === "fail") fail++;
         if (r.status !== "uncompared") judged++;
-        const b = badness(value(r), metric || {}, range);
+        let b = badness(value(r), metric || {}, range);
+        // a diverged row stands at or above the rule, whichever criterion fired (non-finite, cosine...)
+        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== undefined) b = Math.max(b ?? 0, 0);
         if (b !== null && (worst === null || b > worst)) worst = b;
       }
       const st = fail ? "fail" : judged ? "pass" : ids.some(id => rowOf(id)) ? "uncompared" : "none";
