@@ -374,6 +374,10 @@ function badColor(b, m) {
 
 function accuracyGraph(panel, G, table, rowsById, hooks) {
   const nodes = G.nodes || [], groups = new Map((G.groups || []).map(g => [g.id, g]));
+  if (!nodes.length) {     // no graph stored (no ONNX found, too many nodes...): say why
+    panel.append(h("div", { class: "leapp-note" }, G.note || "no graph was stored for this run"));
+    return { showRow() {} };
+  }
   const open = new Set(G.open || []);
   const metrics = G.metrics || [];
   let metric = metrics[0] || null;
@@ -465,7 +469,6 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
   // layout + drawing of the current fold state
   function render(keep) {
     dirty = false;
-    if (!nodes.length) { nav.view.replaceChildren(h("div", { class: "leapp-empty" }, G.note || "no graph")); return; }
     if (typeof globalThis.dagre === "undefined") { nav.view.replaceChildren(h("div", { class: "leapp-empty" }, "the dagre layout library is not loaded")); return; }
     const units = new Map();
     nodes.forEach((n, i) => {

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from .dc import Plain
 
 #: graphs with more nodes than this are not stored (``EngineGraph.note`` says so): report.json and
-#: the HTML report grow by ~0.15 KB per node, and a browser takes seconds to lay out thousands of
+#: the HTML report grow by about 0.2 KB per node, and a browser takes seconds to lay out thousands of
 #: unfolded nodes; open engine.onnx in Netron or Model Explorer instead.
 MAX_GRAPH_NODES = 3000
 
