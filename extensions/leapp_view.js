@@ -482,8 +482,10 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     g.setDefaultEdgeLabel(() => ({}));
     for (const u of units.values()) {
       if (u.group) {
-        const gr = groups.get(u.group);
-        u.title = "▸ " + gr.label; u.sub = u.members.length + " nodes";
+        const ids = u.members.flatMap(i => nodes[i].rows).filter(id => rowOf(id));
+        const fail = ids.filter(id => rowOf(id).status === "fail").length;
+        u.title = "▸ " + groups.get(u.group).label;
+        u.sub = u.members.length + " nodes" + (ids.length ? " · " + fail + "/" + ids.length + " diverged" : "");
       } else {
         const n = nodes[u.members[0]];
         u.title = n.op; u.sub = n.rows.length ? n.rows[0] + (n.rows.length > 1 ? " +" + (n.rows.length - 1) : "") : n.name;
@@ -601,7 +603,6 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
         ? u.group + " · " + u.members.length + " nodes · " + ids.length + " rows" + (fail ? ", " + fail + " diverged" : "") +
           (metric && worst !== null ? " · worst " + metric.label + " in it" : "") + " · click to unfold"
         : nodeTitle(nodes[u.members[0]]);
-      if (u.group) el.querySelector(".leapp-gsub").textContent = u.members.length + " nodes" + (ids.length ? " · " + fail + "/" + ids.length + " diverged" : "");
     }
   }
 
