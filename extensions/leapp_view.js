@@ -341,7 +341,7 @@ function svgGraph(svgText, focus) {
 // outlined by its verdict; clicking it selects its row (hooks.select), and a row selected anywhere
 // unfolds its scope and centres its node (showRow). Laid out on first show, not at page load.
 const SVGNS = "http://www.w3.org/2000/svg";
-function s(tag, attrs, ...children) {
+function svgEl(tag, attrs, ...children) {
   const e = document.createElementNS(SVGNS, tag);
   for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
   for (const c of children) if (c !== undefined && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
@@ -499,11 +499,11 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     globalThis.dagre.layout(g);
     const W = g.graph().width || 100, H = g.graph().height || 100;
     const mid = "leapp-acc-arrow-" + (++svgSerial);
-    const svg = s("svg", { viewBox: "0 0 " + W.toFixed(1) + " " + H.toFixed(1), width: W.toFixed(1), height: H.toFixed(1), class: "leapp-accgraph" },
-      s("defs", {}, s("marker", { id: mid, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
-        s("path", { d: "M0,0 L10,5 L0,10 z", fill: "#78909c" }))));
+    const svg = svgEl("svg", { viewBox: "0 0 " + W.toFixed(1) + " " + H.toFixed(1), width: W.toFixed(1), height: H.toFixed(1), class: "leapp-accgraph" },
+      svgEl("defs", {}, svgEl("marker", { id: mid, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
+        svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#78909c" }))));
     // open scopes: a band behind their members, its label folds the scope
-    const bands = s("g", { class: "leapp-bands" });
+    const bands = svgEl("g", { class: "leapp-bands" });
     const openGroups = [...open].filter(gid => groups.has(gid) && chain(gid).every(a => open.has(a)));
     openGroups.sort((a, b) => groups.get(a).depth - groups.get(b).depth);
     const below = new Map();     // open descendants' depth, for nesting paddings
@@ -519,33 +519,33 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
       }
       if (!Number.isFinite(x0)) continue;
       const pad = 5 + 7 * (below.get(gid) || 0), gr = groups.get(gid);
-      bands.append(s("g", { class: "leapp-band", "data-leapp-group-open": gid },
-        s("title", {}, gid + " · " + gr.size + " nodes · click the label to fold into one box"),
-        s("rect", { x: x0 - pad, y: y0 - pad - 11, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 11, rx: 6 }),
-        s("text", { x: x0 - pad + 5, y: y0 - pad - 2, class: "leapp-bandlabel" }, "▾ " + gr.label)));
+      bands.append(svgEl("g", { class: "leapp-band", "data-leapp-group-open": gid },
+        svgEl("title", {}, gid + " · " + gr.size + " nodes · click the label to fold into one box"),
+        svgEl("rect", { x: x0 - pad, y: y0 - pad - 11, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 11, rx: 6 }),
+        svgEl("text", { x: x0 - pad + 5, y: y0 - pad - 2, class: "leapp-bandlabel" }, "▾ " + gr.label)));
     }
     svg.append(bands);
-    const eg = s("g", { class: "leapp-edges" });
+    const eg = svgEl("g", { class: "leapp-edges" });
     for (const e of g.edges()) {
       const pts = g.edge(e).points || [];
       if (!pts.length) continue;
       const la = units.get(e.v), lb = units.get(e.w);
-      eg.append(s("path", { d: "M" + pts.map(p => p.x.toFixed(1) + "," + p.y.toFixed(1)).join(" L"), "marker-end": "url(#" + mid + ")" },
-        s("title", {}, (la.group || nodes[la.members[0]].name) + " → " + (lb.group || nodes[lb.members[0]].name))));
+      eg.append(svgEl("path", { d: "M" + pts.map(p => p.x.toFixed(1) + "," + p.y.toFixed(1)).join(" L"), "marker-end": "url(#" + mid + ")" },
+        svgEl("title", {}, (la.group || nodes[la.members[0]].name) + " → " + (lb.group || nodes[lb.members[0]].name))));
     }
     svg.append(eg);
     unitEls = new Map();
-    const ng = s("g", { class: "leapp-nodes" });
+    const ng = svgEl("g", { class: "leapp-nodes" });
     for (const u of units.values()) {
       const p = g.node(u.key), x = p.x - p.width / 2, y = p.y - p.height / 2;
       const n = u.group ? null : nodes[u.members[0]];
       const el = u.group
-        ? s("g", { class: "leapp-gunit leapp-ggroup", "data-leapp-group": u.group },
-            s("title", {}), s("rect", { x: x + 3, y: y + 3, width: p.width, height: p.height, rx: 5, class: "leapp-stack" }),
-            s("rect", { x, y, width: p.width, height: p.height, rx: 5, class: "leapp-box" }))
-        : s("g", { class: "leapp-gunit leapp-gnode leapp-k-" + n.kind, "data-leapp-node": n.name },
-            s("title", {}), s("rect", { x, y, width: p.width, height: p.height, rx: n.kind === "op" ? 5 : 16, class: "leapp-box" }));
-      el.append(s("text", { x: x + 8, y: y + 14, class: "leapp-gtitle" }, u.title), s("text", { x: x + 8, y: y + 27, class: "leapp-gsub" }, u.sub));
+        ? svgEl("g", { class: "leapp-gunit leapp-ggroup", "data-leapp-group": u.group },
+            svgEl("title", {}), svgEl("rect", { x: x + 3, y: y + 3, width: p.width, height: p.height, rx: 5, class: "leapp-stack" }),
+            svgEl("rect", { x, y, width: p.width, height: p.height, rx: 5, class: "leapp-box" }))
+        : svgEl("g", { class: "leapp-gunit leapp-gnode leapp-k-" + n.kind, "data-leapp-node": n.name },
+            svgEl("title", {}), svgEl("rect", { x, y, width: p.width, height: p.height, rx: n.kind === "op" ? 5 : 16, class: "leapp-box" }));
+      el.append(svgEl("text", { x: x + 8, y: y + 14, class: "leapp-gtitle" }, u.title), svgEl("text", { x: x + 8, y: y + 27, class: "leapp-gsub" }, u.sub));
       el.addEventListener("click", () => {
         if (u.group) { open.add(u.group); render(true); nav.centerOn(elOf(u.members[0])); return; }
         const i = u.members[0], row = primary(nodes[i].rows);
@@ -650,7 +650,7 @@ export function renderView(el, view, host) {
                   sortKey: null, sortDir: 1, onlyBad: false, node: null, logLevel: 0, logSection: "",
                   profileMetric: view.profile && view.profile.series && view.profile.series[0] ? view.profile.series[0].key : null };
 
-  const rowHooks = [];     // graph panels that follow the selected row
+  const selectionHooks = [];     // graph panels that follow the selected row
   const root = h("div", { class: "leapp-view", "data-leapp-kind": view.kind, "data-leapp-status": view.status });
   el.append(root);
 
@@ -763,7 +763,7 @@ export function renderView(el, view, host) {
     if (state.tab !== "table" && fromUser && panels.table && state.tab === "profile") showTab("table");
     renderHist();
     renderNode();
-    for (const f of rowHooks) f(r);
+    for (const f of selectionHooks) f(r);
     if (fromUser && host.onSelect) host.onSelect(id, state.sample);
   }
 
@@ -818,7 +818,7 @@ export function renderView(el, view, host) {
       select: id => select(id, null, true),
       showTable: () => { showTab("table"); if (state.row) select(state.row, state.sample, false); },
     });
-    rowHooks.push(r => acc.showRow(r.id));
+    selectionHooks.push(r => acc.showRow(r.id));
   } else if (panels.graph) {
     for (const g of view.graphs || []) {
       panels.graph.append(h("div", { class: "leapp-graphhead" }, h("b", {}, g.name), " · ", g.status, " · verdict ", g.verdict,
@@ -831,7 +831,7 @@ export function renderView(el, view, host) {
         n.addEventListener("click", () => { state.node = n.getAttribute("data-leapp-node"); renderNode(); showTab("node"); });
       }
       // the selected row's node is outlined
-      rowHooks.push(r => { for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node); });
+      selectionHooks.push(r => { for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node); });
     }
     if (!(view.graphs || []).length) panels.graph.append(h("div", { class: "leapp-empty" }, "no graph"));
   }
