@@ -86,7 +86,7 @@ def measure(browser, html: Path, graph: bool) -> dict:
         m["graph_ms"] = page.evaluate(CLICK_PAINTED, ["[data-leapp-tab='graph']", "[data-leapp-panel='graph'] svg .leapp-gunit", False])
         m["graph_boxes"] = page.locator("[data-leapp-panel='graph'] svg .leapp-gunit").count()
         m["unfold_ms"] = page.evaluate(CLICK_PAINTED, ["[data-leapp-graph-unfold]",
-                                                       "[data-leapp-panel='graph'] svg [data-leapp-group]", True])
+                                                       "[data-leapp-panel='graph'] svg [data-leapp-scope]", True])
         m["unfold_boxes"] = page.locator("[data-leapp-panel='graph'] svg .leapp-gunit").count()
     page.close()
     if errors:

@@ -84,83 +84,6 @@ function kv(rows, cls) {
     h("tbody", {}, rows.filter(r => r).map(([k, v, kind]) => h("tr", {}, h("th", {}, k), h("td", {}, fmt(v, kind))))));
 }
 
-// -- histogram --------------------------------------------------------------------------------------
-function histTraces(hist) {
-  // zero bin at x=0, log bins from x=2 on (one empty slot between): the x axis *is* log(|diff|)
-  const xs = [0], ys = [hist.zero], text = ["exactly 0"], colors = ["#1565c0"];
-  const n = hist.counts.length;
-  for (let i = 0; i < n; i++) {
-    xs.push(i + 2); ys.push(hist.counts[i]); colors.push("#ef6c00");
-    text.push("[" + hist.edges[i].toExponential(2) + ", " + hist.edges[i + 1].toExponential(2) + ")");
-  }
-  const step = Math.max(1, Math.ceil(n / 7));
-  const tickvals = [0], ticktext = ["0"];
-  for (let i = 0; i < n; i += step) { tickvals.push(i + 2 - 0.5); ticktext.push(hist.edges[i].toExponential(1)); }
-  return { data: [{ type: "bar", x: xs, y: ys, text, hovertemplate: "%{text}<br>count %{y}<extra></extra>",
-                    marker: { color: colors }, width: 0.92, textposition: "none" }],
-           tickvals, ticktext };
-}
-
-function clearPlot(div) {
-  // plotly keeps state on the element: purge it, or a later react() draws into a cleared div
-  if (typeof globalThis.Plotly !== "undefined" && div._fullLayout) globalThis.Plotly.purge(div);
-  div.replaceChildren();
-}
-
-// plotly draws its text in its own fixed dark grey: take the view's colour instead, so axis labels
-// and titles stay readable under a dark JupyterLab theme (the div is in the document by now)
-function themed(div, layout) {
-  const fg = (typeof getComputedStyle === "function" && div.isConnected && getComputedStyle(div).color) || "#444";
-  const grid = "rgba(128,128,128,0.3)";
-  layout.font = Object.assign({ color: fg }, layout.font || {});
-  for (const ax of ["xaxis", "yaxis"]) layout[ax] = Object.assign({ gridcolor: grid, linecolor: grid, zerolinecolor: grid }, layout[ax] || {});
-  return layout;
-}
-
-function drawHist(div, hist, title) {
-  clearPlot(div);
-  if (!hist || (hist.zero === 0 && hist.counts.length === 0)) {
-    div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
-    return;
-  }
-  const t = histTraces(hist);
-  if (typeof globalThis.Plotly === "undefined") {
-    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded; counts: zero=" + hist.zero +
-      " bins=" + hist.counts.join(",")));
-    return;
-  }
-  const layout = {
-    title: { text: title, font: { size: 12 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 44 },
-    bargap: 0.05, showlegend: false, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
-    yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
-  };
-  globalThis.Plotly.newPlot(div, t.data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
-}
-
-function drawProfile(div, profile, metric, onPick) {
-  clearPlot(div);
-  const s = (profile.series || []).find(x => x.key === metric) || (profile.series || [])[0];
-  if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
-  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
-  const xs = profile.x.map((_, i) => i);
-  const data = [{ type: "scatter", mode: "lines+markers", x: xs, y: s.y, text: profile.x,
-                  hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
-                  marker: { color: profile.status.map(st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e"), size: 8 } }];
-  const shapes = [];
-  if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) {
-    shapes.push({ type: "line", x0: profile.first_divergent_index, x1: profile.first_divergent_index, yref: "paper", y0: 0, y1: 1,
-                  line: { color: "#c62828", dash: "dot" } });
-  }
-  const layout = { title: { text: s.label + " over outputs and taps, in model order", font: { size: 12 } }, height: 300,
-                   margin: { l: 60, r: 10, t: 34, b: 90 }, shapes, showlegend: false,
-                   paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-                   xaxis: { tickvals: xs, ticktext: profile.x, tickangle: -40, automargin: true },
-                   yaxis: { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } } };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false });
-  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.x[p.pointIndex]); });
-}
-
 // -- graphs: one navigation helper for every graph panel ---------------------------------------------
 // graphNav(opts) is the viewport of one graph (trace connectivity, FX, accuracy): zoom (wheel, +/−
 // buttons, + / - keys), pan (drag, arrow keys), fit (button, f / 0) and a node search box, all driven
@@ -519,7 +442,7 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
       }
       if (!Number.isFinite(x0)) continue;
       const pad = 5 + 7 * (below.get(gid) || 0), gr = groups.get(gid);
-      bands.append(svgEl("g", { class: "leapp-band", "data-leapp-group-open": gid },
+      bands.append(svgEl("g", { class: "leapp-band", "data-leapp-scope-open": gid },
         svgEl("title", {}, gid + " · " + gr.size + " nodes · click the label to fold into one box"),
         svgEl("rect", { x: x0 - pad, y: y0 - pad - 11, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 11, rx: 6 }),
         svgEl("text", { x: x0 - pad + 5, y: y0 - pad - 2, class: "leapp-bandlabel" }, "▾ " + gr.label)));
@@ -540,7 +463,7 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
       const p = g.node(u.key), x = p.x - p.width / 2, y = p.y - p.height / 2;
       const n = u.group ? null : nodes[u.members[0]];
       const el = u.group
-        ? svgEl("g", { class: "leapp-gunit leapp-ggroup", "data-leapp-group": u.group },
+        ? svgEl("g", { class: "leapp-gunit leapp-ggroup", "data-leapp-scope": u.group },
             svgEl("title", {}), svgEl("rect", { x: x + 3, y: y + 3, width: p.width, height: p.height, rx: 5, class: "leapp-stack" }),
             svgEl("rect", { x, y, width: p.width, height: p.height, rx: 5, class: "leapp-box" }))
         : svgEl("g", { class: "leapp-gunit leapp-gnode leapp-k-" + n.kind, "data-leapp-node": n.name },
@@ -558,7 +481,7 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     }
     svg.append(ng);
     for (const b of bands.children) {
-      const gid = b.getAttribute("data-leapp-group-open");
+      const gid = b.getAttribute("data-leapp-scope-open");
       b.querySelector("text").addEventListener("click", ev => {
         ev.stopPropagation();
         for (const x of [...open]) if (chain(x).includes(gid)) open.delete(x);
@@ -634,6 +557,83 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
       if (selNode !== null) nav.centerOn(elOf(selNode));
     },
   };
+}
+
+// -- histogram --------------------------------------------------------------------------------------
+function histTraces(hist) {
+  // zero bin at x=0, log bins from x=2 on (one empty slot between): the x axis *is* log(|diff|)
+  const xs = [0], ys = [hist.zero], text = ["exactly 0"], colors = ["#1565c0"];
+  const n = hist.counts.length;
+  for (let i = 0; i < n; i++) {
+    xs.push(i + 2); ys.push(hist.counts[i]); colors.push("#ef6c00");
+    text.push("[" + hist.edges[i].toExponential(2) + ", " + hist.edges[i + 1].toExponential(2) + ")");
+  }
+  const step = Math.max(1, Math.ceil(n / 7));
+  const tickvals = [0], ticktext = ["0"];
+  for (let i = 0; i < n; i += step) { tickvals.push(i + 2 - 0.5); ticktext.push(hist.edges[i].toExponential(1)); }
+  return { data: [{ type: "bar", x: xs, y: ys, text, hovertemplate: "%{text}<br>count %{y}<extra></extra>",
+                    marker: { color: colors }, width: 0.92, textposition: "none" }],
+           tickvals, ticktext };
+}
+
+function clearPlot(div) {
+  // plotly keeps state on the element: purge it, or a later react() draws into a cleared div
+  if (typeof globalThis.Plotly !== "undefined" && div._fullLayout) globalThis.Plotly.purge(div);
+  div.replaceChildren();
+}
+
+// plotly draws its text in its own fixed dark grey: take the view's colour instead, so axis labels
+// and titles stay readable under a dark JupyterLab theme (the div is in the document by now)
+function themed(div, layout) {
+  const fg = (typeof getComputedStyle === "function" && div.isConnected && getComputedStyle(div).color) || "#444";
+  const grid = "rgba(128,128,128,0.3)";
+  layout.font = Object.assign({ color: fg }, layout.font || {});
+  for (const ax of ["xaxis", "yaxis"]) layout[ax] = Object.assign({ gridcolor: grid, linecolor: grid, zerolinecolor: grid }, layout[ax] || {});
+  return layout;
+}
+
+function drawHist(div, hist, title) {
+  clearPlot(div);
+  if (!hist || (hist.zero === 0 && hist.counts.length === 0)) {
+    div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
+    return;
+  }
+  const t = histTraces(hist);
+  if (typeof globalThis.Plotly === "undefined") {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded; counts: zero=" + hist.zero +
+      " bins=" + hist.counts.join(",")));
+    return;
+  }
+  const layout = {
+    title: { text: title, font: { size: 12 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 44 },
+    bargap: 0.05, showlegend: false, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
+    yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
+  };
+  globalThis.Plotly.newPlot(div, t.data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+}
+
+function drawProfile(div, profile, metric, onPick) {
+  clearPlot(div);
+  const s = (profile.series || []).find(x => x.key === metric) || (profile.series || [])[0];
+  if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
+  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
+  const xs = profile.x.map((_, i) => i);
+  const data = [{ type: "scatter", mode: "lines+markers", x: xs, y: s.y, text: profile.x,
+                  hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
+                  marker: { color: profile.status.map(st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e"), size: 8 } }];
+  const shapes = [];
+  if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) {
+    shapes.push({ type: "line", x0: profile.first_divergent_index, x1: profile.first_divergent_index, yref: "paper", y0: 0, y1: 1,
+                  line: { color: "#c62828", dash: "dot" } });
+  }
+  const layout = { title: { text: s.label + " over outputs and taps, in model order", font: { size: 12 } }, height: 300,
+                   margin: { l: 60, r: 10, t: 34, b: 90 }, shapes, showlegend: false,
+                   paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+                   xaxis: { tickvals: xs, ticktext: profile.x, tickangle: -40, automargin: true },
+                   yaxis: { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } } };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false });
+  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.x[p.pointIndex]); });
 }
 
 // -- the view ---------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def _check_navigation(page, scope):
     assert _zoom(page, scope) <= 1.0
     # after fit every node is inside the viewport
     assert page.evaluate("""s => { const v = document.querySelector(s + ' [data-leapp-graph-view]'), a = v.getBoundingClientRect();
-        return [...v.querySelectorAll('[data-leapp-node], [data-leapp-group], [data-leapp-fx]')].every(e => {
+        return [...v.querySelectorAll('[data-leapp-node], [data-leapp-scope], [data-leapp-fx]')].every(e => {
             const b = e.getBoundingClientRect(); return b.left >= a.left - 1 && b.right <= a.right + 1 && b.top >= a.top - 1 && b.bottom <= a.bottom + 1; }); }""", scope)
     vb0, hist0 = _viewbox(page, scope), page.get_attribute("[data-leapp-hist-row]", "data-leapp-hist-row")
     node = page.locator(f"{scope} [data-leapp-graph-view] [data-leapp-node]").first.bounding_box()
@@ -138,11 +138,11 @@ def test_accuracy_graph_offline(page, scale_run, tmp_path, artifacts_dir):
 
     # folding: a folded scope unfolds on click, and folds back from its band's label
     page.click(f"{GRAPH} [data-leapp-graph-zoom='fit']")
-    page.click(f"{GRAPH} [data-leapp-group='blocks.7']")
-    page.wait_for_selector(f"{GRAPH} [data-leapp-group='blocks.7.attn']")
-    assert page.locator(f"{GRAPH} [data-leapp-group='blocks.7']").count() == 0
-    page.click(f"{GRAPH} [data-leapp-group-open='blocks.7'] text")
-    page.wait_for_selector(f"{GRAPH} [data-leapp-group='blocks.7']")
+    page.click(f"{GRAPH} [data-leapp-scope='blocks.7']")
+    page.wait_for_selector(f"{GRAPH} [data-leapp-scope='blocks.7.attn']")
+    assert page.locator(f"{GRAPH} [data-leapp-scope='blocks.7']").count() == 0
+    page.click(f"{GRAPH} [data-leapp-scope-open='blocks.7'] text")
+    page.wait_for_selector(f"{GRAPH} [data-leapp-scope='blocks.7']")
     # colour by another column: the legend follows that column's rule threshold
     page.select_option(f"{GRAPH} select[data-leapp-graph-metric]", "cosine")
     assert "0.999000 (rule)" in page.locator(f"{GRAPH} .leapp-graphlegend").text_content()
