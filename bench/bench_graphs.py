@@ -67,9 +67,17 @@ def render(run: Path, out: Path, source: Path) -> float:
     return time.perf_counter() - t
 
 
-def baseline_tree(ref: str, dest: Path) -> Path:
+def baseline_tree(ref: str, dest: Path) -> Path | None:
+    """The baseline commit's files (``git archive``), or None with a message when this checkout
+    cannot give them (no git, a shallow clone without that commit)."""
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        err = getattr(exc, "stderr", b"") or b""
+        print(f"baseline {ref}: not available here ({err.decode(errors='replace').strip() or exc}); "
+              f"measuring this tree only")
+        return None
     dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
 
@@ -109,10 +117,13 @@ def main(argv=None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     try:
         run = make_run(root, args.rows, args.nodes)
-        pages = {"this tree": root / "now.html", f"baseline {args.baseline}": root / "baseline.html"}
+        pages = {"this tree": root / "now.html"}
         t_now = render(run, pages["this tree"], ROOT)
-        t_base = render(run, pages[f"baseline {args.baseline}"], baseline_tree(args.baseline, root / "baseline"))
-        print(f"rendered in {t_now:.1f}s (this tree), {t_base:.1f}s (baseline); cores: {os.cpu_count()}")
+        base_src = baseline_tree(args.baseline, root / "baseline")
+        if base_src is not None:
+            pages[f"baseline {args.baseline}"] = root / "baseline.html"
+            render(run, pages[f"baseline {args.baseline}"], base_src)
+        print(f"rendered in {t_now:.1f}s (this tree); cores: {os.cpu_count()}")
         results: dict[str, list[dict]] = {k: [] for k in pages}
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS)
