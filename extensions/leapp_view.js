@@ -102,6 +102,481 @@ function labelled(columns, values, skipEmpty) {
   return out;
 }
 
+// -- graphs: one navigation helper for every graph panel ---------------------------------------------
+// graphNav(opts) is the viewport of one graph (trace connectivity, FX, accuracy): zoom (wheel, +/−
+// buttons, + / - keys), pan (drag, arrow keys), fit (button, f / 0) and a node search box, all driven
+// through the <svg>'s viewBox. The state is a centre (cx, cy) in drawing units and a zoom k (screen px
+// per unit); the viewBox always has the viewport's aspect ratio. When the viewport first gets a size
+// (its tab shown), the whole graph is fitted if that stays readable, else it is shown at natural size
+// centred on opts.focus() (the failing node). opts: find(query) -> [target], mark(targets),
+// show(target) (centre on it), focus() -> element | null, onVisible() (the viewport got a size).
+const READABLE = 0.6;   // a fitted graph below 60% of its natural size is not readable: focus instead
+
+function svgLength(v) {
+  const m = /^([\d.]+)\s*(pt|px)?$/.exec(String(v || "").trim());
+  return m ? Number(m[1]) * (m[2] === "pt" ? 4 / 3 : 1) : null;
+}
+
+function graphNav(opts) {
+  const view = h("div", { class: "leapp-graph leapp-graphview", tabindex: "0", "data-lm-suppress-shortcuts": "true",
+                          "data-leapp-graph-view": "" });
+  const search = h("input", { type: "search", class: "leapp-graphsearch", placeholder: "find node", "data-leapp-graph-search": "",
+                              "data-lm-suppress-shortcuts": "true" });
+  const count = h("span", { class: "leapp-muted", "data-leapp-graph-count": "" });
+  const btn = (what, label, title, fn) => h("button", { class: "leapp-btn", "data-leapp-graph-zoom": what, title, on: { click: fn } }, label);
+  const tools = h("span", { class: "leapp-graphtools" },
+    btn("in", "+", "zoom in (wheel, +)", () => zoomAt(1.4)), btn("out", "−", "zoom out (wheel, -)", () => zoomAt(1 / 1.4)),
+    btn("fit", "fit", "fit the whole graph (f)", () => fit()), search, count);
+  let svg = null, nat = null, cx = 0, cy = 0, k = 1, ready = false, pending = null, drag = null, dragged = false;
+
+  function size() { return [view.clientWidth, view.clientHeight]; }
+  function apply() {
+    const [W, H] = size();
+    if (!svg || !W || !H) return;
+    svg.setAttribute("viewBox", [cx - W / 2 / k, cy - H / 2 / k, W / k, H / k].map(x => x.toFixed(2)).join(" "));
+    view.setAttribute("data-leapp-graph-zoom", (k / nat.k0).toFixed(3));
+  }
+  function fitK() {
+    const [W, H] = size();
+    return Math.min((W - 16) / nat.w, (H - 16) / nat.h, nat.k0);
+  }
+  function fit() {
+    if (!nat) return;
+    k = fitK(); cx = nat.x + nat.w / 2; cy = nat.y + nat.h / 2; apply();
+  }
+  function zoomAt(f, px, py) {
+    if (!nat) return;
+    const [W, H] = size();
+    if (px === undefined) { px = W / 2; py = H / 2; }
+    const ux = cx + (px - W / 2) / k, uy = cy + (py - H / 2) / k;
+    const k2 = Math.min(nat.k0 * 4, Math.max(Math.min(fitK(), nat.k0) * 0.5, k * f));
+    cx = ux - (px - W / 2) / k2; cy = uy - (py - H / 2) / k2; k = k2; apply();
+  }
+  // an element's box in drawing units (the root's user space, whatever transforms lie between)
+  function bbox(el) {
+    const m = svg && svg.getScreenCTM(), me = el.getScreenCTM && el.getScreenCTM();
+    if (!m || !me) return null;
+    const b = el.getBBox(), t = m.inverse().multiply(me);
+    const ps = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
+      .map(([x, y]) => new DOMPoint(x, y).matrixTransform(t));
+    const xs = ps.map(p => p.x), ys = ps.map(p => p.y);
+    return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+  }
+  // centre on an element (zooming in to natural size when the graph is too small to read)
+  function centerOn(el) {
+    if (!el) return;
+    const [W, H] = size();
+    if (!ready || !W || !H) { pending = el; return; }
+    const b = bbox(el);
+    if (!b) { pending = el; return; }
+    if (k < READABLE * nat.k0) k = nat.k0;
+    cx = b.x + b.w / 2; cy = b.y + b.h / 2; apply();
+  }
+  function initial() {
+    fit();
+    if (k >= READABLE * nat.k0) return;
+    const f = opts.focus && opts.focus();
+    k = nat.k0;
+    if (f) centerOn(f);
+    else { const [W, H] = size(); cx = nat.x + W / 2 / k; cy = nat.y + H / 2 / k; apply(); }
+  }
+  function shown() {
+    const [W, H] = size();
+    if (!W || !H) return;
+    if (opts.onVisible) opts.onVisible();
+    if (!svg) return;
+    if (!ready) { ready = true; initial(); }
+    else apply();
+    if (pending) { const el = pending; pending = null; centerOn(el.isConnected ? el : null); }
+  }
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(shown).observe(view);
+  else requestAnimationFrame(shown);
+
+  // pointer: drag pans; a drag is not a click on the node under it
+  view.addEventListener("pointerdown", e => { if (e.button === 0) drag = { x: e.clientX, y: e.clientY, cx, cy, id: e.pointerId, moved: false }; });
+  view.addEventListener("pointermove", e => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    if (!drag.moved) { drag.moved = true; view.setPointerCapture(drag.id); view.classList.add("leapp-dragging"); }
+    cx = drag.cx - dx / k; cy = drag.cy - dy / k; apply();
+  });
+  const endDrag = () => { if (drag && drag.moved) { dragged = true; setTimeout(() => { dragged = false; }, 0); } drag = null; view.classList.remove("leapp-dragging"); };
+  view.addEventListener("pointerup", endDrag);
+  view.addEventListener("pointercancel", endDrag);
+  view.addEventListener("click", e => { if (dragged) { e.stopPropagation(); e.preventDefault(); } }, true);
+  view.addEventListener("wheel", e => {
+    if (!nat) return;
+    e.preventDefault();
+    const r = view.getBoundingClientRect(), dy = e.deltaY * (e.deltaMode === 1 ? 16 : 1);
+    zoomAt(Math.exp(-dy * 0.0015), e.clientX - r.left, e.clientY - r.top);
+  }, { passive: false });
+  view.addEventListener("keydown", e => {
+    const [W, H] = size(), step = 60 / k;
+    const act = { "+": () => zoomAt(1.4), "=": () => zoomAt(1.4), "-": () => zoomAt(1 / 1.4), f: fit, 0: fit,
+                  ArrowLeft: () => { cx -= step; apply(); }, ArrowRight: () => { cx += step; apply(); },
+                  ArrowUp: () => { cy -= step; apply(); }, ArrowDown: () => { cy += step; apply(); } }[e.key];
+    if (!act || !W || !H) return;
+    e.preventDefault(); e.stopPropagation(); act();
+  });
+
+  // search: typing shows the first match, Enter the next (Shift+Enter the previous)
+  let matches = [], mi = -1, lastQ = "";
+  function find(step) {
+    const q = search.value.trim().toLowerCase();
+    if (q !== lastQ) { lastQ = q; matches = q ? opts.find(q) : []; mi = -1; opts.mark(matches); }
+    if (!matches.length) { count.textContent = q ? "no match" : ""; return; }
+    mi = (mi + step + matches.length) % matches.length;
+    count.textContent = (mi + 1) + " of " + matches.length;
+    opts.show(matches[mi]);
+  }
+  search.addEventListener("input", () => find(1));
+  search.addEventListener("keydown", e => { e.stopPropagation(); if (e.key === "Enter") { e.preventDefault(); find(e.shiftKey ? -1 : 1); } });
+
+  return {
+    el: h("div", { class: "leapp-graphnav" }, h("div", { class: "leapp-toolbar leapp-graphbar" }, tools), view),
+    view, tools, centerOn, fit,
+    // show `el` (an <svg>) in the viewport; keep=true keeps zoom and centre (a redraw of the same graph)
+    attach(el, keep) {
+      const vb = el.viewBox && el.viewBox.baseVal;
+      const w = vb && vb.width ? vb.width : svgLength(el.getAttribute("width")) || 100;
+      const hgt = vb && vb.height ? vb.height : svgLength(el.getAttribute("height")) || 100;
+      const px = svgLength(el.getAttribute("width"));
+      nat = { x: vb && vb.width ? vb.x : 0, y: vb && vb.height ? vb.y : 0, w, h: hgt, k0: px ? px / w : 1 };
+      el.setAttribute("width", "100%"); el.setAttribute("height", "100%");
+      el.setAttribute("preserveAspectRatio", "xMidYMid meet");
+      if (el.parentNode !== view) view.replaceChildren(el);
+      svg = el;
+      if (!view.style.height) view.style.height = Math.round(Math.max(140, Math.min(560, nat.h * nat.k0 + 24))) + "px";
+      if (!keep) ready = false;
+      shown();
+    },
+  };
+}
+
+// a graph drawn in Python (SVG string, every string escaped there), made navigable; `focus` selects
+// the node shown first when the whole graph is too big to read
+function svgGraph(svgText, focus) {
+  let nodes = [];
+  const text = el => ((el.querySelector("title") || {}).textContent || "") + " " +
+    (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || el.getAttribute("data-leapp-io") || "");
+  const nav = graphNav({
+    find: q => nodes.filter(el => text(el).toLowerCase().includes(q)),
+    mark: ms => { const s = new Set(ms); for (const el of nodes) { el.classList.toggle("leapp-match", s.has(el)); el.classList.remove("leapp-current"); } },
+    show: el => { for (const x of nodes) x.classList.toggle("leapp-current", x === el); nav.centerOn(el); },
+    focus: () => nav.view.querySelector(focus),
+  });
+  setSvg(nav.view, svgText);
+  const svg = nav.view.querySelector("svg");
+  if (svg) {
+    nodes = [...svg.querySelectorAll("[data-leapp-node], [data-leapp-fx], [data-leapp-io]")];
+    nav.attach(svg);
+  }
+  return nav;
+}
+
+// -- the accuracy graph (verify) -----------------------------------------------------------------------
+// The engine graph of a verify view (view.engine_graph, leapp_lab/views/engine_graph_view.py) laid out
+// by dagre in the browser, because module scopes fold and unfold here: a folded scope is one box. Each
+// node with rows is filled by its worst row's metric (the rule's threshold splits green from red) and
+// outlined by its verdict; clicking it selects its row (hooks.select), and a row selected anywhere
+// unfolds its scope and centres its node (showRow). Laid out on first show, not at page load.
+const SVGNS = "http://www.w3.org/2000/svg";
+function svgEl(tag, attrs, ...children) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
+  for (const c of children) if (c !== undefined && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+// badness of a metric value against the rule: 0 at the threshold, ±1 per decade (worse > 0);
+// without a threshold, the value's place between the smallest and largest shown (0..1)
+function badness(v, m, range) {
+  if (v === null || v === undefined || Number.isNaN(v)) return null;
+  if (m.threshold !== null && m.threshold !== undefined) {
+    const d = m.worse === "below" ? (1 - v) / (1 - m.threshold) : v / m.threshold;
+    return d <= 0 ? -3 : Math.log10(d);
+  }
+  if (!range || !(v > 0)) return 0;
+  return range[1] > range[0] ? (Math.log10(v) - range[0]) / (range[1] - range[0]) : 1;
+}
+
+function mix(a, b, t) {
+  const p = x => [1, 3, 5].map(i => parseInt(x.slice(i, i + 2), 16));
+  const [x, y] = [p(a), p(b)];
+  return "#" + x.map((c, i) => Math.round(c + (y[i] - c) * Math.max(0, Math.min(1, t))).toString(16).padStart(2, "0")).join("");
+}
+
+function badColor(b, m) {
+  if (b === null) return "#f5f5f5";
+  if (m.threshold === null || m.threshold === undefined) return mix("#e8eaf6", "#7e57c2", b);
+  return b < 0 ? mix("#fff59d", "#c8e6c9", -b / 2) : mix("#ffb74d", "#e57373", b / 2);
+}
+
+function accuracyGraph(panel, G, table, rowsById, hooks) {
+  const nodes = G.nodes || [], groups = new Map((G.groups || []).map(g => [g.id, g]));
+  if (!nodes.length) {     // no graph stored (no ONNX found, too many nodes...): say why
+    panel.append(h("div", { class: "leapp-note" }, G.note || "no graph was stored for this run"));
+    return { showRow() {} };
+  }
+  const open = new Set(G.open || []);
+  const metrics = G.metrics || [];
+  let metric = metrics[0] || null;
+  const rowNode = new Map();
+  nodes.forEach((n, i) => n.rows.forEach(r => { if (!rowNode.has(r)) rowNode.set(r, i); }));
+  const labels = table.status_labels || {};
+  let selNode = null, selRow = null, marked = new Set(), current = null, dirty = true;
+  let unitEls = new Map(), unitsNow = new Map();     // unit key -> <g>, unit key -> unit (as drawn)
+  const info = h("div", { class: "leapp-graphinfo", "data-leapp-graph-info": "" });
+
+  const chain = gid => { const out = []; while (gid) { out.unshift(gid); gid = (groups.get(gid) || {}).parent || null; } return out; };
+  const unitOf = i => { for (const g of chain(nodes[i].group)) if (!open.has(g)) return "g:" + g; return "n:" + i; };
+  const rowOf = id => rowsById.get(id);
+  const value = r => (metric && r ? r.cells[metric.key] : null);
+  let range = null;
+  function setRange() {
+    const vs = [];
+    for (const n of nodes) for (const id of n.rows) { const v = value(rowOf(id)); if (v > 0) vs.push(Math.log10(v)); }
+    range = vs.length ? [Math.min(...vs), Math.max(...vs)] : null;
+  }
+  // the row a node stands for: a diverged one first, then the worst by the metric
+  function primary(ids) {
+    let best = null, bb = -Infinity;
+    for (const id of ids) {
+      const r = rowOf(id);
+      if (!r) continue;
+      const b = (r.status === "fail" ? 100 : 0) + (badness(value(r), metric || {}, range) ?? -50);
+      if (best === null || b > bb) { best = id; bb = b; }
+    }
+    return best;
+  }
+
+  const nav = graphNav({
+    find: q => nodes.map((n, i) => [n, i]).filter(([n]) => (n.name + " " + n.op + " " + (n.scope || "") + " " + n.rows.join(" ")).toLowerCase().includes(q)).map(([, i]) => i),
+    mark: ms => { marked = new Set(ms); current = null; paint(); },
+    show: i => { current = i; reveal(i); paint(); nav.centerOn(elOf(i)); },
+    focus: () => (selNode !== null ? elOf(selNode) : null),
+    onVisible: () => { if (dirty) render(); },
+  });
+  const msel = h("select", { "data-leapp-graph-metric": "", on: { change: e => { metric = metrics.find(m => m.key === e.target.value); setRange(); paint(); legend(); } } },
+    metrics.map(m => h("option", { value: m.key }, m.label)));
+  const legendBox = h("span", { class: "leapp-graphlegend" });
+  nav.tools.append(h("label", {}, "colour ", msel), legendBox,
+    h("button", { class: "leapp-btn", "data-leapp-graph-unfold": "", title: "unfold every module scope", on: { click: () => { for (const g of groups.keys()) open.add(g); render(false); } } }, "unfold all"),
+    h("button", { class: "leapp-btn", "data-leapp-graph-fold": "", title: "fold every module scope into one box", on: { click: () => { open.clear(); render(false); } } }, "fold all"));
+  nav.view.style.height = "min(70vh, 640px)";
+  const head = h("div", { class: "leapp-muted" },
+    (G.source === "prepared" ? "the prepared ONNX (this engine has no ONNX graph): " : "the engine's ONNX graph: ") + (G.file || "") +
+    " · " + nodes.filter(n => n.kind === "op").length + " nodes" +
+    Object.entries(G.left_out || {}).map(([why, n]) => " · " + n + " " + why + " nodes left out").join("") +
+    " · fill: the row's metric against the rule (a diverged row at least at the threshold); red outline: diverged · click a node to select its row, a box to unfold its scope, a band's label to fold it");
+  panel.append(head, ...(G.note ? [h("div", { class: "leapp-note" }, G.note)] : []), nav.el, info);
+  setRange();
+  legend();
+
+  function legend() {
+    legendBox.replaceChildren();
+    if (!metric) return;
+    const th = metric.threshold;
+    const stops = th !== null && th !== undefined ? [-2, -1, -0.001, 0, 1, 2] : [0, 0.5, 1];
+    const grad = "linear-gradient(to right, " + stops.map(b => badColor(b, metric)).join(", ") + ")";
+    const at = b => (metric.worse === "below" ? 1 - (1 - th) * 10 ** b : th * 10 ** b);
+    const ticks = th !== null && th !== undefined ? [fmt(at(-2), metric.type), fmt(th, metric.type) + " (rule)", fmt(at(2), metric.type)]
+      : (range ? [fmt(10 ** range[0], metric.type), "no rule threshold", fmt(10 ** range[1], metric.type)] : ["", "no values", ""]);
+    legendBox.append(h("span", { class: "leapp-legendbar", style: "background:" + grad }),
+      h("span", { class: "leapp-legendticks" }, ticks.map(t => h("span", {}, t))));
+  }
+
+  function reveal(i) {
+    let changed = false;
+    for (const g of chain(nodes[i].group)) if (!open.has(g)) { open.add(g); changed = true; }
+    if (changed) { dirty = true; if (nav.view.clientWidth) render(true); }
+  }
+  function elOf(i) { return unitEls.get(unitOf(i)) || null; }
+
+  function nodeTitle(n) {
+    const lines = [n.name + " · " + n.op + (n.scope ? " · " + n.scope : "")];
+    for (const id of n.rows.slice(0, 6)) {
+      const r = rowOf(id);
+      if (!r) continue;
+      lines.push(id + ": " + (labels[r.status] || r.status) + (metric ? " · " + metric.label + " " + fmt(value(r), metric.type) : "") +
+                 (r.reason ? " (" + r.reason + ")" : ""));
+    }
+    if (n.rows.length > 6) lines.push("… " + (n.rows.length - 6) + " more rows");
+    if (n.kind === "op" && !n.rows.length) lines.push("not tapped: no row");
+    return lines.join("\n");
+  }
+
+  // layout + drawing of the current fold state
+  function render(keep) {
+    dirty = false;
+    if (typeof globalThis.dagre === "undefined") { nav.view.replaceChildren(h("div", { class: "leapp-empty" }, "the dagre layout library is not loaded")); return; }
+    const units = new Map();
+    nodes.forEach((n, i) => {
+      const key = unitOf(i);
+      if (!units.has(key)) units.set(key, { key, members: [], group: key.startsWith("g:") ? key.slice(2) : null });
+      units.get(key).members.push(i);
+    });
+    const g = new globalThis.dagre.graphlib.Graph();
+    g.setGraph({ rankdir: "TB", nodesep: 18, ranksep: 26, edgesep: 8, marginx: 12, marginy: 12,
+                 ranker: units.size > 150 ? "longest-path" : "network-simplex" });
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const u of units.values()) {
+      if (u.group) {
+        const ids = u.members.flatMap(i => nodes[i].rows).filter(id => rowOf(id));
+        const fail = ids.filter(id => rowOf(id).status === "fail").length;
+        u.title = "▸ " + groups.get(u.group).label;
+        u.sub = u.members.length + " nodes" + (ids.length ? " · " + fail + "/" + ids.length + " diverged" : "");
+      } else {
+        const n = nodes[u.members[0]];
+        u.title = n.op; u.sub = n.rows.length ? n.rows[0] + (n.rows.length > 1 ? " +" + (n.rows.length - 1) : "") : n.name;
+      }
+      const cut = t => (t.length > 34 ? t.slice(0, 33) + "…" : t);
+      u.title = cut(u.title); u.sub = cut(u.sub);
+      g.setNode(u.key, { width: Math.max(64, u.title.length * 6.6 + 18, u.sub.length * 5.6 + 18), height: 34 });
+    }
+    const edges = new Set();
+    nodes.forEach((n, i) => { for (const j of n.inputs) { const a = unitOf(j), b = unitOf(i); if (a !== b && !edges.has(a + "\n" + b)) { edges.add(a + "\n" + b); g.setEdge(a, b); } } });
+    globalThis.dagre.layout(g);
+    const W = g.graph().width || 100, H = g.graph().height || 100;
+    const mid = "leapp-acc-arrow-" + (++svgSerial);
+    const svg = svgEl("svg", { viewBox: "0 0 " + W.toFixed(1) + " " + H.toFixed(1), width: W.toFixed(1), height: H.toFixed(1), class: "leapp-accgraph" },
+      svgEl("defs", {}, svgEl("marker", { id: mid, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
+        svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#78909c" }))));
+    // open scopes: a band behind their members, its label folds the scope
+    const bands = svgEl("g", { class: "leapp-bands" });
+    const openGroups = [...open].filter(gid => groups.has(gid) && chain(gid).every(a => open.has(a)));
+    openGroups.sort((a, b) => groups.get(a).depth - groups.get(b).depth);
+    const below = new Map();     // open descendants' depth, for nesting paddings
+    for (const gid of openGroups) for (const a of chain(gid)) below.set(a, Math.max(below.get(a) || 0, groups.get(gid).depth - groups.get(a).depth));
+    for (const gid of openGroups) {
+      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+      for (const u of units.values()) {
+        const i = u.members[0];
+        if (!chain(nodes[i].group).includes(gid)) continue;
+        const p = g.node(u.key);
+        x0 = Math.min(x0, p.x - p.width / 2); x1 = Math.max(x1, p.x + p.width / 2);
+        y0 = Math.min(y0, p.y - p.height / 2); y1 = Math.max(y1, p.y + p.height / 2);
+      }
+      if (!Number.isFinite(x0)) continue;
+      const pad = 5 + 7 * (below.get(gid) || 0), gr = groups.get(gid);
+      bands.append(svgEl("g", { class: "leapp-band", "data-leapp-scope-open": gid },
+        svgEl("title", {}, gid + " · " + gr.size + " nodes · click the label to fold into one box"),
+        svgEl("rect", { x: x0 - pad, y: y0 - pad - 11, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 11, rx: 6 }),
+        svgEl("text", { x: x0 - pad + 5, y: y0 - pad - 2, class: "leapp-bandlabel" }, "▾ " + gr.label)));
+    }
+    svg.append(bands);
+    const eg = svgEl("g", { class: "leapp-edges" });
+    for (const e of g.edges()) {
+      const pts = g.edge(e).points || [];
+      if (!pts.length) continue;
+      const la = units.get(e.v), lb = units.get(e.w);
+      eg.append(svgEl("path", { d: "M" + pts.map(p => p.x.toFixed(1) + "," + p.y.toFixed(1)).join(" L"), "marker-end": "url(#" + mid + ")" },
+        svgEl("title", {}, (la.group || nodes[la.members[0]].name) + " → " + (lb.group || nodes[lb.members[0]].name))));
+    }
+    svg.append(eg);
+    unitEls = new Map();
+    const ng = svgEl("g", { class: "leapp-nodes" });
+    for (const u of units.values()) {
+      const p = g.node(u.key), x = p.x - p.width / 2, y = p.y - p.height / 2;
+      const n = u.group ? null : nodes[u.members[0]];
+      const el = u.group
+        ? svgEl("g", { class: "leapp-gunit leapp-ggroup", "data-leapp-scope": u.group },
+            svgEl("title", {}), svgEl("rect", { x: x + 3, y: y + 3, width: p.width, height: p.height, rx: 5, class: "leapp-stack" }),
+            svgEl("rect", { x, y, width: p.width, height: p.height, rx: 5, class: "leapp-box" }))
+        : svgEl("g", { class: "leapp-gunit leapp-gnode leapp-k-" + n.kind, "data-leapp-node": n.name },
+            svgEl("title", {}), svgEl("rect", { x, y, width: p.width, height: p.height, rx: n.kind === "op" ? 5 : 16, class: "leapp-box" }));
+      el.append(svgEl("text", { x: x + 8, y: y + 14, class: "leapp-gtitle" }, u.title), svgEl("text", { x: x + 8, y: y + 27, class: "leapp-gsub" }, u.sub));
+      el.addEventListener("click", () => {
+        if (u.group) { open.add(u.group); render(true); nav.centerOn(elOf(u.members[0])); return; }
+        const i = u.members[0], row = primary(nodes[i].rows);
+        selNode = i;
+        if (row) hooks.select(row); else { selRow = null; paint(); describe(); }
+      });
+      u.el = el;
+      unitEls.set(u.key, el);
+      ng.append(el);
+    }
+    svg.append(ng);
+    for (const b of bands.children) {
+      const gid = b.getAttribute("data-leapp-scope-open");
+      b.querySelector("text").addEventListener("click", ev => {
+        ev.stopPropagation();
+        for (const x of [...open]) if (chain(x).includes(gid)) open.delete(x);
+        render(true);
+        nav.centerOn(unitEls.get("g:" + gid));
+      });
+    }
+    unitsNow = units;
+    nav.attach(svg, keep);
+    paint();
+  }
+
+  // colours, verdict outlines, selection and search marks, tooltips (no layout)
+  function paint() {
+    const selUnit = selNode !== null ? unitOf(selNode) : null;
+    const curUnit = current !== null ? unitOf(current) : null;
+    const markedUnits = new Set([...marked].map(unitOf));
+    for (const u of unitsNow.values()) {
+      const el = u.el, ids = u.members.flatMap(i => nodes[i].rows);
+      let worst = null, fail = 0, judged = 0;
+      for (const id of ids) {
+        const r = rowOf(id);
+        if (!r) continue;
+        if (r.status === "fail") fail++;
+        if (r.status !== "uncompared") judged++;
+        let b = badness(value(r), metric || {}, range);
+        // a diverged row stands at or above the rule, whichever criterion fired (non-finite, cosine...)
+        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== undefined) b = Math.max(b ?? 0, 0);
+        if (b !== null && (worst === null || b > worst)) worst = b;
+      }
+      const st = fail ? "fail" : judged ? "pass" : ids.some(id => rowOf(id)) ? "uncompared" : "none";
+      el.setAttribute("data-leapp-status", st);
+      const pr = u.group ? null : primary(ids);
+      if (pr) el.setAttribute("data-leapp-node-row", pr); else el.removeAttribute("data-leapp-node-row");
+      const box = el.querySelector(".leapp-box");
+      const isIo = !u.group && nodes[u.members[0]].kind !== "op";
+      box.setAttribute("fill", isIo ? "#e3f2fd" : st === "none" ? "#ffffff" : badColor(worst, metric || {}));
+      el.classList.toggle("leapp-node-selected", u.key === selUnit);
+      el.classList.toggle("leapp-match", markedUnits.has(u.key));
+      el.classList.toggle("leapp-current", u.key === curUnit);
+      el.querySelector("title").textContent = u.group
+        ? u.group + " · " + u.members.length + " nodes · " + ids.length + " rows" + (fail ? ", " + fail + " diverged" : "") +
+          (metric && worst !== null ? " · worst " + metric.label + " in it" : "") + " · click to unfold"
+        : nodeTitle(nodes[u.members[0]]);
+    }
+  }
+
+  // the selected row in words under the graph, with a way back to the table
+  function describe() {
+    info.replaceChildren();
+    const r = selRow ? rowOf(selRow) : null;
+    const n = selNode !== null ? nodes[selNode] : null;
+    if (!r && !n) return;
+    if (r) info.append(h("span", { class: "leapp-pill leapp-" + r.status }, labels[r.status] || r.status), " ", h("b", {}, r.id), " ");
+    if (n) info.append(h("span", { class: "leapp-muted" }, "node " + n.name + " · " + n.op + (n.scope ? " · " + n.scope : "")), " ");
+    else if (r) info.append(h("span", { class: "leapp-muted" }, "this row has no node in the graph (" + (r.tap_status || "") + ")"), " ");
+    if (r) {
+      for (const m of metrics) info.append(h("span", { class: "leapp-kvi" }, m.label + " ", h("b", {}, fmt(r.cells[m.key], m.type))), " ");
+      if (r.reason) info.append(h("span", {}, r.reason), " ");
+      info.append(h("button", { class: "leapp-btn", "data-leapp-graph-to-table": "", on: { click: () => hooks.showTable() } }, "show in table"));
+    }
+  }
+
+  return {
+    // a row was selected (table, plot, graph, search...): unfold its scope, outline and centre its node
+    showRow(id) {
+      selRow = id;
+      const i = rowNode.get(id);
+      selNode = i === undefined ? null : i;
+      if (selNode !== null) reveal(selNode);
+      if (!dirty) paint();
+      describe();
+      if (selNode !== null) nav.centerOn(elOf(selNode));
+    },
+  };
+}
+
 // -- histogram --------------------------------------------------------------------------------------
 // Global log bins (leapp_lab/model/hist.py): bin b starts at the float64 whose bit pattern is b << 50.
 const _f64 = new Float64Array(1), _u64 = new BigUint64Array(_f64.buffer);
@@ -471,6 +946,7 @@ export function renderView(el, view, host) {
                   node: null, logLevel: 0, logSection: "",
                   profileMetric: (view.profile && view.profile.default) || (series[0] ? series[0].key : null) };
 
+  const selectionHooks = [];     // graph panels that follow the selected row
   // data-lm-suppress-shortcuts: keys pressed in the view are the view's (JupyterLab would otherwise
   // take j/k/↑/↓ to move between notebook cells)
   const root = h("div", { class: "leapp-view" + (host.fill ? " leapp-fill" : ""), "data-leapp-kind": view.kind,
@@ -806,6 +1282,7 @@ export function renderView(el, view, host) {
     for (const [rid, tr] of rowEls) tr.classList.toggle("leapp-selected", rid === id);
     if (toTable) showTab("table"); else renderHist();
     renderNode();
+    for (const f of selectionHooks) f(r);
     if (source !== "init" && source !== "restore") writeFragment();
     if (host.onSelect && source !== "api" && source !== "init" && source !== "restore") host.onSelect(id, state.sample);
     for (const fn of listeners.slice()) { try { fn(id, state.sample, source); } catch (e) { console.error(e); } }
@@ -941,16 +1418,25 @@ export function renderView(el, view, host) {
   }
 
   // ---- graph tab
-  if (panels.graph) {
+  if (panels.graph && view.engine_graph) {
+    const acc = accuracyGraph(panels.graph, view.engine_graph, table, byId, {
+      select: id => select(id, null, true),
+      showTable: () => { showTab("table"); if (state.row) select(state.row, state.sample, false); },
+    });
+    selectionHooks.push(r => acc.showRow(r.id));
+  } else if (panels.graph) {
     for (const g of view.graphs || []) {
-      const box = h("div", { class: "leapp-graph" });
-      setSvg(box, g.svg);     // written by leapp_lab.views.graphs with every string escaped
       panels.graph.append(h("div", { class: "leapp-graphhead" }, h("b", {}, g.name), " · ", g.status, " · verdict ", g.verdict,
-        h("span", { class: "leapp-muted" }, " (layout: " + g.layout + "; click a node to open it; dashed = feedback)")),
-        ...(g.error ? [h("div", { class: "leapp-note" }, g.error)] : []), box);
-      for (const n of box.querySelectorAll("[data-leapp-node]")) {
+        h("span", { class: "leapp-muted" }, " (layout: " + g.layout + "; click a node to open it; drag to pan, wheel to zoom; dashed = feedback)")),
+        ...(g.error ? [h("div", { class: "leapp-note" }, g.error)] : []));
+      if (!g.svg) continue;
+      const nav = svgGraph(g.svg, "[data-leapp-node].leapp-fail");   // written by leapp_lab.views.graphs, strings escaped
+      panels.graph.append(nav.el);
+      for (const n of nav.view.querySelectorAll("[data-leapp-node]")) {
         n.addEventListener("click", () => { state.node = n.getAttribute("data-leapp-node"); renderNode(); showTab("node"); });
       }
+      // the selected row's node is outlined
+      selectionHooks.push(r => { for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node); });
     }
     if (!(view.graphs || []).length) panels.graph.append(h("div", { class: "leapp-empty" }, "no graph"));
   }
@@ -983,9 +1469,11 @@ export function renderView(el, view, host) {
         (n.fx.suspects.length ? "; " + n.fx.suspects.length + " flagged literal(s) in red" : "") + ")"));
       if (n.fx.suspects.length) nodeBody.append(h("ul", { class: "leapp-suspects" }, n.fx.suspects.map(s =>
         h("li", { "data-leapp-suspect": s.name }, h("b", {}, s.name), " = ", s.target, "(", s.args.join(", "), ")  literals: ", s.literals.join(", ")))));
-      const g = h("div", { class: "leapp-graph leapp-fx" });
-      setSvg(g, n.fx.svg);   // escaped in Python
-      nodeBody.append(g);
+      if (n.fx.svg) {
+        const g = svgGraph(n.fx.svg, "[data-leapp-fx].leapp-suspect");   // escaped in Python
+        g.view.classList.add("leapp-fx");
+        nodeBody.append(g.el);
+      }
       const marks = new Set(n.fx.code_marks || []);
       nodeBody.append(h("pre", { class: "leapp-code" }, (n.fx.code || "").split("\n").map((line, i) =>
         h("span", { class: marks.has(i) ? "leapp-mark" : null }, line + "\n"))));

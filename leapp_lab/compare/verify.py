@@ -22,6 +22,7 @@ from leapp_lab.model.verify import (DivergenceRule, ExpectedRule, InputSummary, 
                                     VerifyRow, worst_key)
 
 from .buildio import OpenBuild
+from .engine_graph import engine_graph
 from .metrics import diff_sums
 from .npzio import NpzArrays, NpzInputError
 
@@ -109,6 +110,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
         report = _compare(ref, eng, b, ref_path, rule, rtol,
                           default_workers() if workers is None else int(workers), progress)
         report.inputs = _input_summaries(b, ref_path)
+        report.graph = engine_graph(b, report.rows)
         if local:
             from .local import local_errors
             local_errors(report, b, ref, _inputs_npz(b, ref_path), progress)

@@ -29,6 +29,7 @@ from typing import Any, Callable, ClassVar
 from .base import Report, Viewable, register
 from .columns import JUMP_RANKS, SAMPLE_ID_KEYS, WORST_RANKS, row_columns, sample_columns  # noqa: F401
 from .dc import Plain, fields_from_dict
+from .graph import EngineGraph
 from .hist import Hist
 from .metrics import Metrics
 from .tap import TapEntry
@@ -301,7 +302,9 @@ class VerifyReport(Viewable, Report, Plain):
     ``first_locally_divergent`` / ``worst_local``: the first row in model order whose local error
     crosses ``rule``, and the row with the largest local nrmse (taps first). ``expected``: the
     ExpectedRule of ``verify --expected`` (None: not asked); ``beyond_expected``: the rows beyond
-    it, in model order; ``first_beyond_expected``: the first of them.
+    it, in model order; ``first_beyond_expected``: the first of them. ``graph``: the build's graph with each row placed on the node that
+    computes it (``leapp_lab.model.graph.EngineGraph``; what the accuracy graph view draws), None
+    in reports written before it existed.
     """
     kind: ClassVar[str] = "verify"
     reference: str = ""
@@ -331,6 +334,7 @@ class VerifyReport(Viewable, Report, Plain):
     expected: ExpectedRule | None = None
     first_beyond_expected: str | None = None
     beyond_expected: list[str] = field(default_factory=list)
+    graph: EngineGraph | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 

@@ -1,8 +1,8 @@
 """The standalone HTML report: one offline file, the same renderer and view dict as the widget.
 
 ``to_html(report, path=None) -> str`` and ``report(run_or_report, path) -> Path``. The page
-inlines the plotly.js basic bundle, the renderer's CSS and ES module and the view dict as JSON; it
-loads nothing from the network and needs no kernel. The output is deterministic for a given report.
+inlines the plotly.js basic bundle, the dagre layout bundle, the renderer's CSS and ES module and
+the view dict as JSON; it loads nothing from the network and needs no kernel. The output is deterministic for a given report.
 """
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def page(view: dict[str, Any]) -> str:
         f"<title>{esc(view.get('title'))}</title>",
         f"<style>body{{margin:16px;background:#fff}}\n{assets.renderer_css()}</style>",
         f"<!-- plotly.js basic {assets.PLOTLY_VERSION} (MIT), vendored: see leapp_lab/_extensions/vendor -->",
-        f"<script>{assets.plotly_js()}</script>",
+        f"<!-- + dagre {assets.DAGRE_VERSION} (MIT), the accuracy graph's layout, vendored likewise -->",
+        f"<script>{assets.plotly_js()}\n;\n{assets.dagre_js()}</script>",
         "</head><body>",
         '<div id="leapp-root"></div>',
         f"<noscript>{render_static(view, include_css=False)}</noscript>",

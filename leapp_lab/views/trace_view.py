@@ -43,7 +43,8 @@ def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
     for n in graph.nodes:
         lines = [f"{n.backend or 'not exported'} · {n.verdict}"] + [_port_text(p) for p in n.ports]
         d.boxes.append(Box(key=prefix + n.name, title=n.name, lines=lines,
-                           kind=_VERDICT_KIND.get(n.verdict, "plain")))
+                           kind=_VERDICT_KIND.get(n.verdict, "plain"),
+                           hover=f"{n.name} · {n.backend or 'not exported'} · verdict {n.verdict}"))
     io_boxes: set[str] = set()
 
     def io_box(label: str, direction: str) -> str:
@@ -51,7 +52,7 @@ def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
         if key not in io_boxes:
             io_boxes.add(key)
             d.boxes.append(Box(key=key, title=label, lines=[f"graph {direction}"], kind="io",
-                               attr="data-leapp-io", shape="ellipse"))
+                               attr="data-leapp-io", shape="ellipse", hover=f"graph {direction} {label}"))
         return key
 
     def node_of(endpoint: str) -> str | None:
@@ -85,7 +86,10 @@ def fx_drawing(fx: Any) -> Drawing:
         lines = [f"{x.op}: {x.target}"[:60]]
         if x.literals:
             lines.append("literals: " + ", ".join(repr(v) for v in x.literals)[:60])
-        d.boxes.append(Box(key=x.name, title=x.name, lines=lines, kind=kind, attr="data-leapp-fx"))
+        verdict = ("flagged: a literal probably frozen at trace time" if x.suspect else
+                   "weight" if x.weight else "ok")
+        d.boxes.append(Box(key=x.name, title=x.name, lines=lines, kind=kind, attr="data-leapp-fx",
+                           hover=f"{x.name} · {x.op} {x.target} · {verdict}"))
     for x in fx.nodes:
         for u in x.users:
             if u in known:

@@ -7,6 +7,7 @@ from typing import Any
 
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
 
+from .engine_graph_view import engine_graph_view
 from .viewdict import VIEW_SCHEMA, badge, column, hist_dict
 
 
@@ -172,12 +173,14 @@ def verify_view(report: Any) -> dict[str, Any]:
         notes.append(report.self_compare_note)
     rule = report.rule.text or report.rule.describe()
     title = report.build_name or Path(report.build).name or "build"
+    graph = engine_graph_view(report)
     return {
         "kind": "verify", "schema": VIEW_SCHEMA,
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
-        "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}],
+        "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}]
+        + ([{"id": "graph", "label": "Graph"}] if graph is not None else []),
         "table": {"title": "Outputs and taps in model order (|engine − reference|)",
                   "columns": [_column(c) for c in cols],
                   "panel_columns": [column(c.key, c.label, c.fmt, c.description) for c in panel],
@@ -191,5 +194,5 @@ def verify_view(report: Any) -> dict[str, Any]:
                   "reasons": words, "search_keys": list(SEARCH_KEYS)},
         "inputs": inputs,
         "graphs": [], "nodes": {}, "hazards": [], "log": None,
-        "profile": profile,
+        "profile": profile, "engine_graph": graph,
     }
