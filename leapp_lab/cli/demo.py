@@ -53,8 +53,10 @@ def diagnosis_lines(report) -> list[str]:
 
 def main(args) -> int:
     from leapp_lab.examples import frozen_constant
+    from leapp_lab.model.safepaths import check_outputs
 
     out = Path(args.out)
+    check_outputs([(out, "out-dir", "--out"), (out / "report.html", "html", None)])
     out.mkdir(parents=True, exist_ok=True)
     report = frozen_constant.trace_demo(str(out), samples=args.samples or frozen_constant.SAMPLES)
     print(str(report))
