@@ -47,7 +47,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):
-        if r.note and r.status != "compared":
+        if r.note and (r.status != "compared" or r.exceeded):
             lines.append(f"  {r.name}: {r.note}")
         nf = r.nonfinite_engine + r.nonfinite_reference
         if nf:
@@ -58,15 +58,23 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.max_mape is not None:
         scope = "outputs and taps" if report.max_mape_taps else "model outputs"
         if report.exceeded:
-            status = {r.name: r.status for r in report.rows}
-            over = [n for n in report.exceeded if status.get(n, "compared") == "compared"]
-            unchecked = [f"{n} ({status[n]})" for n in report.exceeded if n not in over]
+            row = {r.name: r for r in report.rows}
+            over = [n for n in report.exceeded if n in row and row[n].status == "compared"
+                    and row[n].mape is not None]
+            unjudged = [f"{n} ({row[n].status if row[n].status != 'compared' else 'nothing finite'})"
+                        for n in report.exceeded if n in row and n not in over
+                        and (row[n].status in ("compared", "dtype-unsupported"))]
+            unchecked = [f"{n} ({row[n].status})" for n in report.exceeded if n in row and n not in over
+                         and row[n].status not in ("compared", "dtype-unsupported")]
             if over:
                 lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
                              + ", ".join(over))
             if unchecked:
                 lines.append("FAIL: model outputs not compared, so not verified (is this the reference "
                              "of the model this build came from?): " + ", ".join(unchecked))
+            if unjudged:
+                lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, or "
+                             "no finite value), so not verified: " + ", ".join(unjudged))
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
     if report.path:
