@@ -371,19 +371,36 @@ def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> 
             r.judged = True
             if r.mape is None and r.n == 0 and not r.nonfinite:
                 continue        # 0-size on both sides, same shape: nothing differs
-            if r.mape is None or not r.mape <= report.max_mape:
+            if r.mape is None or not r.mape <= report.max_mape or _one_sided_nonfinite(r):
                 r.exceeded = True
                 report.exceeded.append(r.name)
     report.exit_code = 1 if report.exceeded else 0
+    if report.max_mape is not None and not any(r.judged for r in report.rows):
+        # an empty reference, a build without outputs: a gate with nothing to judge verified nothing
+        report.exit_code = 1
+        report.warnings.append(f"--max-mape judged nothing: no model output was compared ({len(report.rows)} "
+                               f"rows, none of them a model output present on both sides); not verified")
+
+
+def _one_sided_nonfinite(r: VerifyRow) -> bool:
+    """Some element is NaN/Inf on one side only: it was left out of every metric, so not judged."""
+    return r.nonfinite_pairs not in (0,) and not (r.nonfinite_pairs == r.nonfinite_engine
+                                                  == r.nonfinite_reference)
 
 
 def _explain_unjudged(rows: list[VerifyRow]) -> None:
-    """A compared row with no finite pair says so (the gate fails it; see _gate)."""
+    """A compared row with elements the metrics could not judge says so (the gate fails it; _gate)."""
     for r in rows:
-        if r.status == "compared" and r.mape is None and r.n > 0 and not r.note:
+        if r.status != "compared" or r.note:
+            continue
+        if r.mape is None and r.n > 0:
             r.note = (f"nothing finite to compare: all {r.n} element pairs have a NaN or Inf on a side "
                       f"({r.nonfinite_engine} engine, {r.nonfinite_reference} reference); "
                       f"not verified")
+        elif _one_sided_nonfinite(r):
+            r.note = (f"{r.nonfinite_pairs} of {r.n} element pairs have a NaN or Inf on one side only "
+                      f"({r.nonfinite_engine} engine, {r.nonfinite_reference} reference): those "
+                      f"elements are in no metric, so not verified")
 
 
 __all__ = ["verify", "REFERENCE_META_KEYS", "NpzInputError"]

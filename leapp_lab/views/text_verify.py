@@ -60,9 +60,8 @@ def render_verify(report, verbose: bool | None = None) -> str:
         if report.exceeded:
             row = {r.name: r for r in report.rows}
             over = [n for n in report.exceeded if n in row and row[n].status == "compared"
-                    and row[n].mape is not None]
-            unjudged = [f"{n} ({row[n].status if row[n].status != 'compared' else 'nothing finite'})"
-                        for n in report.exceeded if n in row and n not in over
+                    and row[n].mape is not None and row[n].mape > report.max_mape]
+            unjudged = [f"{n} ({_unjudged(row[n])})" for n in report.exceeded if n in row and n not in over
                         and (row[n].status in ("compared", "dtype-unsupported"))]
             unchecked = [f"{n} ({row[n].status})" for n in report.exceeded if n in row and n not in over
                          and row[n].status not in ("compared", "dtype-unsupported")]
@@ -73,13 +72,22 @@ def render_verify(report, verbose: bool | None = None) -> str:
                 lines.append("FAIL: model outputs not compared, so not verified (is this the reference "
                              "of the model this build came from?): " + ", ".join(unchecked))
             if unjudged:
-                lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, or "
-                             "no finite value), so not verified: " + ", ".join(unjudged))
+                lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, no "
+                             "finite value, NaN/Inf on one side), so not verified: " + ", ".join(unjudged))
+        elif report.exit_code:
+            lines.append("FAIL: --max-mape judged nothing (no model output was compared), so nothing "
+                         "was verified")
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
     if report.path:
         lines.append(f"run folder: {report.path}")
     return "\n".join(lines)
+
+
+def _unjudged(r) -> str:
+    if r.status != "compared":
+        return r.status
+    return "nothing finite" if r.mape is None else "non-finite on one side"
 
 
 def render_build(report) -> str:

@@ -126,7 +126,7 @@ def verify_view(report: Any) -> dict[str, Any]:
               badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass"),
               badge("worst", report.worst_tap), badge("largest jump", report.largest_jump)]
     if report.max_mape is not None:
-        badge_status = "fail" if report.exceeded else "pass"
+        badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
     notes = list(report.warnings)
     if report.self_compare_note:

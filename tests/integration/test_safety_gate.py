@@ -106,3 +106,35 @@ def test_max_mape_taps_fails_a_tap_that_cannot_be_compared(tmp_path_factory, tmp
     r = cli(*args, "--max-mape-taps", cwd=w["dir"])
     assert r.returncode == 1, r.stdout + r.stderr
     assert "hidden_1 (dtype-unsupported)" in r.stdout and "PASS" not in r.stdout
+
+
+def test_nan_or_inf_on_one_side_only_fails_the_gate_and_the_same_nan_on_both_passes(tmp_path):
+    a = np.ones((2, 6), np.float32)
+    b = a.copy()
+    b[0, 0] = np.inf                 # the engine overflowed on one element; the other 11 are exact
+    same = a.copy()
+    same[1, 3] = np.nan              # the same NaN on both sides is agreement
+    ref, bld = _pair(tmp_path, {"out": a, "agree": same}, {"out": b, "agree": same})
+    r = cli("verify", ref, bld, "--no-save", "--max-mape", "5", "--json", tmp_path / "v.json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    rows = {x["name"]: x for x in json.loads((tmp_path / "v.json").read_text())["rows"]}
+    assert rows["out"]["exceeded"] and rows["out"]["mape"] == 0.0
+    assert "NaN or Inf on one side only" in rows["out"]["note"]
+    assert rows["agree"]["judged"] and not rows["agree"]["exceeded"]
+    assert "out (non-finite on one side)" in r.stdout and "PASS" not in r.stdout
+
+
+def test_a_gate_with_nothing_to_judge_fails(tmp_path):
+    """An empty reference (or one with prepare's timings only) against a build: no output compared."""
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "empty.npz", "w"):
+        pass
+    np.savez(tmp_path / "timings.npz", benchmark_timings_ms=np.ones(2))
+    b = tmp_path / "model.ort"
+    b.mkdir()
+    np.savez(b / "sample_outputs.npz", out=np.ones((2, 3), np.float32))
+    for ref in ("empty.npz", "timings.npz"):
+        r = cli("verify", tmp_path / ref, b, "--no-save", "--max-mape", "5", "--json", tmp_path / "v.json")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "PASS" not in r.stdout and "judged nothing" in r.stdout
+        assert json.loads((tmp_path / "v.json").read_text())["exit_code"] == 1
