@@ -45,7 +45,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
             if exc.name == f"leapp_lab.cli.{name}":
                 continue
             raise
-        mod.add_parser(sub)
+        p = mod.add_parser(sub)
+        if isinstance(p, argparse.ArgumentParser):    # also after the command: leapp-lab verify --debug
+            p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                           help="print the full traceback of any error (also: LEAPP_LAB_DEBUG=1)")
         handlers[name] = mod.main
     return parser, handlers
 

@@ -276,6 +276,7 @@ def test_debug_shows_the_traceback(w):
     args = ["verify", "nope.npz", "build/model.ort", "--no-save"]
     r = cli(*args, cwd=w["dir"])
     assert_refused(r, "nope.npz")
-    for r in (cli(*args, cwd=w["dir"], debug=True), cli(*args, cwd=w["dir"], env={"LEAPP_LAB_DEBUG": "1"})):
+    for r in (cli(*args, cwd=w["dir"], debug=True), cli(*args, cwd=w["dir"], env={"LEAPP_LAB_DEBUG": "1"}),
+              cli(args[0], "--debug", *args[1:], cwd=w["dir"])):
         assert r.returncode == 2
         assert "Traceback" in r.stderr and "nope.npz" in r.stderr.splitlines()[-1]
