@@ -75,7 +75,6 @@ def test_full_disk_during_the_verify_save_commits_nothing(w):
 
 
 def test_ctrl_c_during_the_verify_save_commits_nothing(w, tmp_path):
-    root = w["build_dir"] / "leapp_lab"
     r = cli("verify", "build/model.reference.npz", "build/model.ort", cwd=w["dir"])
     assert r.returncode == 0, r.stderr
     before = tree(w["dir"])

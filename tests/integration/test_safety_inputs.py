@@ -94,7 +94,7 @@ CORRUPT = {
 
 def test_a_corrupt_npz_is_named_in_every_command_that_reads_one(w):
     cases = []
-    for i, kind in enumerate(sorted(CORRUPT)):
+    for kind in sorted(CORRUPT):
         bad = w["dir"] / f"bad-{kind}.npz"
         CORRUPT[kind](bad)
         assert bad.exists(), kind
