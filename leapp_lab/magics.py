@@ -258,6 +258,7 @@ class LeappMagics(Magics):
     def _run_cli(self, command: str, argv: list[str], extra: dict[str, Any] | None = None) -> Any:
         from leapp_lab.cli import UsageError as CliUsageError
         from leapp_lab.cli import build_parser
+        from leapp_lab.model.errors import UserError
 
         parser, _ = build_parser()
         _no_exit(parser)
@@ -278,7 +279,7 @@ class LeappMagics(Magics):
         kwargs = {"progress": progress} if "progress" in inspect.signature(execute).parameters else {}
         try:
             report = execute(args, **kwargs)
-        except CliUsageError as exc:
+        except (CliUsageError, UserError) as exc:     # bad input or output: one line, no traceback
             progress.finish("failed", failed=True)
             raise UsageError(f"%leapp_{command}: {exc}") from None
         except BaseException:

@@ -42,6 +42,7 @@ def execute(args: argparse.Namespace, progress=None):
     from ..engines.base import CompileError, EngineUnavailable
     from ..engines.build import compile as compile_
     from ..engines.build import stderr_progress
+    from ..model.errors import UserError
 
     quiet = getattr(args, "quiet", False)
     if progress is None and not quiet:
@@ -51,7 +52,7 @@ def execute(args: argparse.Namespace, progress=None):
         return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out),
                         archive=args.archive, progress=progress,
                         naive_check=not getattr(args, "no_naive_check", False), log=log)
-    except EngineUnavailable as exc:
+    except (EngineUnavailable, UserError) as exc:   # unusable input or output: exit 2, not "build failed"
         raise UsageError(str(exc)) from None
     except CompileError as exc:
         raise BuildFailed(str(exc)) from None

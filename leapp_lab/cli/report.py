@@ -45,6 +45,7 @@ def execute(args: argparse.Namespace):
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; pass a file name such as {out / 'report.html'}")
     try:
+        # to_html refuses an output on the run's own files or on anything it did not render
         to_html(report, out)
     except TypeError as exc:        # a kind without an HTML view
         hint = {"build": "; verify the build against its reference to get a report: leapp-lab verify "
@@ -53,7 +54,8 @@ def execute(args: argparse.Namespace):
                            "then leapp-lab verify ... --html F)"}.get(getattr(report, "kind", ""), "")
         raise UsageError(f"{run}: {exc}{hint}") from None
     except OSError as exc:
-        raise UsageError(f"{out}: cannot write the report: {exc}") from None
+        from leapp_lab.model.safepaths import oserror_line
+        raise UsageError(f"{out}: cannot write the report: {oserror_line(exc)}") from None
     args.output = str(out)
     return report
 

@@ -93,14 +93,18 @@ def execute(args):
     script = Path(args.script)
     if script.is_dir():
         raise UsageError(f"{script}: is a folder; pass the path of the export script (.py) itself")
-    if not script.is_file():
+    if not script.exists():
         raise UsageError(f"{script}: no such script; pass the path of a Python file that calls "
                          f"leapp.start / leapp.stop / leapp.compile_graph")
+    from leapp_lab.model.safepaths import check_input_file, check_outputs
+    check_input_file(script, "a Python export script")
     opts, script_args = parse_rest(list(args.rest or []))
     args.json = opts.json or getattr(args, "json_before", None)
     args.no_fail = opts.no_fail or getattr(args, "no_fail_before", False)
     args.quiet = opts.quiet or getattr(args, "quiet_before", False)
     args.script_args = script_args
+    # before the script runs (minutes): --json must not land on the script or a file we did not write
+    check_outputs([(args.json, "trace-json", "--json")], [(script, "the export script")])
     for flag in ("replay", "parity"):
         n = getattr(opts, flag)
         if n is not None and n < 1:

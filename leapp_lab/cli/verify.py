@@ -82,18 +82,20 @@ def execute(args: argparse.Namespace, progress=None):
         return execute_many(args, builds, progress)
     args.build = builds[0]
     from ..compare.npzio import NpzInputError
-    from ..compare.verify import verify
+    from ..compare.verify import check_verify_outputs, verify
+    from ..model.runs import lab_dir
 
-    if args.max_mape is not None and args.max_mape < 0:
-        raise UsageError(f"--max-mape {args.max_mape}: must be >= 0 (a percentage)")
-    for opt in ("div_nrmse", "div_mape"):
-        v = getattr(args, opt, None)
-        if v is not None and not v >= 0:
-            raise UsageError(f"--{opt.replace('_', '-')} {v}: must be >= 0 (a percentage)")
+    save = not getattr(args, "no_save", False)
+    if getattr(args, "html", None):
+        # verify() checks its own outputs; the HTML is written here, so it is checked here, first
+        from pathlib import Path
+        root = (Path(args.out) if args.out else lab_dir(Path(args.build).parent)) if save else None
+        check_verify_outputs(args.reference, args.build, json_path=args.json, runs_root=root,
+                             html=args.html)
     try:
         report = verify(args.reference, args.build, max_mape=args.max_mape,
                         max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
-                        json_path=args.json, save=not getattr(args, "no_save", False),
+                        json_path=args.json, save=save,
                         div_nonfinite=not args.no_div_nonfinite,
                         progress=progress if progress is not None else _ThrottledProgress(),
                         **given(div_nrmse=args.div_nrmse, div_mape=args.div_mape,

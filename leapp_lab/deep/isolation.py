@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from leapp_lab.model.isolation import IsolationResult, IsolationRun
 from leapp_lab.model.jsonio import load_npz

@@ -26,11 +26,14 @@ import numpy as np
 
 from leapp_lab.model.build import (COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
+from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
 from leapp_lab.taps.manifest import read_manifest, strip_taps
 
 from . import get_engine
 from .base import CompileError, ProgressFn
+from .feeds import check_feeds
 
 
 def stderr_progress(stage: str, done: int, total: int) -> None:
@@ -75,20 +78,24 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     package/GPU for TensorRT). ``progress(stage, done, total)`` is called during long steps;
     ``log(line)`` receives compile.log lines as they are written.
     """
-    import onnx as onnx_mod
-
     onnx_path = Path(onnx)
-    if not onnx_path.is_file():
+    if not onnx_path.exists():
         raise FileNotFoundError(f"{onnx_path}: no such ONNX model (run leapp-lab prepare first)")
+    check_input_file(onnx_path, "an ONNX model")
     npz_path = Path(npz) if npz is not None else default_npz(onnx_path)
-    if not npz_path.is_file():
+    if not npz_path.exists():
         raise FileNotFoundError(f"{npz_path}: no such input npz (the default is <onnx stem>.npz beside "
                                 f"the model; pass --npz FILE)")
-    eng = get_engine(engine)
+    check_input_file(npz_path, "an input .npz")
     out_path = Path(out) if out is not None else default_out(onnx_path, engine, archive)
     if archive and not out_path.name.endswith((".tgz", ".tar.gz")):
         out_path = out_path.with_name(out_path.name + ".tgz")
+    # the build replaces only a build (docs/safety.md), never its own inputs
+    check_outputs([(out_path, "build", "--out")],
+                  [(onnx_path, "the ONNX model"), (npz_path, "the input npz")])
+    eng = get_engine(engine)
     eng.check_available()
+    import onnx as onnx_mod
 
     lines: list[str] = []
     t_start = time.perf_counter()
@@ -102,8 +109,12 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     try:
         model = onnx_mod.load(str(onnx_path))
     except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+        raise UnusableInput(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+    if not model.graph.node or not model.graph.output:
+        raise UnusableInput(f"{onnx_path}: not an ONNX model (no graph: the file is empty, truncated or "
+                            f"of another format); run leapp-lab prepare again")
     manifest = read_manifest(model, onnx_path)  # ManifestError (a ValueError) names the file
+    check_feeds(model, manifest.inputs, npz_path)   # wrong name / rank / shape / dtype: exit 2
     say(f"compile {onnx_path} engine={engine} npz={npz_path}")
     say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
     feeds, extra = load_inputs(npz_path, manifest.inputs)
@@ -115,7 +126,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
 
     tmp = out_path.with_name(f".{out_path.name}.tmp-{uuid.uuid4().hex[:8]}")
     work = tmp if not archive else tmp.with_name(tmp.name + ".d")
-    work.mkdir(parents=True)
+    with writing(out_path, rename=True):
+        work.mkdir(parents=True)
     try:
         report = _build(eng, model, manifest, feeds, work, onnx_path, npz_path, say, progress, naive_check)
         report.archive = archive
@@ -124,15 +136,21 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         atomic_write_text(work / COMPILE_LOG, "\n".join(lines) + "\n")
         report.save(work)
         if archive:
-            with tarfile.open(tmp, "w:gz") as tf:
+            with writing(out_path, rename=True), tarfile.open(tmp, "w:gz") as tf:
                 for p in sorted(work.iterdir()):
                     tf.add(p, arcname=p.name)
             shutil.rmtree(work)
         _replace(tmp, out_path)
-    except BaseException:
+    except BaseException as exc:
+        # an engine that could not write its files says only "serialization failed": a full or
+        # read-only location is the user's to fix (exit 2), not a failed build
+        room = (room_problem(work if work.is_dir() else out_path.parent, onnx_path.stat().st_size)
+                if isinstance(exc, CompileError) else None)
         shutil.rmtree(work, ignore_errors=True)
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink()
+        if room is not None:
+            raise OSError(room.errno, room.strerror, str(out_path)) from exc
         raise
     report.path = out_path
     return report

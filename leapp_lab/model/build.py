@@ -143,8 +143,14 @@ def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
         return d
     d = dict(d)
     old_taps = d.pop("taps") or []
-    man = dict(d.get("manifest") or {"outputs": [{"name": n} for n in d.get("model_outputs") or []],
-                                      "taps": [], "synthesized": True})
+    if not isinstance(old_taps, list) or not all(isinstance(t, dict) for t in old_taps):
+        raise ValueError(f"field 'taps': expected a list of tap objects, got {old_taps!r:.60}")
+    if d.get("manifest") is not None and not isinstance(d["manifest"], dict):
+        raise ValueError(f"field 'manifest': expected an object, got {type(d['manifest']).__name__}")
+    outs = d.get("model_outputs") or []
+    if not isinstance(outs, list):
+        raise ValueError(f"field 'model_outputs': expected a list, got {type(outs).__name__}")
+    man = dict(d.get("manifest") or {"outputs": [{"name": n} for n in outs], "taps": [], "synthesized": True})
     bind = {t.get("name"): t for t in old_taps if isinstance(t, dict)}
     taps = []
     for t in man.get("taps") or []:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from leapp_lab.model.jsonio import atomic_write_text, to_jsonable
+from leapp_lab.model.safepaths import HTML_MARKER, check_outputs
 
 from . import assets
 from .static_html import esc, render_static
@@ -37,6 +38,7 @@ def page(view: dict[str, Any]) -> str:
         raise ValueError("renderer source contains '</script'")
     return "".join([
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">',
+        HTML_MARKER,    # lets leapp_lab recognise, and so replace, only the pages it wrote
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(view.get('title'))}</title>",
         f"<style>body{{margin:16px;background:#fff}}\n{assets.renderer_css()}</style>",
@@ -54,10 +56,32 @@ def page(view: dict[str, Any]) -> str:
 
 def to_html(report: Any, path: str | os.PathLike | None = None) -> str:
     """The report as one standalone HTML page; also written to ``path`` when given."""
+    if path is not None:
+        check_outputs([(path, "html", None)], _inputs_of(report), inside_ok=_run_folder(report))
     text = page(build_view(report))
     if path is not None:
         atomic_write_text(Path(path), text)
     return text
+
+
+def _run_folder(report: Any) -> list[Path]:
+    p = getattr(report, "path", None)
+    return [Path(p)] if p is not None and Path(p).is_dir() else []
+
+
+def _inputs_of(report: Any) -> list[tuple[Path, str]]:
+    """What the page is rendered from: the run's own report files and, for a verify run, its
+    reference and build. The page may sit in the run folder, never on one of these."""
+    out = []
+    for run in _run_folder(report):
+        out += [(run / f, "the run's report") for f in ("report.json", "build.json")
+                if (run / f).exists()]
+        out.append((run, "the run folder"))
+    for attr, what in (("reference", "the reference npz"), ("build", "the build")):
+        v = getattr(report, attr, None)
+        if isinstance(v, str) and v and Path(v).exists():
+            out.append((Path(v), what))
+    return out
 
 
 def report(run_or_report: Any, path: str | os.PathLike) -> Path:

@@ -57,7 +57,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):
-        if r.note and r.status != "compared":
+        if r.note and (r.status != "compared" or r.exceeded):
             lines.append(f"  {r.name}: {r.note}")
         nf = r.nonfinite_engine + r.nonfinite_reference
         if nf:
@@ -68,20 +68,36 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.max_mape is not None:
         scope = "outputs and taps" if report.max_mape_taps else "model outputs"
         if report.exceeded:
-            status = {r.name: r.status for r in report.rows}
-            over = [n for n in report.exceeded if status.get(n, "compared") == "compared"]
-            unchecked = [f"{n} ({status[n]})" for n in report.exceeded if n not in over]
+            row = {r.name: r for r in report.rows}
+            over = [n for n in report.exceeded if n in row and row[n].status == "compared"
+                    and row[n].mape is not None and row[n].mape > report.max_mape]
+            unjudged = [f"{n} ({_unjudged(row[n])})" for n in report.exceeded if n in row and n not in over
+                        and (row[n].status in ("compared", "dtype-unsupported"))]
+            unchecked = [f"{n} ({row[n].status})" for n in report.exceeded if n in row and n not in over
+                         and row[n].status not in ("compared", "dtype-unsupported")]
             if over:
                 lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
                              + ", ".join(over))
             if unchecked:
                 lines.append("FAIL: model outputs not compared, so not verified (is this the reference "
                              "of the model this build came from?): " + ", ".join(unchecked))
+            if unjudged:
+                lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, no "
+                             "finite value, NaN/Inf on one side), so not verified: " + ", ".join(unjudged))
+        elif report.exit_code:
+            lines.append("FAIL: --max-mape judged nothing (no model output was compared), so nothing "
+                         "was verified")
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
     if report.path:
         lines.append(f"run folder: {report.path}")
     return "\n".join(lines)
+
+
+def _unjudged(r) -> str:
+    if r.status != "compared":
+        return r.status
+    return "nothing finite" if r.mape is None else "non-finite on one side"
 
 
 def render_build(report) -> str:

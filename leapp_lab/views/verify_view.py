@@ -166,7 +166,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                             "fail" if n_beyond else "pass", row=report.first_beyond_expected
                             if report.first_beyond_expected in shown else None))
     if report.max_mape is not None:
-        badge_status = "fail" if report.exceeded else "pass"
+        badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
     notes = list(report.warnings)
     if report.self_compare_note:
