@@ -128,10 +128,33 @@ class TrtEngine(Engine):
         config = builder.create_builder_config()
         if self.precision == "fp16":
             config.set_flag(trt.BuilderFlag.FP16)
+        if self.keep_fp32:
+            self._constrain_fp32(trt, network, config, log)
         blob = builder.build_serialized_network(network, config)
         if blob is None:
             raise CompileError("TensorRT failed to build the engine (see compile.log)")
         return bytes(blob), unbound
+
+    def _constrain_fp32(self, trt, network, config, log) -> None:
+        """Layer precision constraints: the layers TensorRT's ONNX parser made from the ``keep_fp32``
+        nodes (it names a layer after its node, adding a suffix when one node becomes several)
+        compute and write fp32, and the builder must obey."""
+        config.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
+        hit = set()
+        for i in range(network.num_layers):
+            layer = network.get_layer(i)
+            node = next((n for n in self.keep_fp32 if layer.name == n or layer.name.startswith(n + "_")
+                         or layer.name.startswith(n + " ")), None)
+            if node is None:
+                continue
+            hit.add(node)
+            layer.precision = trt.float32
+            for j in range(layer.num_outputs):
+                if layer.get_output(j).dtype in (trt.float32, trt.float16):
+                    layer.set_output_type(j, trt.float32)
+        missing = sorted(self.keep_fp32 - hit)
+        log(f"{self.name}: {len(hit)} nodes kept in fp32 (layer precision constraints)"
+            + (f"; no TensorRT layer for {missing[:5]}" if missing else ""))
 
     def build(self, untapped, taps, calibration, workdir: Path, log, progress=None, naive=None) -> Built:
         t0 = time.perf_counter()
