@@ -161,6 +161,34 @@ function drawProfile(div, profile, metric, onPick) {
   if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onPick(profile.x[p.pointIndex]); });
 }
 
+// repair: bars of one value per row (log y) against reference lines, and a second bar chart of steps
+function drawBars(div, bars, onPick) {
+  for (const c of [...div.children]) clearPlot(c);
+  div.replaceChildren();
+  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
+  const color = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#90a4ae";
+  const cfg = { displayModeBar: false, displaylogo: false, showLink: false };
+  const yaxis = { type: bars.log ? "log" : "linear", title: { text: bars.ylabel || "", font: { size: 10 } } };
+  const lines = (bars.lines || []).filter(l => l.y !== null && l.y !== undefined);
+  const base = { height: 300, margin: { l: 60, r: 10, t: 34, b: 90 }, showlegend: false,
+                 paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
+  const plot = (box, title, x, y, status, pick) => {
+    const ax = Object.assign({}, yaxis);
+    const pos = [...y, ...lines.map(l => l.y)].filter(v => typeof v === "number" && v > 0);
+    if (bars.log && pos.length) ax.range = [Math.log10(Math.min(...pos)) - 0.4, Math.log10(Math.max(...pos)) + 0.2];
+    globalThis.Plotly.newPlot(box, [{ type: "bar", x, y, marker: { color: status.map(color) },
+      hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>" }], themed(box, Object.assign({}, base, {
+      title: { text: title, font: { size: 12 } }, yaxis: ax, xaxis: { tickangle: -40, automargin: true, type: "category" },
+      shapes: lines.map(l => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: l.y, y1: l.y, line: { color: l.color, dash: l.dash || "solid" } })),
+      annotations: lines.map(l => ({ xref: "paper", x: 1, xanchor: "right", y: bars.log ? Math.log10(l.y) : l.y, text: l.label, showarrow: false, font: { size: 10, color: l.color }, yanchor: "bottom" })) })), cfg);
+    if (pick && box.on) box.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) pick(x[p.pointIndex]); });
+  };
+  const top = h("div", { "data-leapp-bars-plot": "candidates" }), bottom = h("div", { "data-leapp-bars-plot": "steps" });
+  div.append(top, bottom);
+  plot(top, bars.title || "", bars.x, bars.y, bars.status || [], onPick);
+  if (bars.steps && bars.steps.x.length) plot(bottom, bars.steps.title || "", bars.steps.x, bars.steps.y, bars.steps.status || [], null);
+}
+
 // -- the view ---------------------------------------------------------------------------------------
 export function renderView(el, view, host) {
   host = host || {};
@@ -200,6 +228,7 @@ export function renderView(el, view, host) {
     for (const b of tabBar.children) b.classList.toggle("leapp-active", b.dataset.leappTab === id);
     for (const [k, p] of Object.entries(panels)) p.style.display = k === id ? "" : "none";
     if (id === "profile" && view.profile) drawProfile(profileDiv, view.profile, state.profileMetric, id2 => select(id2, null, true));
+    if (id === "bars" && view.bars) drawBars(barsDiv, view.bars, id2 => select(id2, null, true));
     if (id === "table" && state.row) renderHist();
   }
 
@@ -284,7 +313,7 @@ export function renderView(el, view, host) {
     for (const [rid, tr] of rowEls) tr.classList.toggle("leapp-selected", rid === id);
     const tr = rowEls.get(id);
     if (tr && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
-    if (state.tab !== "table" && fromUser && panels.table && state.tab === "profile") showTab("table");
+    if (state.tab !== "table" && fromUser && panels.table && (state.tab === "profile" || state.tab === "bars")) showTab("table");
     renderHist();
     renderNode();
     if (fromUser && host.onSelect) host.onSelect(id, state.sample);
@@ -321,7 +350,9 @@ export function renderView(el, view, host) {
       h("b", { class: "leapp-histname" }, r.id), " ",
       opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
     histPanel.append(histPlot);
-    drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""));
+    histPlot.style.display = s && s.hist === false ? "none" : "";   // a row without a histogram (repair): metrics only
+    if (s && s.hist === false) clearPlot(histPlot);
+    else drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""));
     if (s && s.note) histPanel.append(h("div", { class: "leapp-note" }, s.note));
     const side = h("div", { class: "leapp-histside" });
     if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(s.metrics || [], "leapp-metrics")));
@@ -432,6 +463,12 @@ export function renderView(el, view, host) {
       (view.profile.series || []).map(s => h("option", { value: s.key }, s.label)));
     panels.profile.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "metric ", msel),
       h("span", { class: "leapp-muted" }, " error growth over outputs and taps in model order; dotted line = first divergent; click a point to select its row")), profileDiv);
+  }
+
+  // ---- bars tab (repair)
+  const barsDiv = h("div", { class: "leapp-profile", "data-leapp-bars": "" });
+  if (panels.bars && view.bars) {
+    panels.bars.append(h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-muted" }, view.bars.caption || "")), barsDiv);
   }
 
   fillRows();

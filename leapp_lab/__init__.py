@@ -19,6 +19,7 @@ _LAZY = {
     "prepare": "leapp_lab.taps.prepare",
     "compile": "leapp_lab.engines.build",
     "verify": "leapp_lab.compare.verify",
+    "repair": "leapp_lab.sweeps.repair",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
 }

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ["run", "demo", "prepare", "compile", "verify", "report"]
+SUBCOMMANDS = ["run", "demo", "prepare", "compile", "verify", "report", "repair"]
 
 
 class UsageError(Exception):

@@ -10,7 +10,7 @@ Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads e
      "table": {"title", "columns": [{key, label, type}], "rows": [Row], "first_divergent": id|None,
                "filter_label", "rule"},
      "graphs": [{name, svg, layout}], "nodes": {name: NodePanel}, "log": {...}, "hazards": [...],
-     "profile": {...} | None}
+     "profile": {...} | None, "bars": {...} (repair only: see repair_view)}
 
     Row = {"id", "status": pass|fail|uncompared, "tap_status": str|None, "first_divergent": bool,
            "node": str|None, "group": str|None, "cells": {key: value},
@@ -33,8 +33,11 @@ def build_view(report: Any) -> dict[str, Any]:
     if kind == "verify":
         from .verify_view import verify_view
         return verify_view(report)
+    if kind == "repair":
+        from .repair_view import repair_view
+        return repair_view(report)
     raise TypeError(f"no view for a report of kind {kind!r} ({type(report).__name__}); "
-                    f"views exist for: trace, verify")
+                    f"views exist for: trace, verify, repair")
 
 
 def hist_dict(h: Any) -> dict[str, Any] | None:
