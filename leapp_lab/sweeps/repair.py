@@ -238,7 +238,9 @@ class _Sweep:
         if not chosen:
             r.status, r.met, r.exit_code = "not-met", False, 1
             r.message = (f"no segment kept in fp32 lowered the output error (nrmse {_f(r.baseline.error)}, "
-                         f"target {r.target_nrmse:g}); nothing was repaired")
+                         f"target {r.target_nrmse:g}); nothing was repaired" if r.trials else
+                         f"the budget of {r.budget} builds left no room to sweep a segment (output nrmse "
+                         f"{_f(r.baseline.error)}, target {r.target_nrmse:g}); nothing was repaired")
             return
         r.chosen = list(chosen)
         if r.budget is not None and r.builds >= r.budget:

@@ -14,7 +14,7 @@ def build_and_verify(onnx: str, npz: str, reference: str, engine: str, keep_fp32
                      keep: bool = False, verify_out: str | None = None) -> dict[str, Any]:
     """Build ``engine`` with ``keep_fp32`` into ``out``, verify it against ``reference`` and return
     each model output's error (``leapp_lab.model.repair.output_error`` of its verify row) and each
-    tap's nrmse growth. ``keep``: leave the build folder (and save the verify run under
+    row's nrmse growth (verify's ``growth``). ``keep``: leave the build folder (and save the verify run under
     ``verify_out``); otherwise the folder is removed. A failed build is returned, not raised:
     ``{"ok": False, "reason": ...}``."""
     from leapp_lab.compare.verify import verify
@@ -37,7 +37,7 @@ def build_and_verify(onnx: str, npz: str, reference: str, engine: str, keep_fp32
             res["outputs"][r.name] = err
             if why:
                 res["reasons"].append(why)
-        res["growth"] = {r.name: r.growth for r in rep.taps}
+        res["growth"] = {r.name: r.growth for r in rep.rows if r.growth is not None}
         res["ok"] = True
         if keep:
             res["build"] = str(out)
