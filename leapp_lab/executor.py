@@ -62,11 +62,21 @@ def dask_address(dask: Any = None) -> Any:
     return os.environ.get(ENV_DASK) or None
 
 
+#: imported once by the fork server, so that each pool worker starts as a cheap fork of it instead
+#: of importing onnxruntime (and torch, which onnxruntime-extensions imports) again: seconds each
+PRELOAD = ("leapp_lab.sweeps.tasks", "leapp_lab.engines.onnxrt", "leapp_lab.compare.verify",
+           "onnxruntime.quantization", "onnxruntime_extensions")
+
+
 def _process_context():
     # not fork: the parent may hold threads (onnxruntime, torch, a Jupyter kernel) that a forked
-    # child would inherit in an undefined state
+    # child would inherit in an undefined state; the fork server is a fresh single-threaded process
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["__main__", *PRELOAD])   # no effect once the server runs
+    return ctx
 
 
 @contextlib.contextmanager
