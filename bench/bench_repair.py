@@ -116,9 +116,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  round {i + 1}: {jobs} worker{'s' if jobs > 1 else ''} ({r.executor}): {s:6.2f}s  "
                       f"{r.builds} builds, {r.status}, kept {len(r.chosen)} of {len(r.segments)} segments")
         if a.local_cluster:
+            import logging
+
             import distributed
-            with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                          dashboard_address=None) as c:
+            # its shutdown logs heartbeat tracebacks of workers whose scheduler has gone: noise here
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            threads = str(max(1, (os.cpu_count() or 1) // 2))     # as the local pool does
+            with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
+                                          env={"LEAPP_LAB_ORT_THREADS": threads}) as c:
                 s, r = sweep(paths, a.target_nrmse, root / "out-dask", dask=c.scheduler_address)
             times["dask2"] = [s]
             reports["dask2"] = r

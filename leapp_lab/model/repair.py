@@ -219,10 +219,12 @@ class RepairReport(Viewable, Report, Plain):
     def records(self) -> list[dict[str, Any]]:
         """One plain dict per segment, in ranking order (segments not swept last, in model order)."""
         by_seg = {t.added: t for t in self.ranking()}
-        order = {s.name: i for i, s in enumerate(self.segments)}
-        segs = sorted(self.segments, key=lambda s: (by_seg.get(s.name) is None or by_seg[s.name].rank is None,
-                                                    (by_seg[s.name].rank or 0) if s.name in by_seg else 0,
-                                                    order[s.name]))
+
+        def key(item):
+            i, s = item
+            rank = by_seg[s.name].rank if s.name in by_seg else None
+            return (rank is None, rank or 0, i)
+        segs = [s for _, s in sorted(enumerate(self.segments), key=key)]
         out = []
         for s in segs:
             t = by_seg.get(s.name)

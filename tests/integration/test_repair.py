@@ -45,7 +45,7 @@ def report(model):
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
-    c = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None)
+    c = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0")
     yield c
     c.close()
 
@@ -227,6 +227,16 @@ def test_the_report_reloads_and_renders_from_its_run_folder(report):
 
 
 # -- CLI and magic ---------------------------------------------------------------------------------
+def _have_tensorrt() -> bool:
+    from leapp_lab.engines import get_engine
+    from leapp_lab.engines.base import EngineUnavailable
+    try:
+        get_engine("trt-fp16").check_available()
+    except EngineUnavailable:
+        return False
+    return True
+
+
 def test_cli_exit_codes_json_and_html(model, tmp_path):
     def cli(*args):
         return subprocess.run([*CLI, "repair", *map(str, args)], capture_output=True, text=True)
@@ -242,12 +252,30 @@ def test_cli_exit_codes_json_and_html(model, tmp_path):
     p = cli(model.reference, model.onnx, "--budget", "3", "--jobs", "1", "--out", tmp_path / "budget")
     assert p.returncode == 1, p.stderr
     assert "NOT MET" in p.stdout and "[leapp-lab repair] round 1: 1/1 builds" in p.stderr
-    p = cli(tmp_path / "nope.npz", model.onnx)
-    assert p.returncode == 2 and "nope.npz" in p.stderr
-    p = cli(model.reference, model.onnx, "--target-nrmse", "-1")
-    assert p.returncode == 2 and "target_nrmse" in p.stderr
-    p = cli(model.reference, model.onnx, "--engine", "ort")
-    assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+def test_cli_refuses_unusable_input_with_exit_2(model, tmp_path, capsys):
+    from leapp_lab.cli import main
+
+    def cli(*args):
+        try:
+            code = main(["repair", *map(str, args), "--out", str(tmp_path), "--quiet"])
+        except SystemExit as exc:      # argparse
+            code = exc.code
+        return code, capsys.readouterr().err
+
+    code, err = cli(tmp_path / "nope.npz", model.onnx)
+    assert code == 2 and "nope.npz" in err
+    code, err = cli(model.reference, model.onnx, "--target-nrmse", "-1")
+    assert code == 2 and "target_nrmse" in err
+    code, err = cli(model.reference, model.onnx, "--budget", "0")
+    assert code == 2 and "budget" in err
+    code, err = cli(model.reference, model.onnx, "--engine", "ort")
+    assert code == 2 and "invalid choice" in err
+    if not _have_tensorrt():
+        code, err = cli(model.reference, model.onnx, "--engine", "trt-fp16")
+        assert code == 2 and "TensorRT" in err
+    assert not (tmp_path / "repair").exists() or not any((tmp_path / "repair").iterdir())
 
 
 def test_magic_returns_and_shows_the_report(model, tmp_path):
@@ -263,6 +291,6 @@ def test_magic_returns_and_shows_the_report(model, tmp_path):
         assert res.error_in_exec is None and res.error_before_exec is None
         r = sh.user_ns["r"]
         assert isinstance(r, RepairReport) and r is sh.user_ns["_leapp"] and r.status == "already-met"
-        assert "leapp_lab repair" in buf.getvalue() or "repair [" in buf.getvalue()
+        assert "repair [" in buf.getvalue() and "MET (already)" in buf.getvalue()     # its text view
     finally:
         InteractiveShell.clear_instance()
