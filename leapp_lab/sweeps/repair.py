@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from leapp_lab.executor import sweep_executor
+from leapp_lab.engines.base import CompileError
+from leapp_lab.executor import InlineExecutor, sweep_executor
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
 from leapp_lab.model.runs import RunFolder, lab_dir
@@ -59,7 +60,6 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     be built.
     """
     from leapp_lab.engines import get_engine
-    from leapp_lab.engines.base import CompileError
     from leapp_lab.engines.build import default_npz
 
     t_start = time.perf_counter()
@@ -93,7 +93,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     try:
         with sweep_executor(jobs, dask, executor) as (ex, info):
             report.workers, report.executor, report.address = info.workers, info.kind, info.address
-            _Sweep(report, ex, art, sweep_dir, progress).run(CompileError)
+            _Sweep(report, ex, art, sweep_dir, progress).run()
     except BaseException:
         shutil.rmtree(art, ignore_errors=True)
         raise
@@ -139,24 +139,32 @@ class _Sweep:
 
     def _submit_all(self, stage: str, jobs: list[tuple[Any, tuple]]) -> list[tuple[Any, dict]]:
         """Run every (key, args) through the executor; results in submission order."""
-        futs = {self.ex.submit(build_and_verify, *args): i for i, (_, args) in enumerate(jobs)}
         results: list[dict | None] = [None] * len(jobs)
         done = 0
-        try:
-            for f in cf.as_completed(futs):
-                i = futs[f]
-                try:
-                    results[i] = f.result()
-                except Exception as exc:  # noqa: BLE001 - a worker's failure is one failed trial
-                    results[i] = {"ok": False, "outputs": {}, "reasons": [], "growth": {}, "seconds": 0.0,
-                                  "reason": f"the build raised {type(exc).__name__}: {str(exc)[:400]}"}
-                done += 1
-                if self.progress is not None:
-                    self.progress(stage, done, len(jobs))
-        except BaseException:
-            for f in futs:
-                f.cancel()
-            raise
+
+        def collect(f: cf.Future, i: int) -> None:
+            nonlocal done
+            try:
+                results[i] = f.result()
+            except Exception as exc:  # noqa: BLE001 - a worker's failure is one failed trial
+                results[i] = {"ok": False, "outputs": {}, "reasons": [], "growth": {}, "seconds": 0.0,
+                              "reason": f"the build raised {type(exc).__name__}: {str(exc)[:400]}"}
+            done += 1
+            if self.progress is not None:
+                self.progress(stage, done, len(jobs))
+
+        if isinstance(self.ex, InlineExecutor):      # runs on submit: report each build as it ends
+            for i, (_, args) in enumerate(jobs):
+                collect(self.ex.submit(build_and_verify, *args), i)
+        else:
+            futs = {self.ex.submit(build_and_verify, *args): i for i, (_, args) in enumerate(jobs)}
+            try:
+                for f in cf.as_completed(futs):
+                    collect(f, futs[f])
+            except BaseException:
+                for f in futs:
+                    f.cancel()
+                raise
         self.r.builds += len(jobs)
         self.r.build_seconds = round(self.r.build_seconds + sum(x.get("seconds", 0.0) for x in results), 3)
         return [(key, res) for (key, _), res in zip(jobs, results)]
@@ -172,10 +180,10 @@ class _Sweep:
         t.reason = "; ".join(res.get("reasons") or []) or None
         return t
 
-    def _proof(self, names: list[str], tag: str, stage: str, CompileError) -> Proof:
+    def _proof(self, names: list[str], tag: str) -> Proof:
         out = self.art / f"{tag}.{self.r.engine}"
         args = self._args(names, out, keep=True, verify_out=self.art / f"{tag}.verify")
-        ((_, res),) = self._submit_all(stage, [(tag, args)])
+        ((_, res),) = self._submit_all(tag, [(tag, args)])
         p = self._fill(Proof(round=0, segments=list(names)), res)
         if not res.get("ok") and tag == "baseline":
             raise CompileError(f"the {self.r.engine} engine cannot be built as it is, so there is nothing to "
@@ -183,13 +191,14 @@ class _Sweep:
         p.build, p.verify_run = res.get("build"), res.get("verify_run")
         p.keep_fp32 = keep_fp32(self.r.segments, names)
         p.met = p.error is not None and p.error <= self.r.target_nrmse
-        self.growth = res.get("growth") or {}
+        if tag == "baseline":
+            self.growth = res.get("growth") or {}
         return p
 
     # -- the rounds --------------------------------------------------------------------------------
-    def run(self, CompileError) -> None:
+    def run(self) -> None:
         r = self.r
-        r.baseline = self._proof([], "baseline", "baseline", CompileError)
+        r.baseline = self._proof([], "baseline")
         if r.baseline.met:
             r.final, r.status, r.met, r.exit_code = r.baseline, "already-met", True, 0
             r.message = (f"the {r.engine} engine already meets the target: output nrmse "
@@ -248,7 +257,7 @@ class _Sweep:
             r.message = (f"the budget of {r.budget} builds left none to build and verify the best set "
                          f"({', '.join(chosen)}: nrmse {_f(current)} in the sweep) on its own; not claimed")
             return
-        r.final = self._proof(chosen, "final", "final", CompileError)
+        r.final = self._proof(chosen, "final")
         r.final.round = last.round if last is not None else 0
         r.final.swept_error = current
         r.met = r.final.met
