@@ -8,7 +8,7 @@ cores), alternating, ``--repeat`` times. The script prints each wall time, the b
 1 worker / 2 workers, and checks that both runs rank the segments alike and choose the same set.
 ``--local-cluster`` adds the same sweep on a 2-worker ``distributed.LocalCluster``.
 
-    .venv/bin/python bench/bench_repair.py                    # 12 layers x 512 wide, 8 samples x 256 rows
+    .venv/bin/python bench/bench_repair.py                    # 16 layers x 256 wide, 8 samples x 64 rows
     .venv/bin/python bench/bench_repair.py --layers 4 --width 32 --rows 8 --samples 2 --repeat 1   # quick
 """
 from __future__ import annotations
@@ -81,12 +81,12 @@ def sweep(paths: dict[str, Path], target: float, out: Path, **kw):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--layers", type=int, default=12)
-    ap.add_argument("--width", type=int, default=512)
-    ap.add_argument("--rows", type=int, default=256, help="rows per sample (the batch)")
+    ap.add_argument("--layers", type=int, default=16)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--rows", type=int, default=64, help="rows per sample (the batch)")
     ap.add_argument("--samples", type=int, default=8)
-    ap.add_argument("--target-nrmse", type=float, default=0.02)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--target-nrmse", type=float, default=0.01)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--local-cluster", action="store_true", help="also run on a 2-worker distributed.LocalCluster")
     ap.add_argument("--prepared", metavar="DIR", help="sweep this prepared model instead (DIR/model.onnx, "
                     "model.npz, model.reference.npz) and skip generating one")

@@ -14,7 +14,8 @@ Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads e
 
     Row = {"id", "status": pass|fail|uncompared, "tap_status": str|None, "first_divergent": bool,
            "node": str|None, "group": str|None, "cells": {key: value},
-           "samples": [{"key", "label", "hist": {zero, counts, edges}|None, "metrics": [[label, value, fmt]],
+           "samples": [{"key", "label", "hist": {zero, counts, edges}|None|False (False: no histogram, the
+                        panel shows the metrics only), "metrics": [[label, value, fmt]],
                         "inputs": [{name, shape, dtype, range, index}], "note": str|None}],
            "default_sample": key}
 """
