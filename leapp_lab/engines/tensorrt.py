@@ -136,18 +136,16 @@ class TrtEngine(Engine):
         return bytes(blob), unbound
 
     def _constrain_fp32(self, trt, network, config, log) -> None:
-        """Layer precision constraints: the layers TensorRT's ONNX parser made from the ``keep_fp32``
-        nodes (it names a layer after its node, adding a suffix when one node becomes several)
-        compute and write fp32, and the builder must obey."""
+        """Layer precision constraints: the layers TensorRT's ONNX parser named after the ``keep_fp32``
+        nodes compute and write fp32, and the builder must obey. (Exact names only: exporters number
+        nodes ``node_linear``, ``node_linear_1`` ..., so a prefix would catch other nodes.)"""
         config.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
         hit = set()
         for i in range(network.num_layers):
             layer = network.get_layer(i)
-            node = next((n for n in self.keep_fp32 if layer.name == n or layer.name.startswith(n + "_")
-                         or layer.name.startswith(n + " ")), None)
-            if node is None:
+            if layer.name not in self.keep_fp32:
                 continue
-            hit.add(node)
+            hit.add(layer.name)
             layer.precision = trt.float32
             for j in range(layer.num_outputs):
                 if layer.get_output(j).dtype in (trt.float32, trt.float16):
