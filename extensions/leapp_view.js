@@ -915,6 +915,34 @@ function renderGroupPanel(panel, r, state, table, onSample) {
   panel.append(side);
 }
 
+// repair: bars of one value per row (log y) against reference lines, and a second bar chart of steps
+function drawBars(div, bars, onPick) {
+  for (const c of [...div.children]) clearPlot(c);
+  div.replaceChildren();
+  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
+  const color = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#90a4ae";
+  const cfg = { displayModeBar: false, displaylogo: false, showLink: false };
+  const yaxis = { type: bars.log ? "log" : "linear", title: { text: bars.ylabel || "", font: { size: 10 } } };
+  const lines = (bars.lines || []).filter(l => l.y !== null && l.y !== undefined);
+  const base = { height: 300, margin: { l: 60, r: 10, t: 34, b: 90 }, showlegend: false,
+                 paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
+  const plot = (box, title, x, y, status, pick) => {
+    const ax = Object.assign({}, yaxis);
+    const pos = [...y, ...lines.map(l => l.y)].filter(v => typeof v === "number" && v > 0);
+    if (bars.log && pos.length) ax.range = [Math.log10(Math.min(...pos)) - 0.4, Math.log10(Math.max(...pos)) + 0.2];
+    globalThis.Plotly.newPlot(box, [{ type: "bar", x, y, marker: { color: status.map(color) },
+      hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>" }], themed(box, Object.assign({}, base, {
+      title: { text: title, font: { size: 12 } }, yaxis: ax, xaxis: { tickangle: -40, automargin: true, type: "category" },
+      shapes: lines.map(l => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: l.y, y1: l.y, line: { color: l.color, dash: l.dash || "solid" } })),
+      annotations: lines.map(l => ({ xref: "paper", x: 1, xanchor: "right", y: bars.log ? Math.log10(l.y) : l.y, text: l.label, showarrow: false, font: { size: 10, color: l.color }, yanchor: "bottom" })) })), cfg);
+    if (pick && box.on) box.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) pick(x[p.pointIndex]); });
+  };
+  const top = h("div", { "data-leapp-bars-plot": "candidates" }), bottom = h("div", { "data-leapp-bars-plot": "steps" });
+  div.append(top, bottom);
+  plot(top, bars.title || "", bars.x, bars.y, bars.status || [], onPick);
+  if (bars.steps && bars.steps.x.length) plot(bottom, bars.steps.title || "", bars.steps.x, bars.steps.y, bars.steps.status || [], null);
+}
+
 // -- the view ---------------------------------------------------------------------------------------
 // host: {onSelect(id, sample)}: the widget's callback for selections made in the page;
 //       {permalink: true}: the offline report (URL fragment written on every selection, read on load);
@@ -984,6 +1012,7 @@ export function renderView(el, view, host) {
       if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row)); else renderWindow(true);
       if (state.row) renderHist();
     }
+    if (id === "bars" && view.bars) drawBars(barsDiv, view.bars, id2 => select(id2, null, "plot"));
     if (deepHooks[id]) deepHooks[id]();
     writeFragment();
   }
@@ -1276,7 +1305,7 @@ export function renderView(el, view, host) {
     state.row = id;
     state.sample = sampleKey ?? r.default_sample ?? (r.samples[0] && r.samples[0].key);
     if (r.node) state.node = r.node;
-    const toTable = panels.table && state.tab === "profile" && source !== "api" && source !== "init";
+    const toTable = panels.table && (state.tab === "profile" || state.tab === "bars") && source !== "api" && source !== "init";
     msg("");
     reveal(id, source);
     for (const [rid, tr] of rowEls) tr.classList.toggle("leapp-selected", rid === id);
@@ -1401,7 +1430,9 @@ export function renderView(el, view, host) {
       opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
     histPanel.append(whyBlock(r));
     histPanel.append(histPlot);
-    drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
+    histPlot.style.display = s && s.hist === false ? "none" : "";   // a row without a histogram (repair): metrics only
+    if (s && s.hist === false) clearPlot(histPlot);
+    else drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
     const note = (s && s.note) || r.note;
     if (note) histPanel.append(h("div", { class: "leapp-note" }, note));
     const side = h("div", { class: "leapp-histside" });
@@ -1527,6 +1558,12 @@ export function renderView(el, view, host) {
       h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, " +
         "the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value " +
         "(non-finite), bands = modules; click a point to open its row")), profileDiv);
+  }
+
+  // ---- bars tab (repair)
+  const barsDiv = h("div", { class: "leapp-profile", "data-leapp-bars": "" });
+  if (panels.bars && view.bars) {
+    panels.bars.append(h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-muted" }, view.bars.caption || "")), barsDiv);
   }
 
   // ---- start: the row in the link (offline report), else the first divergent row

@@ -21,6 +21,7 @@ _LAZY = {
     "verify": "leapp_lab.compare.verify",
     "verify_many": "leapp_lab.compare.many",
     "diff": "leapp_lab.compare.diff",
+    "repair": "leapp_lab.sweeps.repair",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
     "replay": "leapp_lab.deep.replay",

@@ -2,8 +2,9 @@
 
 * ``%%leapp_trace NAME [options]`` runs the cell inside ``leapp_lab.trace(NAME, ...)`` in the user
   namespace and displays the trace view; the report is stored in ``--out VAR`` (default ``_leapp``).
-* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_diff``, ``%leapp_report`` take
-  the CLI's arguments (same argparse parser) and call the CLI module's ``execute(args)``; they return the
+* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_diff``, ``%leapp_report``,
+  ``%leapp_repair`` take the CLI's arguments (same argparse parser) and call the CLI module's
+  ``execute(args)``; they return the
   report, so ``r = %leapp_verify ...`` works and a bare call displays it.
 * ``%%leapp_prepare --onnx-out F --npz-out F --reference-out F [...]``: the cell defines ``model``
   (an ``nn.Module``) and ``args`` (a tuple of forward arguments) or ``samples`` (a list of them).
@@ -333,6 +334,12 @@ class LeappMagics(Magics):
         return self._run_cli("diff", _split(line))
 
     @line_magic
+    def leapp_repair(self, line: str):
+        """%leapp_repair REFERENCE.npz MODEL.onnx --engine ort-int8|ort-fp16 --target-nrmse X [--budget N]
+        [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F]: the precision-repair sweep; shows its view."""
+        return self._run_cli("repair", _split(line))
+
+    @line_magic
     def leapp_report(self, line: str):
         """%leapp_report RUN -o report.html: write the standalone HTML report and show the view."""
         return self._run_cli("report", _split(line))
@@ -378,6 +385,8 @@ def _summary(report: Any) -> str:
     if kind == "compare":
         return (f"{len(report.sides)} runs, {len(report.rows)} rows, {len(report.to_fail)} flipped to fail, "
                 f"{len(report.to_pass)} flipped to pass")
+    if kind == "repair":
+        return f"{report.status}: {len(report.chosen)} of {len(report.segments)} segments in fp32, {report.builds} builds"
     return type(report).__name__
 
 

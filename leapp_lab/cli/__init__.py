@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-SUBCOMMANDS = ["run", "demo", "prepare", "compile", "verify", "diff", "report"]
+SUBCOMMANDS = ["run", "demo", "prepare", "compile", "verify", "diff", "report", "repair"]
 
 
 class UsageError(Exception):

@@ -13,7 +13,7 @@ from . import UsageError
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "report", help="write the standalone HTML report of a trace, verify or compare run",
+        "report", help="write the standalone HTML report of a trace, verify, compare or repair run",
         description="Write one self-contained HTML file (no network, no kernel needed) for a run folder: "
                     "a trace run (…/leapp_lab/runs/<id>, a graph folder, or the folder holding 'latest') "
                     "or a verify run, or a compare run (leapp-lab verify REF BUILD_A BUILD_B, "

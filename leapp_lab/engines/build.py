@@ -70,8 +70,13 @@ def load_inputs(npz: Path, names: list[str]) -> tuple[list[dict[str, np.ndarray]
 
 def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False, *,
             progress: ProgressFn | None = None, naive_check: bool = True,
-            log: Callable[[str], None] | None = None) -> BuildReport:
+            log: Callable[[str], None] | None = None, keep_fp32=None) -> BuildReport:
     """Build ``engine`` from the prepared ONNX ``onnx`` and run it on every sample of ``npz``.
+
+    ``keep_fp32``: names of ONNX nodes (of the prepared model) the reduced-precision engines keep in
+    fp32: ``ort-int8`` leaves them unquantized (quantize_static's ``nodes_to_exclude``), ``ort-fp16``
+    unrounded (the emulation's block list), ``trt-fp16`` gives their layers fp32 precision
+    constraints. Recorded in build.json (``keep_fp32``); ``leapp_lab.repair`` chooses them.
 
     Raises FileNotFoundError (a missing file, named), ValueError (an unknown engine, a bad manifest)
     or CompileError (a custom op onnxruntime cannot run, a manual tap the engine lost, a missing
@@ -115,7 +120,10 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
                             f"of another format); run leapp-lab prepare again")
     manifest = read_manifest(model, onnx_path)  # ManifestError (a ValueError) names the file
     check_feeds(model, manifest.inputs, npz_path)   # wrong name / rank / shape / dtype: exit 2
-    say(f"compile {onnx_path} engine={engine} npz={npz_path}")
+    keep = _check_keep_fp32(eng, model, keep_fp32, onnx_path)
+    eng.keep_fp32 = frozenset(keep)
+    say(f"compile {onnx_path} engine={engine} npz={npz_path}"
+        + (f" keep_fp32={len(keep)} nodes" if keep else ""))
     say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
     feeds, extra = load_inputs(npz_path, manifest.inputs)
     if extra:
@@ -130,6 +138,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         work.mkdir(parents=True)
     try:
         report = _build(eng, model, manifest, feeds, work, onnx_path, npz_path, say, progress, naive_check)
+        report.keep_fp32 = keep
         report.archive = archive
         report.timings_s["total"] = round(time.perf_counter() - t_start, 4)
         say(f"done in {report.timings_s['total']:.2f}s")
@@ -154,6 +163,27 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         raise
     report.path = out_path
     return report
+
+
+def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
+    """The ``keep_fp32`` node names, checked against the model (ValueError naming what is wrong)."""
+    if keep_fp32 is None:
+        return []
+    if isinstance(keep_fp32, str):
+        keep_fp32 = [keep_fp32]
+    keep = sorted(set(map(str, keep_fp32)))
+    if not keep:
+        return []
+    if eng.precision == "fp32":
+        raise ValueError(f"keep_fp32 applies to reduced-precision engines (ort-fp16, ort-int8, trt-fp16); "
+                         f"{eng.name} already computes every node in fp32")
+    names = {n.name for n in model.graph.node if n.name}
+    unknown = [k for k in keep if k not in names]
+    if unknown:
+        raise ValueError(f"{onnx_path}: keep_fp32 names {len(unknown)} node(s) the model does not have: "
+                         f"{unknown[:5]}{' ...' if len(unknown) > 5 else ''}; pass ONNX node names "
+                         f"(e.g. {sorted(names)[:3]})")
+    return keep
 
 
 def _replace(tmp: Path, final: Path) -> None:

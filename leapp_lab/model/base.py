@@ -161,7 +161,7 @@ def _import_report_kinds() -> None:
     import importlib
 
     for mod in ("leapp_lab.model.trace", "leapp_lab.model.verify", "leapp_lab.model.build",
-                "leapp_lab.model.prepare", "leapp_lab.model.compare"):
+                "leapp_lab.model.prepare", "leapp_lab.model.compare", "leapp_lab.model.repair"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

@@ -66,7 +66,8 @@ class BuildReport(Report, Plain):
     exposes it (``TapEntry.binding``…); ``taps``: those taps in model order;
     ``observer``: ObserverEffect; ``timings_s``: convert / build / run seconds; ``versions``;
     ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
-    ``warnings``: human sentences; ``archive``: written as .tgz.
+    ``warnings``: human sentences; ``archive``: written as .tgz. ``keep_fp32``: ONNX node names
+    this reduced-precision build kept in fp32 (``compile(keep_fp32=...)``; empty: none).
     """
     kind: ClassVar[str] = "build"
     report_file: ClassVar[str] = BUILD_FILE    # the build folder's file name is part of the contract
@@ -87,6 +88,7 @@ class BuildReport(Report, Plain):
     warnings: list[str] = field(default_factory=list)
     archive: bool = False
     created: str | None = None
+    keep_fp32: list[str] = field(default_factory=list)
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 

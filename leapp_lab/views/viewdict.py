@@ -17,12 +17,12 @@ schema 2 is the compact one: labels once per table, histograms without edges, in
                "search_keys": [cell keys the search box looks in]},
      "inputs": {sample key: [{name, shape, dtype, range, index, file}]},
      "graphs": [{name, svg, layout}], "nodes": {name: NodePanel}, "log": {...}, "hazards": [...],
-     "profile": {...} | None}
+     "profile": {...} | None, "bars": {...} (repair only: see repair_view)}
 
     Row = {"id", "status": pass|fail|uncompared, "tap_status": str|None, "first_divergent": bool,
            "node": str|None, "group": str|None, "sub": str|None (what the name is: op · scope),
            "reason": str|None, "cells": {key: value}, "info": [value per info column],
-           "samples": [{"key", "label", "hist": Hist|None, "m": [value per panel column],
+           "samples": [{"key", "label", "hist": Hist|None|False (False: no histogram, the panel shows the metrics only), "m": [value per panel column],
                         "inputs"?: [...], "note": str|None}],
            "default_sample": key}
     Hist = {"zero", "first_bin", "counts", "nonfinite"}   # edges: bin b starts at the float64
@@ -46,8 +46,11 @@ def build_view(report: Any) -> dict[str, Any]:
     if kind == "compare":
         from .compare_view import compare_view
         return compare_view(report)
+    if kind == "repair":
+        from .repair_view import repair_view
+        return repair_view(report)
     raise TypeError(f"no view for a report of kind {kind!r} ({type(report).__name__}); "
-                    f"views exist for: trace, verify, compare")
+                    f"views exist for: trace, verify, compare, repair")
 
 
 def hist_dict(h: Any, nonfinite: int = 0) -> dict[str, Any] | None:
