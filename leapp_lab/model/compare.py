@@ -394,12 +394,20 @@ def _rows(report: CompareReport) -> list[CompareRow]:
     return rows
 
 
+def _same_file(path: Any) -> str:
+    """A reference path as one file: ``build/model.reference.npz`` given to verify and the absolute
+    path repair records name the same file. A relative path is taken from the current folder, the
+    one it was given in when both runs come from one session."""
+    return str(Path(str(path)).resolve()) if path else ""
+
+
 def _warnings(report: CompareReport) -> list[str]:
     out = []
     sides = report.sides
     for attr, what in (("reference", "references"), ("rule", "divergence rules"), ("samples", "sample counts")):
         vals = {s.key: getattr(s, attr) for s in sides}
-        if len(set(map(str, vals.values()))) > 1:
+        same = _same_file if attr == "reference" else str
+        if len(set(map(same, vals.values()))) > 1:
             detail = "; ".join(f"{k}: {v}" for k, v in vals.items())
             why = {"reference": "their rows measure different reference values",
                    "rule": "a verdict may flip because of the rule, not the engine",

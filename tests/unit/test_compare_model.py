@@ -273,3 +273,16 @@ def test_widget_opens_on_the_first_flip():
     w.select("tap_b", 1)
     assert (w.selected, w.sample) == ("tap_b", "1")
     assert not math.isnan(w.row("output_0")["cells"]["B.nrmse"])
+
+
+def test_one_reference_named_relatively_and_absolutely_is_not_reported_as_two(tmp_path, monkeypatch):
+    """verify keeps the path as given (build/model.reference.npz), repair records it absolute: a diff
+    of the two runs compares one reference, and says so only when the files differ."""
+    monkeypatch.chdir(tmp_path)
+    a, b = _pair()
+    a.reference = "build/model.reference.npz"
+    b.reference = str(tmp_path / "build" / "model.reference.npz")
+    assert not [w for w in a.diff(b).warnings if "references" in w]
+    b.reference = str(tmp_path / "other" / "model.reference.npz")
+    warned = [w for w in a.diff(b).warnings if "different references" in w]
+    assert len(warned) == 1 and "build/model.reference.npz" in warned[0] and "other" in warned[0]
