@@ -33,10 +33,13 @@ STATUS_LABELS = {"fail": "diverged", "pass": "ok", "uncompared": "not judged", "
 FLIP_WORDS = {"to-fail": "pass → fail", "to-pass": "fail → pass"}
 
 
-def _split_columns() -> tuple[list, list, list]:
-    """(identity columns before the first per-side column, per-side table columns, identity after)."""
+def _split_columns(report: Any = None) -> tuple[list, list, list]:
+    """(identity columns before the first per-side column, per-side table columns, identity after).
+    A column that only some runs computed (``--local``, ``--expected``) is shown when any run has it."""
     ident = {c.key for c in identity_columns()}
-    cols = table_columns()
+    reports = [s.report for s in getattr(report, "sides", []) if s.report is not None]
+    cols = [c for c in table_columns() if c.needs is None or not reports
+            or any(getattr(r, c.needs, None) for r in reports)]
     first = next((i for i, c in enumerate(cols) if c.key not in ident), len(cols))
     return ([c for c in cols[:first] if c.key in ident], [c for c in cols if c.key not in ident],
             [c for c in cols[first:] if c.key in ident])
@@ -47,7 +50,7 @@ def _change_group(report: Any, s: Any) -> str:
 
 
 def _columns(report: Any) -> tuple[list[dict], list[dict]]:
-    head, per_side, tail = _split_columns()
+    head, per_side, tail = _split_columns(report)
     base = report.baseline
     changed = {c.key for c in change_columns()}
     columns = [_column(c) for c in head]
