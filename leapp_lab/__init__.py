@@ -19,8 +19,15 @@ _LAZY = {
     "prepare": "leapp_lab.taps.prepare",
     "compile": "leapp_lab.engines.build",
     "verify": "leapp_lab.compare.verify",
+    "verify_many": "leapp_lab.compare.many",
+    "diff": "leapp_lab.compare.diff",
+    "repair": "leapp_lab.sweeps.repair",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
+    "replay": "leapp_lab.deep.replay",
+    "parity": "leapp_lab.deep.parity",
+    "exporters": "leapp_lab.deep.exporters",
+    "isolate": "leapp_lab.deep.isolation",
 }
 
 __all__ = sorted(_LAZY) + ["__version__"]

@@ -2,8 +2,9 @@
 
 * ``%%leapp_trace NAME [options]`` runs the cell inside ``leapp_lab.trace(NAME, ...)`` in the user
   namespace and displays the trace view; the report is stored in ``--out VAR`` (default ``_leapp``).
-* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_report`` take the CLI's
-  arguments (same argparse parser) and call the CLI module's ``execute(args)``; they return the
+* ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_diff``, ``%leapp_report``,
+  ``%leapp_repair`` take the CLI's arguments (same argparse parser) and call the CLI module's
+  ``execute(args)``; they return the
   report, so ``r = %leapp_verify ...`` works and a bare call displays it.
 * ``%%leapp_prepare --onnx-out F --npz-out F --reference-out F [...]``: the cell defines ``model``
   (an ``nn.Module``) and ``args`` (a tuple of forward arguments) or ``samples`` (a list of them).
@@ -64,7 +65,36 @@ def trace_parser() -> argparse.ArgumentParser:
     p.add_argument("--visualize", action="store_true")
     p.add_argument("--out", default=DEFAULT_VAR, metavar="VAR")
     p.add_argument("--quiet", action="store_true", help="store the report but do not display it")
+    # deep checks (docs/deep-checks.md); --exporters / --isolate run the cell again
+    p.add_argument("--replay", type=int, default=None, metavar="N")
+    p.add_argument("--step-fn", default=None, metavar="VAR",
+                   help="name of a function in the notebook: step_fn(inputs, reset) -> outputs")
+    p.add_argument("--parity", type=int, default=None, metavar="N")
+    p.add_argument("--exporters", default=None, metavar="all|NODE")
+    p.add_argument("--isolate", action="store_true")
     return p
+
+
+def deep_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
+    """``leapp_lab.deep.run.run_deep`` keyword arguments from the deep-check flags."""
+    opts: dict[str, Any] = {"replay": ns.replay, "parity": ns.parity, "exporters": ns.exporters,
+                            "isolate": ns.isolate}
+    if ns.step_fn is not None:
+        fn = user_ns.get(ns.step_fn)
+        if fn is None:
+            raise UsageError(f"%%leapp_trace --step-fn {ns.step_fn}: no variable {ns.step_fn!r} in the "
+                             f"notebook; define step_fn(inputs, reset) -> outputs first")
+        if not callable(fn):
+            raise UsageError(f"%%leapp_trace --step-fn {ns.step_fn}: {ns.step_fn!r} is a "
+                             f"{type(fn).__name__}, not a function")
+        opts["step_fn"] = fn
+    for flag in ("replay", "parity"):
+        if getattr(ns, flag) is not None and getattr(ns, flag) < 1:
+            raise UsageError(f"%%leapp_trace --{flag} {getattr(ns, flag)}: must be at least 1")
+    if ns.parity is not None and ns.step_fn is None:
+        raise UsageError("%%leapp_trace --parity N needs --step-fn VAR (the original pipeline to "
+                         "compare with)")
+    return opts
 
 
 def trace_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
@@ -166,8 +196,10 @@ class LeappMagics(Magics):
         """%%leapp_trace NAME [--save-path DIR] [--max-cached-io N] [--no-validate] [--rtol R]
         [--atol A] [--strict] [--dry-run] [--non-traced A,B] [--no-global-patching]
         [--patching VAR] [--verbose] [--visualize] [--out VAR] [--quiet]
+        [--replay N] [--step-fn VAR] [--parity N] [--exporters all|NODE] [--isolate]
 
-        Run the cell inside ``leapp_lab.trace(NAME, ...)`` and display the trace view."""
+        Run the cell inside ``leapp_lab.trace(NAME, ...)`` and display the trace view. The deep
+        checks (docs/deep-checks.md) run after it; --exporters and --isolate run the cell again."""
         __tracebackhide__ = True      # tracebacks start at the user's cell, not in this magic
         try:
             ns = trace_parser().parse_args(_split(line))
@@ -175,21 +207,29 @@ class LeappMagics(Magics):
             raise UsageError(f"{exc}\nusage: {trace_parser().format_usage().strip()[7:]}") from None
         user_ns = self.shell.user_ns
         opts = trace_options(ns, user_ns)
+        deep = deep_options(ns, user_ns)
         filename = cell_filename(ns.name)
         register_source(filename, cell)
         source = self.shell.transform_cell(cell)      # %magics / !shell lines inside the cell
         code = compile(source, filename, "exec")
 
         import leapp_lab
+        from leapp_lab.deep import run as deep_run
+        from leapp_lab.deep.body import RandomState
         progress = Progress(f"leapp_lab trace {ns.name}")
         progress("running the cell under LEAPP")
         session = None
+        start_state = RandomState.capture() if deep_run.requested(**{k: deep[k] for k in
+                                                                     ("replay", "parity", "exporters", "isolate")}) else None
         try:
             with leapp_lab.trace(ns.name, **opts) as session:
                 exec(code, self.shell.user_global_ns, user_ns)
                 progress("compiling, validating and saving")
-        except BaseException:
+        except BaseException as exc:
             report = getattr(session, "report", None)
+            if report is not None and start_state is not None and isinstance(exc, Exception):
+                # LEAPP refused the compile (the cell itself ran): the deep checks still help
+                self._deep(report, code, ns, opts, deep, start_state, progress)
             progress.finish("the cell raised; the partial report is below" if report is not None
                             else "the cell raised", failed=True)
             if report is not None:
@@ -198,15 +238,28 @@ class LeappMagics(Magics):
                     display(report)
             raise
         report = session.report
+        if start_state is not None:
+            self._deep(report, code, ns, opts, deep, start_state, progress)
         progress.finish(f"done: {_summary(report)}")
         user_ns[ns.out] = report
         if not ns.quiet:
             display(report)
 
+    def _deep(self, report, code, ns, opts, deep, start_state, progress) -> None:
+        """--replay / --parity / --exporters / --isolate; the last two trace the cell again, from
+        the random state it started from."""
+        from leapp_lab.deep import run as deep_run
+        from leapp_lab.deep.body import CallableBody
+        user_ns = self.shell.user_ns
+        body = CallableBody(lambda: exec(code, self.shell.user_global_ns, user_ns), ns.name, opts,
+                            description="the cell", random_state=start_state)
+        deep_run.run_deep(report, body, had_adapters=bool(opts.get("patching")), progress=progress, **deep)
+
     # -- CLI-shaped magics -----------------------------------------------------------------------
     def _run_cli(self, command: str, argv: list[str], extra: dict[str, Any] | None = None) -> Any:
         from leapp_lab.cli import UsageError as CliUsageError
         from leapp_lab.cli import build_parser
+        from leapp_lab.model.errors import UserError
 
         parser, _ = build_parser()
         _no_exit(parser)
@@ -227,7 +280,7 @@ class LeappMagics(Magics):
         kwargs = {"progress": progress} if "progress" in inspect.signature(execute).parameters else {}
         try:
             report = execute(args, **kwargs)
-        except CliUsageError as exc:
+        except (CliUsageError, UserError) as exc:     # bad input or output: one line, no traceback
             progress.finish("failed", failed=True)
             raise UsageError(f"%leapp_{command}: {exc}") from None
         except BaseException:
@@ -268,8 +321,23 @@ class LeappMagics(Magics):
 
     @line_magic
     def leapp_verify(self, line: str):
-        """%leapp_verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]"""
+        """%leapp_verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]
+        [--local] [--expected fp16|bf16]
+
+        Several BUILDs: one compare table, a column group per engine."""
         return self._run_cli("verify", _split(line))
+
+    @line_magic
+    def leapp_diff(self, line: str):
+        """%leapp_diff RUN_A RUN_B [--fail-on-flip] [--out DIR] [--json F] [--html F]: two verify runs
+        row by row (metric changes, verdict flips), shown as the compare view."""
+        return self._run_cli("diff", _split(line))
+
+    @line_magic
+    def leapp_repair(self, line: str):
+        """%leapp_repair REFERENCE.npz MODEL.onnx --engine ort-int8|ort-fp16 --target-nrmse X [--budget N]
+        [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F]: the precision-repair sweep; shows its view."""
+        return self._run_cli("repair", _split(line))
 
     @line_magic
     def leapp_report(self, line: str):
@@ -314,6 +382,11 @@ def _summary(report: Any) -> str:
                 f"{len(checks) - bad}/{len(checks)} checks pass, {len(report.hazards)} hazard(s)")
     if kind == "verify":
         return f"{len(report.rows)} rows, first divergent: {report.first_divergent or 'none'}"
+    if kind == "compare":
+        return (f"{len(report.sides)} runs, {len(report.rows)} rows, {len(report.to_fail)} flipped to fail, "
+                f"{len(report.to_pass)} flipped to pass")
+    if kind == "repair":
+        return f"{report.status}: {len(report.chosen)} of {len(report.segments)} segments in fp32, {report.builds} builds"
     return type(report).__name__
 
 

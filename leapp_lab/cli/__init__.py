@@ -3,14 +3,21 @@
 Each subcommand lives in its own module ``leapp_lab.cli.<name>`` exposing
 ``add_parser(subparsers)`` and ``main(args) -> int``. A module that is missing or fails to import
 only removes its own subcommand.
+
+Exit status shared by every command (docs/safety.md): 2 and one line on stderr for input or output
+the user can fix (a ``UserError``, or an ``OSError`` of the machine: a full or read-only disk, a
+file where a folder is needed); 130 on Ctrl-C; 3 and the traceback for anything else, which is a
+bug in leapp_lab. ``--debug`` (or ``LEAPP_LAB_DEBUG=1``) prints the traceback in every case.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 
-SUBCOMMANDS = ["run", "demo", "prepare", "compile", "verify", "report"]
+SUBCOMMANDS = ["run", "demo", "prepare", "compile", "verify", "diff", "report", "repair"]
 
 
 class UsageError(Exception):
@@ -23,12 +30,18 @@ def given(**options):
     return {k: v for k, v in options.items() if v is not None}
 
 
+#: exit status of an unexpected exception (a bug in leapp_lab; its traceback is printed)
+EXIT_INTERNAL_ERROR = 3
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
     parser = argparse.ArgumentParser(
         prog="leapp-lab",
         description="Find why and where an exported LEAPP model disagrees with its Python source.")
     from leapp_lab import __version__
     parser.add_argument("--version", action="version", version=f"leapp-lab {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the full traceback of any error (also: LEAPP_LAB_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers = {}
     for name in SUBCOMMANDS:
@@ -38,7 +51,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
             if exc.name == f"leapp_lab.cli.{name}":
                 continue
             raise
-        mod.add_parser(sub)
+        p = mod.add_parser(sub)
+        if isinstance(p, argparse.ArgumentParser):    # also after the command: leapp-lab verify --debug
+            p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                           help="print the full traceback of any error (also: LEAPP_LAB_DEBUG=1)")
         handlers[name] = mod.main
     return parser, handlers
 
@@ -50,11 +66,37 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 2
+    debug = bool(getattr(args, "debug", False)) or os.environ.get("LEAPP_LAB_DEBUG", "") not in ("", "0")
     try:
         return int(handlers[args.command](args) or 0)
-    except UsageError as exc:
-        print(f"leapp-lab {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
+    except BaseException as exc:  # noqa: BLE001 - every way out gets one exit status
+        return _failed(args.command, exc, debug)
+
+
+def _failed(command: str, exc: BaseException, debug: bool) -> int:
+    """Exit status and stderr for an exception that left a command (see the module docstring)."""
+    from leapp_lab.model.errors import UserError
+    from leapp_lab.model.safepaths import ENVIRONMENT_ERRNOS, oserror_line
+
+    if isinstance(exc, SystemExit):
+        raise exc
+    if debug:
+        traceback.print_exception(exc)
+    if isinstance(exc, KeyboardInterrupt):
         print("leapp-lab: interrupted", file=sys.stderr)
         return 130
+    if isinstance(exc, (UsageError, UserError)):
+        print(f"leapp-lab {command}: error: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(exc, OSError) and (exc.errno in ENVIRONMENT_ERRNOS or exc.filename is not None):
+        print(f"leapp-lab {command}: error: {oserror_line(exc)}", file=sys.stderr)
+        return 2
+    if isinstance(exc, MemoryError):
+        print(f"leapp-lab {command}: error: out of memory; an input is larger than this machine "
+              f"can hold", file=sys.stderr)
+        return 2
+    if not debug:
+        traceback.print_exception(exc)
+    print(f"leapp-lab {command}: internal error (a bug in leapp_lab): {type(exc).__name__}: {exc}\n"
+          f"please report it with the traceback above (exit {EXIT_INTERNAL_ERROR})", file=sys.stderr)
+    return EXIT_INTERNAL_ERROR

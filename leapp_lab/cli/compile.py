@@ -30,6 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--npz", metavar="F", help="input samples (default: <onnx stem>.npz beside the model)")
     p.add_argument("--out", metavar="PATH", help="build folder (default: <onnx dir>/<stem>.<engine>)")
     p.add_argument("--archive", action="store_true", help="write a .tgz instead of a folder")
+    p.add_argument("--keep-fp32", action="append", metavar="NODE",
+                   help="keep this ONNX node in fp32 (repeatable; ort-int8, ort-fp16, trt-fp16): a "
+                        "mixed-precision engine, as leapp-lab repair chooses it (docs/repair.md)")
     p.add_argument("--no-naive-check", action="store_true",
                    help="skip measuring what tapping before conversion would have changed")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -42,16 +45,18 @@ def execute(args: argparse.Namespace, progress=None):
     from ..engines.base import CompileError, EngineUnavailable
     from ..engines.build import compile as compile_
     from ..engines.build import stderr_progress
+    from ..model.errors import UserError
 
     quiet = getattr(args, "quiet", False)
     if progress is None and not quiet:
         progress = stderr_progress
     log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     try:
-        return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out),
+        return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out,
+                                           keep_fp32=getattr(args, "keep_fp32", None)),
                         archive=args.archive, progress=progress,
                         naive_check=not getattr(args, "no_naive_check", False), log=log)
-    except EngineUnavailable as exc:
+    except (EngineUnavailable, UserError) as exc:   # unusable input or output: exit 2, not "build failed"
         raise UsageError(str(exc)) from None
     except CompileError as exc:
         raise BuildFailed(str(exc)) from None

@@ -26,9 +26,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def main(args) -> int:
     from leapp_lab.examples import frozen_constant
+    from leapp_lab.model.safepaths import check_outputs
     from leapp_lab.views.text_trace import render_diagnosis
 
     out = Path(args.out if args.out is not None else frozen_constant.DEFAULT_OUT)
+    check_outputs([(out, "out-dir", "--out"), (out / "report.html", "html", None)])
     out.mkdir(parents=True, exist_ok=True)
     report = frozen_constant.trace_demo(str(out), **given(samples=args.samples))
     print(str(report))

@@ -13,10 +13,11 @@ from . import UsageError
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
-        "report", help="write the standalone HTML report of a trace or verify run",
+        "report", help="write the standalone HTML report of a trace, verify, compare or repair run",
         description="Write one self-contained HTML file (no network, no kernel needed) for a run folder: "
                     "a trace run (…/leapp_lab/runs/<id>, a graph folder, or the folder holding 'latest') "
-                    "or a verify run.")
+                    "or a verify run, or a compare run (leapp-lab verify REF BUILD_A BUILD_B, "
+                    "leapp-lab diff --out).")
     p.add_argument("run", metavar="RUN", help="run folder, its report.json, or a folder with a 'latest' run")
     p.add_argument("-o", "--output", metavar="FILE", default=None,
                    help="HTML file to write (default: report.html inside the run folder)")
@@ -44,6 +45,7 @@ def execute(args: argparse.Namespace):
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; pass a file name such as {out / 'report.html'}")
     try:
+        # to_html refuses an output on the run's own files or on anything it did not render
         to_html(report, out)
     except TypeError as exc:        # a kind without an HTML view
         hint = {"build": "; verify the build against its reference to get a report: leapp-lab verify "
@@ -52,7 +54,8 @@ def execute(args: argparse.Namespace):
                            "then leapp-lab verify ... --html F)"}.get(getattr(report, "kind", ""), "")
         raise UsageError(f"{run}: {exc}{hint}") from None
     except OSError as exc:
-        raise UsageError(f"{out}: cannot write the report: {exc}") from None
+        from leapp_lab.model.safepaths import oserror_line
+        raise UsageError(f"{out}: cannot write the report: {oserror_line(exc)}") from None
     args.output = str(out)
     return report
 

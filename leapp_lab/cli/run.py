@@ -1,4 +1,5 @@
-"""``leapp-lab run SCRIPT.py [--json FILE] [--no-fail] [-- ARGS...]``: attach mode.
+"""``leapp-lab run SCRIPT.py [--json FILE] [--no-fail] [--replay N] [--step-fn M:F] [--parity N]
+[--exporters all|NODE] [--isolate] [-- ARGS...]``: attach mode, and the deep checks.
 
 Runs an unchanged LEAPP export script and captures every graph it compiles (docs/trace.md).
 Exit status: 0 every graph validated (or was not asked to validate); 1 a validation failed, a
@@ -25,9 +26,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "  --json FILE   write the combined report as JSON (docs/schema-trace.md)\n"
                "  --no-fail     exit 0 even when a validation failed or a trace was refused\n"
                "  --quiet       do not print the text summary\n"
+               "  --replay N    replay the exported pipeline N steps with its state fed back\n"
+               "  --step-fn M:F the original pipeline, one step (MODULE:FUNCTION or FILE.py:FUNCTION):\n"
+               "                fresh observations and resets in the replay; needed by --parity\n"
+               "  --parity N    exported vs original on N fresh inputs\n"
+               "  --exporters all|NODE  try onnx, onnx-torchscript, jit, jit-trace, pt2 (runs the\n"
+               "                script again once per node and backend)\n"
+               "  --isolate     dry_run / non_traced / global_patching=False side by side (runs the\n"
+               "                script again once per isolation run)\n"
                "  -- ARGS       everything after '--' is passed to the script\n\n"
-               "exit status: 0 all graphs validated; 1 a validation failed, a trace was refused\n"
-               "or no graph was compiled; 2 the script raised (incl. LEAPP's strict=True raise)")
+               "exit status: 0 all graphs validated; 1 a validation failed, a trace was refused,\n"
+               "no graph was compiled, or a requested replay / parity diverged; 2 the script raised\n"
+               "(incl. LEAPP's strict=True raise). See docs/deep-checks.md")
     # The same options are accepted before SCRIPT too (``leapp-lab run --json r.json s.py``).
     p.add_argument("--json", metavar="FILE", dest="json_before", help=argparse.SUPPRESS)
     p.add_argument("--no-fail", action="store_true", dest="no_fail_before", help=argparse.SUPPRESS)
@@ -44,6 +54,11 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--no-fail", action="store_true",
                    help="exit 0 even when a validation failed or a trace was refused")
     p.add_argument("--quiet", action="store_true", help="do not print the text summary")
+    p.add_argument("--replay", type=int, default=None, metavar="N")
+    p.add_argument("--step-fn", default=None, metavar="M:F")
+    p.add_argument("--parity", type=int, default=None, metavar="N")
+    p.add_argument("--exporters", default=None, metavar="all|NODE")
+    p.add_argument("--isolate", action="store_true")
     return p
 
 
@@ -78,15 +93,53 @@ def execute(args):
     script = Path(args.script)
     if script.is_dir():
         raise UsageError(f"{script}: is a folder; pass the path of the export script (.py) itself")
-    if not script.is_file():
+    if not script.exists():
         raise UsageError(f"{script}: no such script; pass the path of a Python file that calls "
                          f"leapp.start / leapp.stop / leapp.compile_graph")
+    from leapp_lab.model.safepaths import check_input_file, check_outputs
+    check_input_file(script, "a Python export script")
     opts, script_args = parse_rest(list(args.rest or []))
     args.json = opts.json or getattr(args, "json_before", None)
     args.no_fail = opts.no_fail or getattr(args, "no_fail_before", False)
     args.quiet = opts.quiet or getattr(args, "quiet_before", False)
     args.script_args = script_args
-    return run_script(script, script_args)
+    # before the script runs (minutes): --json must not land on the script or a file we did not write
+    check_outputs([(args.json, "trace-json", "--json")], [(script, "the export script")])
+    for flag in ("replay", "parity"):
+        n = getattr(opts, flag)
+        if n is not None and n < 1:
+            raise UsageError(f"--{flag} {n}: must be at least 1")
+    if opts.parity is not None and not opts.step_fn:
+        raise UsageError("--parity N needs --step-fn MODULE:FUNCTION (the original pipeline to compare with)")
+    args.deep = {"replay": opts.replay, "parity": opts.parity, "exporters": opts.exporters,
+                 "isolate": opts.isolate}
+    from leapp_lab.deep.run import requested
+    if not requested(**args.deep):
+        return run_script(script, script_args)
+
+    from leapp_lab.deep.body import RandomState, ScriptBody
+    from leapp_lab.deep.run import run_deep
+    step_fn = None
+    if opts.step_fn:
+        from leapp_lab.deep.stepfn import resolve_spec
+        try:
+            step_fn = resolve_spec(opts.step_fn, search=str(script.resolve().parent))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    start = RandomState.capture()      # the re-runs start where the script started
+    result = run_script(script, script_args)
+    body = ScriptBody(script, script_args, random_state=start)
+    if opts.exporters is not None or opts.isolate:
+        print(f"leapp-lab run: {body.description} runs again for "
+              f"{' and '.join(x for x, on in (('the exporter matrix', opts.exporters is not None), ('the isolation runs', opts.isolate)) if on)}"
+              f" (its output is not shown again)", file=sys.stderr)
+    run_deep(result.report, body, step_fn=step_fn, progress=_progress, **args.deep)
+    return result
+
+
+def _progress(stage: str, done: int, total: int) -> None:
+    if done < total:
+        print(f"leapp-lab run: {stage}", file=sys.stderr, flush=True)
 
 
 def main(args) -> int:
@@ -104,7 +157,13 @@ def main(args) -> int:
     if not args.quiet:
         print(str(report))
     code = exit_status(result, no_fail=args.no_fail)
-    if code == 1:
+    diverged = [f"{g.name}: {name}" for g in report.graphs for name in ("replay", "parity")
+                if getattr(g.sections.get(name), "status", None) == "diverged"]
+    if code == 0 and diverged and not args.no_fail:
+        code = 1
+        print(f"leapp-lab run: exit 1 ({', '.join(diverged)} diverged; --no-fail exits 0)",
+              file=sys.stderr)
+    elif code == 1:
         print("leapp-lab run: exit 1 (a validation failed, a trace was refused, or no graph was "
               "compiled; --no-fail exits 0)", file=sys.stderr)
     elif code == 2:

@@ -1,5 +1,9 @@
-"""``leapp-lab verify REFERENCE.npz BUILD [--max-mape PCT] [--max-mape-taps] [--verbose] [--json F]
-[--out DIR]``. Exit 0, 1 when --max-mape is exceeded, 2 when an input is unusable."""
+"""``leapp-lab verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose]
+[--json F] [--out DIR] [--local] [--expected fp16|bf16]``. Exit 0, 1 when --max-mape is exceeded, 2 when
+an input is unusable.
+
+Several BUILDs: each is verified exactly as one would be (its own run folder and gate), then the
+runs become one compare table (``leapp_lab.verify_many``); exit 1 when any build's gate fails."""
 from __future__ import annotations
 
 import argparse
@@ -14,9 +18,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Compare REFERENCE.npz (prepare's model.reference.npz) with BUILD (a build folder "
                     "or .tgz from leapp-lab compile): MAPE, NRMSE, MSE, max abs diff, cosine per output and "
                     "tap in model order, per sample, the first divergent tap, |diff| histograms. "
-                    "Exit 0; 1 if --max-mape is exceeded; 2 if an input is unusable.")
+                    "Several BUILDs: each is verified as on its own, then all go in one table (a column "
+                    "group per engine, the first BUILD the baseline; docs/verify.md#compare-engines-and-runs). "
+                    "Exit 0; 1 if --max-mape is exceeded (by any BUILD); 2 if an input is unusable.")
     p.add_argument("reference", metavar="REFERENCE.npz")
-    p.add_argument("build", metavar="BUILD", help="build folder (build/model.<engine>) or .tgz")
+    p.add_argument("build", metavar="BUILD", nargs="+",
+                   help="build folder (build/model.<engine>) or .tgz; several: one compare table")
     p.add_argument("--max-mape", type=float, metavar="PCT",
                    help="fail (exit 1) when a model output's MAPE (percent) is above PCT")
     p.add_argument("--max-mape-taps", action="store_true", help="apply --max-mape to taps too")
@@ -27,6 +34,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "default: <build's folder>/leapp_lab")
     p.add_argument("--no-save", action="store_true", help="do not save a run folder")
     p.add_argument("--html", metavar="F", help="also write a standalone HTML report (opens offline)")
+    e = p.add_argument_group("explain the divergence (docs/verify.md, \"Local vs inherited error\")")
+    e.add_argument("--local", action="store_true", default=None,
+                   help="also give each row its local error: the engine graph cut at every tap and fed "
+                        "the reference values there (one extra engine run per sample)")
+    e.add_argument("--expected", choices=("fp16", "bf16"),
+                   help="re-run the model (the MODEL.py prepare recorded) in torch eager in this dtype and "
+                        "mark the rows whose error is beyond what that precision causes")
     g = p.add_argument_group("first-divergent rule (docs/verify.md)")
     g.add_argument("--div-nrmse", type=float, metavar="PCT",
                    help="a row diverges when its normalised RMS error, sqrt(mse)/rms(reference), is "
@@ -56,29 +70,37 @@ class _ThrottledProgress:
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = self._clock()
         if now >= self._next or (done == total and now >= self._next - self._every + 0.5):
-            print(f"[leapp-lab verify] {stage} {done}/{total} (row, sample) pairs", file=sys.stderr, flush=True)
+            unit = "samples through the teacher-forced engine" if stage == "local" else "(row, sample) pairs"
+            print(f"[leapp-lab verify] {stage} {done}/{total} {unit}", file=sys.stderr, flush=True)
             self._next = now + self._every
 
 
 def execute(args: argparse.Namespace, progress=None):
     """Verify through the Python API; unusable inputs raise UsageError (exit 2)."""
+    builds = args.build if isinstance(args.build, list) else [args.build]
+    if len(builds) > 1:
+        return execute_many(args, builds, progress)
+    args.build = builds[0]
     from ..compare.npzio import NpzInputError
-    from ..compare.verify import verify
+    from ..compare.verify import check_verify_outputs, verify
+    from ..model.runs import lab_dir
 
-    if args.max_mape is not None and args.max_mape < 0:
-        raise UsageError(f"--max-mape {args.max_mape}: must be >= 0 (a percentage)")
-    for opt in ("div_nrmse", "div_mape"):
-        v = getattr(args, opt, None)
-        if v is not None and not v >= 0:
-            raise UsageError(f"--{opt.replace('_', '-')} {v}: must be >= 0 (a percentage)")
+    save = not getattr(args, "no_save", False)
+    if getattr(args, "html", None):
+        # verify() checks its own outputs; the HTML is written here, so it is checked here, first
+        from pathlib import Path
+        root = (Path(args.out) if args.out else lab_dir(Path(args.build).parent)) if save else None
+        check_verify_outputs(args.reference, args.build, json_path=args.json, runs_root=root,
+                             html=args.html)
     try:
         report = verify(args.reference, args.build, max_mape=args.max_mape,
                         max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
-                        json_path=args.json, save=not getattr(args, "no_save", False),
+                        json_path=args.json, save=save,
                         div_nonfinite=not args.no_div_nonfinite,
                         progress=progress if progress is not None else _ThrottledProgress(),
                         **given(div_nrmse=args.div_nrmse, div_mape=args.div_mape,
-                                div_cosine=args.div_cosine, rtol=args.rtol))
+                                div_cosine=args.div_cosine, rtol=args.rtol,
+                                local=getattr(args, "local", None), expected=getattr(args, "expected", None)))
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
     if getattr(args, "html", None):
@@ -92,3 +114,20 @@ def main(args: argparse.Namespace) -> int:
     print(report)
     sys.stdout.flush()
     return int(report.exit_code)
+
+
+def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
+    """Several builds: each through ``execute`` exactly as alone (same flags, own run folder), then
+    one compare report (``leapp_lab.compare.many.finish``), its --json, --html and run folder."""
+    from ..compare.many import finish
+
+    reports = []
+    for b in builds:
+        one = argparse.Namespace(**{**vars(args), "build": b, "json": None, "html": None})
+        reports.append(execute(one, progress))
+    report = finish(reports, builds[0], out=args.out, save=not getattr(args, "no_save", False),
+                    json_path=args.json)
+    if getattr(args, "html", None):
+        from ..views.html import to_html
+        to_html(report, args.html)
+    return report

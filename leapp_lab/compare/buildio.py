@@ -5,9 +5,14 @@ import os
 import shutil
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from leapp_lab.model.build import BUILD_FILE, SAMPLE_OUTPUTS, BuildReport
+from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.fieldcheck import check_fields
+from leapp_lab.model.jsonio import read_json
+from leapp_lab.model.safepaths import check_input_path
 
 from .npzio import NpzInputError
 
@@ -22,6 +27,17 @@ class OpenBuild:
         if not self.path.exists():
             raise NpzInputError(f"{self.path}: no such build (a build/model.<engine>/ folder or .tgz "
                                 f"written by leapp-lab compile)")
+        try:
+            check_input_path(self.path, "a build folder or .tgz")
+        except UnusableInput as exc:
+            raise NpzInputError(str(exc)) from None
+        try:
+            self._open()
+        except BaseException:      # Ctrl-C during the extraction included: no folder left in /tmp
+            self.close()
+            raise
+
+    def _open(self) -> None:
         if self.path.is_file():
             if not tarfile.is_tarfile(self.path):
                 raise NpzInputError(f"{self.path}: not a build folder and not a .tgz archive{_hint(self.path)}")
@@ -35,22 +51,25 @@ class OpenBuild:
                             tf.extract(m, self._tmp, filter="data")
                         except TypeError:  # Python without extraction filters (< 3.10.12)
                             tf.extract(m, self._tmp)
-            except (tarfile.TarError, OSError) as exc:
-                self.close()
-                raise NpzInputError(f"{self.path}: unreadable build archive ({exc})") from None
+            except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+                raise NpzInputError(f"{self.path}: unreadable build archive ({type(exc).__name__}: "
+                                    f"{exc}); it may be truncated: compile it again") from None
             self.folder = Path(self._tmp)
         else:
             self.folder = self.path
         self.sample_outputs = self.folder / SAMPLE_OUTPUTS
         if not self.sample_outputs.is_file():
-            self.close()
             raise NpzInputError(f"{self.path}: no {SAMPLE_OUTPUTS} in this build; re-run leapp-lab compile")
         self.report: BuildReport | None = None
         if (self.folder / BUILD_FILE).is_file():
             try:
+                d = read_json(self.folder / BUILD_FILE)
+                if isinstance(d, dict) and d.get("kind") == BuildReport.kind:
+                    check_fields(BuildReport, d, f"{self.path}: {BUILD_FILE}")
                 self.report = BuildReport.read(self.folder)
-            except ValueError as exc:
-                self.close()
+            except UnusableInput as exc:
+                raise NpzInputError(str(exc)) from None
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 raise NpzInputError(f"{self.path}: {BUILD_FILE} is unusable ({exc})") from None
             self.report.path = self.path
 

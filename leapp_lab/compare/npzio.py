@@ -15,9 +15,22 @@ from pathlib import Path
 
 import numpy as np
 
+from leapp_lab.model import npzcheck
+from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.safepaths import check_input_file
 
-class NpzInputError(ValueError):
+
+class NpzInputError(UnusableInput):
     """An input file verify cannot use (the message names the file and the problem)."""
+
+
+def _checked(fn, *args):
+    try:
+        return fn(*args)
+    except NpzInputError:
+        raise
+    except UnusableInput as exc:
+        raise NpzInputError(str(exc)) from None
 
 
 class NpzArrays(Mapping):
@@ -25,14 +38,8 @@ class NpzArrays(Mapping):
 
     def __init__(self, path: str | os.PathLike, *, mmap: bool = True):
         self.path = Path(path)
-        if not self.path.exists():
-            raise NpzInputError(f"{self.path}: no such file")
-        if self.path.is_dir():
-            raise NpzInputError(f"{self.path}: is a folder, not an .npz file")
-        try:
-            self._zip = zipfile.ZipFile(self.path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise NpzInputError(f"{self.path}: not an .npz file (not a zip archive: {exc})") from None
+        _checked(check_input_file, self.path, "an .npz file")
+        self._zip = _checked(npzcheck.open_zip, self.path)
         self._info = {}
         for info in self._zip.infolist():
             if not info.filename.endswith(".npy"):
@@ -68,42 +75,34 @@ class NpzArrays(Mapping):
     def header(self, key: str) -> tuple[tuple[int, ...], np.dtype]:
         """(shape, dtype) of a member without reading its data."""
         if key not in self._headers:
-            info = self._info[key]
-            with self._zip.open(info) as fh:
-                shape, fortran, dtype = self._read_header(fh, key)
-            self._headers[key] = (shape, dtype)
+            # checked: a sane header whose declared bytes fit in the member (npzcheck)
+            h = _checked(npzcheck.member_header, self._zip, self._info[key], self.path)
+            self._headers[key] = (h.shape, h.dtype)
         return self._headers[key]
 
     def _read_header(self, fh, key):
-        try:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-        except ValueError as exc:
-            raise NpzInputError(f"{self.path}: member {key!r} is not a valid .npy array ({exc})") from None
-        if dtype.hasobject:
-            raise NpzInputError(f"{self.path}: array {key!r} has dtype object (pickled Python objects), "
-                                f"which is never unpickled; save numeric arrays only")
-        return tuple(shape), fortran, dtype
+        h = _checked(npzcheck.read_npy_header, fh, f"{self.path}: array {key!r}")
+        return h.shape, h.fortran, h.dtype
 
     # -- data ----------------------------------------------------------------------------------
     def _load(self, key: str) -> np.ndarray:
         info = self._info[key]
+        self.header(key)          # refuses a corrupt header or a shape larger than the member
         if self.mmap and info.compress_type == zipfile.ZIP_STORED:
             with open(self.path, "rb") as f:
                 f.seek(info.header_offset)
                 local = f.read(30)
-                if local[:4] != b"PK\x03\x04":
+                if len(local) < 30 or local[:4] != b"PK\x03\x04":
                     raise NpzInputError(f"{self.path}: member {key!r}: bad zip local header")
                 n, m = struct.unpack("<HH", local[26:30])
                 start = info.header_offset + 30 + n + m
                 f.seek(start)
                 shape, fortran, dtype = self._read_header(f, key)
                 offset = f.tell()
-            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            if offset + count * dtype.itemsize > start + info.file_size:
+            count = 1
+            for d in shape:
+                count *= d        # Python ints: never overflows
+            if offset + count * dtype.itemsize > min(start + info.file_size, os.path.getsize(self.path)):
                 raise NpzInputError(f"{self.path}: array {key!r} is truncated")
             if count == 0:
                 return np.empty(shape, dtype=dtype)
@@ -114,5 +113,7 @@ class NpzArrays(Mapping):
                 return np.lib.format.read_array(fh, allow_pickle=False)
         except ValueError as exc:
             raise NpzInputError(f"{self.path}: array {key!r} cannot be read without unpickling ({exc})") from None
+        except MemoryError:
+            raise NpzInputError(f"{self.path}: array {key!r} is too large to load into memory") from None
         except Exception as exc:  # noqa: BLE001 - truncated / corrupt member
             raise NpzInputError(f"{self.path}: array {key!r} is unreadable ({type(exc).__name__}: {exc})") from None

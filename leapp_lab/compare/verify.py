@@ -9,18 +9,23 @@ See docs/verify.md for the rule, statuses and exit codes.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 from pathlib import Path
 
 import numpy as np
 
 from leapp_lab.model.arraysummary import array_summary
+from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import load_npz, write_json
-from leapp_lab.model.runs import RunFolder, lab_dir
+from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
+from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.tap import TapEntry, model_order_key
-from leapp_lab.model.verify import DivergenceRule, InputSummary, SampleMetrics, VerifyReport, VerifyRow
+from leapp_lab.model.verify import (DivergenceRule, ExpectedRule, InputSummary, SampleMetrics, VerifyReport,
+                                    VerifyRow, worst_key)
 
 from .buildio import OpenBuild
+from .engine_graph import engine_graph
 from .kernel import resolve_backend
 from .metrics import diff_sums_rows, merge_sums
 from .npzio import NpzArrays, NpzInputError
@@ -74,7 +79,8 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
            out=None, *, verbose: bool = False, json_path=None, save: bool = True,
            div_nrmse: float | None = 1.0, div_mape: float | None = None, div_cosine: float = 0.999,
            div_nonfinite: bool = True,
-           rtol: float = 1e-3, workers: int | None = None, progress=None) -> VerifyReport:
+           rtol: float = 1e-3, workers: int | None = None, progress=None, local: bool = False,
+           expected: str | None = None) -> VerifyReport:
     """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
     .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
     ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule (docs/verify.md): a row
@@ -87,15 +93,39 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     (``LEAPP_LAB_METRICS``: numba | numpy | auto, docs/verify.md) is recorded in ``metrics_backend``.
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
+    ``local``: also each row's local error (the engine graph cut at every tap and fed the
+    reference values there, one engine run per sample; docs/verify.md "Local vs inherited error").
+    ``expected``: ``"fp16"`` or ``"bf16"``: re-run the model's MODEL.py in torch eager in that dtype
+    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``). Neither
+    fails the verify: what could not be computed is said in the rows' notes and ``warnings``.
+    ``build`` may be a list of builds: then this is ``verify_many`` (one table, a CompareReport).
     """
+    check_options(max_mape=max_mape, div_nrmse=div_nrmse, div_mape=div_mape, div_cosine=div_cosine,
+                  rtol=rtol, workers=workers)
+    if isinstance(build, (list, tuple)):
+        from .many import verify_many
+        return verify_many(reference_npz, build, max_mape, max_mape_taps, out, verbose=verbose,
+                           json_path=json_path, save=save, div_nrmse=div_nrmse, div_mape=div_mape,
+                           div_cosine=div_cosine, div_nonfinite=div_nonfinite, rtol=rtol,
+                           workers=workers, progress=progress, local=local, expected=expected)
     ref_path = Path(reference_npz)
+    root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
+    check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root)
     rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
                           mape_pct=None if div_mape is None else float(div_mape),
                           min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
+    exp_rule = None if expected is None else ExpectedRule.of(expected)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         report = _compare(ref, eng, b, ref_path, rule, rtol, workers, progress)
         report.inputs = _input_summaries(b, ref_path)
+        report.graph = engine_graph(b, report.rows)
+        if local:
+            from .local import local_errors
+            local_errors(report, b, ref, _inputs_npz(b, ref_path), progress)
+        if exp_rule is not None:
+            from .expected import expected_drift
+            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path))
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
@@ -103,11 +133,49 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     if json_path is not None:
         write_json(json_path, report.json_rows())
     if save:
-        root = Path(out) if out is not None else lab_dir(Path(build).parent)
         with RunFolder(root, label=f"verify-{report.build_name}") as run:
             report.save(run.path)
         report.path = run.final_path
     return report
+
+
+def check_options(**options) -> None:
+    """Refuse a rule or gate option that would judge nothing: NaN, infinite or negative thresholds
+    (``max_mape=nan`` would pass every output), a NaN cosine, a negative rtol.
+    Raises InvalidOption (a ValueError) naming the option; None means "off" where a default allows it."""
+    def bad(name: str, value, want: str) -> InvalidOption:
+        return InvalidOption(f"--{name.replace('_', '-')} {value} ({name}={value!r}): must be {want}")
+
+    for name in ("max_mape", "div_nrmse", "div_mape"):
+        v = options.get(name)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(v) or v < 0:
+            raise bad(name, v, "a finite number >= 0 (a percentage)")
+    v = options.get("div_cosine")
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(v):
+        # above 1 (or below -1) is allowed: "every row diverges" (or none) is a meaningful rule
+        raise bad("div_cosine", v, "a finite number (a cosine similarity; 0.999 by default)")
+    v = options.get("rtol")
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(v) or v < 0:
+        raise bad("rtol", v, "a finite number >= 0")
+    v = options.get("workers")
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+        raise InvalidOption(f"workers {v!r}: must be an integer >= 1")
+
+
+def check_verify_outputs(reference_npz, build, *, json_path=None, runs_root=None, html=None) -> None:
+    """Refuse, before anything is compared, an output of verify that would destroy one of its
+    inputs or a file leapp_lab did not write (docs/safety.md)."""
+    root = None if runs_root is None else Path(runs_root)
+    check_outputs(
+        [(json_path, "verify-json", "--json"), (html, "html", "--html"),
+         (None if root is None else root / LATEST, "latest", "--out"),
+         (None if root is None else root / RUNS_DIRNAME, "runs-dir", "--out")],
+        [(reference_npz, "the reference npz"), (build, "the build")])
 
 
 def _versions() -> dict[str, str]:
@@ -177,6 +245,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             jobs.append((row, eng[name], ref[name]))
         rows.append(row)
     backend = _score(jobs, n_samples, rtol, workers, progress)
+    _explain_unjudged([j[0] for j in jobs])
 
     rows.sort(key=lambda r: model_order_key(r, r._idx))
     for r in rows:
@@ -247,9 +316,10 @@ def _apply_rule(report: VerifyReport) -> None:
     prev = None
     first = None
     for r in report.rows:
+        r.reason = ", ".join(rule.reasons(r)) or None
         if not r.in_rule:
             continue
-        r.diverged = rule.diverges(r)
+        r.diverged = bool(r.reason)
         # The profile is measured in nrmse: MAPE is unstable where the reference is near zero.
         if prev is not None and prev.nrmse and r.nrmse is not None:
             r.growth = r.nrmse / prev.nrmse
@@ -259,13 +329,13 @@ def _apply_rule(report: VerifyReport) -> None:
     if first is not None:
         first.first_divergent = True
         report.first_divergent = first.name
-    cands = [r for r in report.rows if r.in_rule and r.nrmse is not None]
-    pool = [r for r in cands if r.is_tap] or cands
-    if pool:
-        w = max(pool, key=lambda r: r.nrmse)
+    # worst: outputs and taps alike, rows gone non-finite included (WORST_RANKS); ties: model order
+    ranked = [(k, -i, r) for i, r in enumerate(report.rows) if r.in_rule and (k := worst_key(r)) is not None]
+    if ranked:
+        w = max(ranked, key=lambda t: (t[0], t[1]))[2]
         w.worst = True
         report.worst_tap = w.name
-    jumps = [r for r in cands if r.growth is not None]
+    jumps = [r for r in report.rows if r.in_rule and r.growth is not None]
     if jumps:
         j = max(jumps, key=lambda r: r.growth)
         if j.growth > 1.0:
@@ -274,10 +344,13 @@ def _apply_rule(report: VerifyReport) -> None:
 
 
 # statuses where a reference array was not checked against the engine
-_REFERENCE_SIDE_UNCHECKED = ("not-in-engine", "shape-mismatch")
+_REFERENCE_SIDE_UNCHECKED = ("not-in-engine", "shape-mismatch", "dtype-unsupported")
 
 
 def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> None:
+    """--max-mape never passes what it did not judge: a gated row that could not be compared (other
+    shape, missing on a side, a dtype that cannot be compared) or whose values hold nothing finite
+    fails the gate; the row's note says why. An exactly matching empty (0-size) row passes."""
     report.max_mape = None if max_mape is None else float(max_mape)
     report.max_mape_taps = bool(max_mape_taps)
     report.exceeded = []
@@ -288,19 +361,48 @@ def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> 
         if r.status != "compared":
             # A model output that could not be compared was not verified: the gate must not pass it
             # (a reference of another model, an engine that lost an output). Names outside the
-            # manifest count only when the reference has them; uncompared taps stay informational.
-            if (r.kind == "output" and r.status != "dtype-unsupported") or (
-                    r.kind == "unknown" and r.status in _REFERENCE_SIDE_UNCHECKED):
+            # manifest count only when the reference has them; uncompared taps stay informational
+            # unless --max-mape-taps gates taps and the tap's values were there but not comparable.
+            if r.kind == "output" or (r.kind == "unknown" and r.status in _REFERENCE_SIDE_UNCHECKED) or (
+                    max_mape_taps and r.is_tap and r.status == "dtype-unsupported"):
                 r.judged = r.exceeded = True
                 report.exceeded.append(r.name)
             continue
         # "unknown" (no manifest entry) counts as an output: without a manifest every name is one
         if r.kind in ("output", "unknown") or (max_mape_taps and r.is_tap):
             r.judged = True
-            if r.mape is None or r.mape > report.max_mape:
+            if r.mape is None and r.n == 0 and not r.nonfinite:
+                continue        # 0-size on both sides, same shape: nothing differs
+            if r.mape is None or not r.mape <= report.max_mape or _one_sided_nonfinite(r):
                 r.exceeded = True
                 report.exceeded.append(r.name)
     report.exit_code = 1 if report.exceeded else 0
+    if report.max_mape is not None and not any(r.judged for r in report.rows):
+        # an empty reference, a build without outputs: a gate with nothing to judge verified nothing
+        report.exit_code = 1
+        report.warnings.append(f"--max-mape judged nothing: no model output was compared ({len(report.rows)} "
+                               f"rows, none of them a model output present on both sides); not verified")
+
+
+def _one_sided_nonfinite(r: VerifyRow) -> bool:
+    """Some element is NaN/Inf on one side only: it was left out of every metric, so not judged."""
+    return r.nonfinite_pairs not in (0,) and not (r.nonfinite_pairs == r.nonfinite_engine
+                                                  == r.nonfinite_reference)
+
+
+def _explain_unjudged(rows: list[VerifyRow]) -> None:
+    """A compared row with elements the metrics could not judge says so (the gate fails it; _gate)."""
+    for r in rows:
+        if r.status != "compared" or r.note:
+            continue
+        if r.mape is None and r.n > 0:
+            r.note = (f"nothing finite to compare: all {r.n} element pairs have a NaN or Inf on a side "
+                      f"({r.nonfinite_engine} engine, {r.nonfinite_reference} reference); "
+                      f"not verified")
+        elif _one_sided_nonfinite(r):
+            r.note = (f"{r.nonfinite_pairs} of {r.n} element pairs have a NaN or Inf on one side only "
+                      f"({r.nonfinite_engine} engine, {r.nonfinite_reference} reference): those "
+                      f"elements are in no metric, so not verified")
 
 
 __all__ = ["verify", "REFERENCE_META_KEYS", "NpzInputError"]

@@ -82,6 +82,9 @@ class Engine:
 
     name: ClassVar[str] = ""
     precision: ClassVar[str] = "fp32"
+    #: names of nodes of the untapped model this build keeps in fp32 (a mixed-precision engine;
+    #: ``compile(keep_fp32=...)`` sets it; only reduced-precision engines honour it)
+    keep_fp32: frozenset[str] = frozenset()
 
     def check_available(self) -> None:
         """Raise EngineUnavailable naming what is missing."""

@@ -26,11 +26,14 @@ import numpy as np
 
 from leapp_lab.model.build import (COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
+from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
 from leapp_lab.taps.manifest import read_manifest, strip_taps
 
 from . import get_engine
 from .base import CompileError, ProgressFn
+from .feeds import check_feeds
 
 
 def stderr_progress(stage: str, done: int, total: int) -> None:
@@ -67,28 +70,37 @@ def load_inputs(npz: Path, names: list[str]) -> tuple[list[dict[str, np.ndarray]
 
 def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False, *,
             progress: ProgressFn | None = None, naive_check: bool = True,
-            log: Callable[[str], None] | None = None) -> BuildReport:
+            log: Callable[[str], None] | None = None, keep_fp32=None) -> BuildReport:
     """Build ``engine`` from the prepared ONNX ``onnx`` and run it on every sample of ``npz``.
+
+    ``keep_fp32``: names of ONNX nodes (of the prepared model) the reduced-precision engines keep in
+    fp32: ``ort-int8`` leaves them unquantized (quantize_static's ``nodes_to_exclude``), ``ort-fp16``
+    unrounded (the emulation's block list), ``trt-fp16`` gives their layers fp32 precision
+    constraints. Recorded in build.json (``keep_fp32``); ``leapp_lab.repair`` chooses them.
 
     Raises FileNotFoundError (a missing file, named), ValueError (an unknown engine, a bad manifest)
     or CompileError (a custom op onnxruntime cannot run, a manual tap the engine lost, a missing
     package/GPU for TensorRT). ``progress(stage, done, total)`` is called during long steps;
     ``log(line)`` receives compile.log lines as they are written.
     """
-    import onnx as onnx_mod
-
     onnx_path = Path(onnx)
-    if not onnx_path.is_file():
+    if not onnx_path.exists():
         raise FileNotFoundError(f"{onnx_path}: no such ONNX model (run leapp-lab prepare first)")
+    check_input_file(onnx_path, "an ONNX model")
     npz_path = Path(npz) if npz is not None else default_npz(onnx_path)
-    if not npz_path.is_file():
+    if not npz_path.exists():
         raise FileNotFoundError(f"{npz_path}: no such input npz (the default is <onnx stem>.npz beside "
                                 f"the model; pass --npz FILE)")
-    eng = get_engine(engine)
+    check_input_file(npz_path, "an input .npz")
     out_path = Path(out) if out is not None else default_out(onnx_path, engine, archive)
     if archive and not out_path.name.endswith((".tgz", ".tar.gz")):
         out_path = out_path.with_name(out_path.name + ".tgz")
+    # the build replaces only a build (docs/safety.md), never its own inputs
+    check_outputs([(out_path, "build", "--out")],
+                  [(onnx_path, "the ONNX model"), (npz_path, "the input npz")])
+    eng = get_engine(engine)
     eng.check_available()
+    import onnx as onnx_mod
 
     lines: list[str] = []
     t_start = time.perf_counter()
@@ -102,9 +114,16 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     try:
         model = onnx_mod.load(str(onnx_path))
     except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+        raise UnusableInput(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+    if not model.graph.node or not model.graph.output:
+        raise UnusableInput(f"{onnx_path}: not an ONNX model (no graph: the file is empty, truncated or "
+                            f"of another format); run leapp-lab prepare again")
     manifest = read_manifest(model, onnx_path)  # ManifestError (a ValueError) names the file
-    say(f"compile {onnx_path} engine={engine} npz={npz_path}")
+    check_feeds(model, manifest.inputs, npz_path)   # wrong name / rank / shape / dtype: exit 2
+    keep = _check_keep_fp32(eng, model, keep_fp32, onnx_path)
+    eng.keep_fp32 = frozenset(keep)
+    say(f"compile {onnx_path} engine={engine} npz={npz_path}"
+        + (f" keep_fp32={len(keep)} nodes" if keep else ""))
     say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
     feeds, extra = load_inputs(npz_path, manifest.inputs)
     if extra:
@@ -115,27 +134,56 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
 
     tmp = out_path.with_name(f".{out_path.name}.tmp-{uuid.uuid4().hex[:8]}")
     work = tmp if not archive else tmp.with_name(tmp.name + ".d")
-    work.mkdir(parents=True)
+    with writing(out_path, rename=True):
+        work.mkdir(parents=True)
     try:
         report = _build(eng, model, manifest, feeds, work, onnx_path, npz_path, say, progress, naive_check)
+        report.keep_fp32 = keep
         report.archive = archive
         report.timings_s["total"] = round(time.perf_counter() - t_start, 4)
         say(f"done in {report.timings_s['total']:.2f}s")
         atomic_write_text(work / COMPILE_LOG, "\n".join(lines) + "\n")
         report.save(work)
         if archive:
-            with tarfile.open(tmp, "w:gz") as tf:
+            with writing(out_path, rename=True), tarfile.open(tmp, "w:gz") as tf:
                 for p in sorted(work.iterdir()):
                     tf.add(p, arcname=p.name)
             shutil.rmtree(work)
         _replace(tmp, out_path)
-    except BaseException:
+    except BaseException as exc:
+        # an engine that could not write its files says only "serialization failed": a full or
+        # read-only location is the user's to fix (exit 2), not a failed build
+        room = (room_problem(work if work.is_dir() else out_path.parent, onnx_path.stat().st_size)
+                if isinstance(exc, CompileError) else None)
         shutil.rmtree(work, ignore_errors=True)
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink()
+        if room is not None:
+            raise OSError(room.errno, room.strerror, str(out_path)) from exc
         raise
     report.path = out_path
     return report
+
+
+def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
+    """The ``keep_fp32`` node names, checked against the model (ValueError naming what is wrong)."""
+    if keep_fp32 is None:
+        return []
+    if isinstance(keep_fp32, str):
+        keep_fp32 = [keep_fp32]
+    keep = sorted(set(map(str, keep_fp32)))
+    if not keep:
+        return []
+    if eng.precision == "fp32":
+        raise ValueError(f"keep_fp32 applies to reduced-precision engines (ort-fp16, ort-int8, trt-fp16); "
+                         f"{eng.name} already computes every node in fp32")
+    names = {n.name for n in model.graph.node if n.name}
+    unknown = [k for k in keep if k not in names]
+    if unknown:
+        raise ValueError(f"{onnx_path}: keep_fp32 names {len(unknown)} node(s) the model does not have: "
+                         f"{unknown[:5]}{' ...' if len(unknown) > 5 else ''}; pass ONNX node names "
+                         f"(e.g. {sorted(names)[:3]})")
+    return keep
 
 
 def _replace(tmp: Path, final: Path) -> None:

@@ -120,10 +120,10 @@ class OrtFp16Engine(OrtEngine):
     precision = "fp16"
 
     def convert(self, model, calibration, workdir, log, progress):
-        m = convert_fp16_emulated(model)
+        m = convert_fp16_emulated(model, self.keep_fp32)
         log("fp16 emulation: weights rounded to float16; Cast(float16)->Cast(float32) on every float "
             "activation (onnxruntime CPU computes float16 graphs in fp32, so this is how fp16 rounding "
-            "shows)")
+            "shows)" + (f"; {len(self.keep_fp32)} nodes kept in fp32 (block list)" if self.keep_fp32 else ""))
         return m
 
 
@@ -132,4 +132,4 @@ class OrtInt8Engine(OrtEngine):
     precision = "int8"
 
     def convert(self, model, calibration, workdir, log, progress):
-        return convert_int8_qdq(model, calibration, workdir, log, progress)
+        return convert_int8_qdq(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)

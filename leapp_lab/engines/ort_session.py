@@ -3,6 +3,7 @@ that name the op, offline graph optimisation, kernel counts, and the runner."""
 from __future__ import annotations
 
 import collections
+import os
 import re
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 from .base import CompileError, Runner
 
 _DEFAULT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
+#: threads per onnxruntime session (default: onnxruntime's, one per core); a sweep's process pool
+#: sets it in its workers so that N parallel builds do not each take every core
+ENV_THREADS = "LEAPP_LAB_ORT_THREADS"
 
 
 def session_options(optimize: bool, optimized_path: Path | None = None):
@@ -24,6 +28,9 @@ def session_options(optimize: bool, optimized_path: Path | None = None):
                                    else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     if optimized_path is not None:
         so.optimized_model_filepath = str(optimized_path)
+    threads = os.environ.get(ENV_THREADS, "").strip()
+    if threads.isdigit() and int(threads) > 0:
+        so.intra_op_num_threads = int(threads)
     try:  # custom-domain kernels of onnxruntime-extensions (and @onnx_op Python ops of this process)
         from onnxruntime_extensions import get_library_path
         so.register_custom_ops_library(get_library_path())
@@ -92,7 +99,7 @@ def session_kernels(model: onnx.ModelProto, workdir: Path, tag: str, optimize: b
 class OrtRunner(Runner):
     name = "onnxruntime"
 
-    def __init__(self, artifact: Path | onnx.ModelProto, optimize: bool = False):
+    def __init__(self, artifact: Path | onnx.ModelProto | bytes, optimize: bool = False):
         super().__init__()
         self.artifact = artifact
         self.optimize = optimize

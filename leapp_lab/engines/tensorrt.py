@@ -128,10 +128,31 @@ class TrtEngine(Engine):
         config = builder.create_builder_config()
         if self.precision == "fp16":
             config.set_flag(trt.BuilderFlag.FP16)
+        if self.keep_fp32:
+            self._constrain_fp32(trt, network, config, log)
         blob = builder.build_serialized_network(network, config)
         if blob is None:
             raise CompileError("TensorRT failed to build the engine (see compile.log)")
         return bytes(blob), unbound
+
+    def _constrain_fp32(self, trt, network, config, log) -> None:
+        """Layer precision constraints: the layers TensorRT's ONNX parser named after the ``keep_fp32``
+        nodes compute and write fp32, and the builder must obey. (Exact names only: exporters number
+        nodes ``node_linear``, ``node_linear_1`` ..., so a prefix would catch other nodes.)"""
+        config.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
+        hit = set()
+        for i in range(network.num_layers):
+            layer = network.get_layer(i)
+            if layer.name not in self.keep_fp32:
+                continue
+            hit.add(layer.name)
+            layer.precision = trt.float32
+            for j in range(layer.num_outputs):
+                if layer.get_output(j).dtype in (trt.float32, trt.float16):
+                    layer.set_output_type(j, trt.float32)
+        missing = sorted(self.keep_fp32 - hit)
+        log(f"{self.name}: {len(hit)} nodes kept in fp32 (layer precision constraints)"
+            + (f"; no TensorRT layer for {missing[:5]}" if missing else ""))
 
     def build(self, untapped, taps, calibration, workdir: Path, log, progress=None, naive=None) -> Built:
         t0 = time.perf_counter()

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .dc import Plain
+from .errors import UnusableInput
+from .fieldcheck import check_fields
 from .jsonio import read_json, write_json
 
 SCHEMA_VERSION = 1
@@ -112,8 +114,11 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
 
 def load(path: str | os.PathLike) -> Report:
     """Load any report from disk; dispatches on its ``kind``."""
+    from .safepaths import check_input_path
     _import_report_kinds()
     p = Path(path)
+    if p.exists():
+        check_input_path(p, "a run folder or a report .json")   # never open a FIFO or a device
     if p.is_file() and p.suffix == ".json" and p.name not in REPORT_FILES:
         # a report written under the user's own name (leapp-lab run --json F, verify --json F)
         run, file = p.parent, p
@@ -126,6 +131,10 @@ def load(path: str | os.PathLike) -> Report:
     kind = d["kind"]
     cls = _KINDS.get(kind)
     if cls is None:
+        if kind == "compare-rows":
+            raise ValueError(
+                f"{file}: this is the summary `--json` of a compare (no histograms, no per-sample "
+                f"data); pass the compare run folder instead (it prints 'run folder: …')")
         if kind == "verify-rows":
             raise ValueError(
                 f"{file}: this is the summary `leapp-lab verify --json` writes (no histograms, no "
@@ -137,7 +146,12 @@ def load(path: str | os.PathLike) -> Report:
         raise ValueError(
             f"{file}: schema_version {ver!r} of kind {kind!r} is newer than this "
             f"leapp_lab understands ({cls.schema_version}); upgrade leapp_lab")
-    report = cls.from_dict(d, run)
+    check_fields(cls, d, str(file))
+    try:
+        report = cls.from_dict(d, run)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        raise UnusableInput(f"{file}: malformed {kind} report ({type(exc).__name__}: {exc}); write it "
+                            f"again with leapp_lab") from None
     report.path = run
     return report
 
@@ -147,7 +161,7 @@ def _import_report_kinds() -> None:
     import importlib
 
     for mod in ("leapp_lab.model.trace", "leapp_lab.model.verify", "leapp_lab.model.build",
-                "leapp_lab.model.prepare"):
+                "leapp_lab.model.prepare", "leapp_lab.model.compare", "leapp_lab.model.repair"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

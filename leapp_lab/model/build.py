@@ -66,7 +66,8 @@ class BuildReport(Report, Plain):
     exposes it (``TapEntry.binding``…); ``taps``: those taps in model order;
     ``observer``: ObserverEffect; ``timings_s``: convert / build / run seconds; ``versions``;
     ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
-    ``warnings``: human sentences; ``archive``: written as .tgz.
+    ``warnings``: human sentences; ``archive``: written as .tgz. ``keep_fp32``: ONNX node names
+    this reduced-precision build kept in fp32 (``compile(keep_fp32=...)``; empty: none).
     """
     kind: ClassVar[str] = "build"
     report_file: ClassVar[str] = BUILD_FILE    # the build folder's file name is part of the contract
@@ -87,6 +88,7 @@ class BuildReport(Report, Plain):
     warnings: list[str] = field(default_factory=list)
     archive: bool = False
     created: str | None = None
+    keep_fp32: list[str] = field(default_factory=list)
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
@@ -143,8 +145,14 @@ def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
         return d
     d = dict(d)
     old_taps = d.pop("taps") or []
-    man = dict(d.get("manifest") or {"outputs": [{"name": n} for n in d.get("model_outputs") or []],
-                                      "taps": [], "synthesized": True})
+    if not isinstance(old_taps, list) or not all(isinstance(t, dict) for t in old_taps):
+        raise ValueError(f"field 'taps': expected a list of tap objects, got {old_taps!r:.60}")
+    if d.get("manifest") is not None and not isinstance(d["manifest"], dict):
+        raise ValueError(f"field 'manifest': expected an object, got {type(d['manifest']).__name__}")
+    outs = d.get("model_outputs") or []
+    if not isinstance(outs, list):
+        raise ValueError(f"field 'model_outputs': expected a list, got {type(outs).__name__}")
+    man = dict(d.get("manifest") or {"outputs": [{"name": n} for n in outs], "taps": [], "synthesized": True})
     bind = {t.get("name"): t for t in old_taps if isinstance(t, dict)}
     taps = []
     for t in man.get("taps") or []:

@@ -21,6 +21,10 @@ from typing import IO, Any, Iterator, Mapping
 
 import numpy as np
 
+from .errors import UnusableInput
+from .npzcheck import check_npz
+from .safepaths import check_input_file, writing
+
 
 def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
     """Convert ``obj`` to plain JSON types; non-finite floats become ``None``.
@@ -89,13 +93,17 @@ def atomic_file(path: str | os.PathLike) -> Iterator[IO[bytes]]:
     """A binary file handle on a temporary sibling of ``path``, renamed into place only when the
     block completes; on any error the temporary file is removed and ``path`` is untouched."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with writing(path, rename=True):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, path)
+        with writing(path):
+            with os.fdopen(fd, "wb") as fh:
+                yield fh
+        with writing(path, rename=True):
+            os.chmod(tmp, _umask_mode())
+            os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -121,13 +129,14 @@ def write_json(path: str | os.PathLike, obj: Any) -> int:
 
 def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    check_input_file(path, "a JSON file")
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise UnusableInput(f"{path}: not valid JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
@@ -148,10 +157,11 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
+    check_npz(path)     # every header sane and within the file before numpy allocates anything
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
     except ValueError as exc:
-        raise ValueError(f"{path}: holds an object array, which is never unpickled ({exc})") from None
+        raise UnusableInput(f"{path}: holds an object array, which is never unpickled ({exc})") from None
     except Exception as exc:  # zipfile.BadZipFile, EOFError, OSError: a truncated or foreign file
-        raise ValueError(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+        raise UnusableInput(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})") from None

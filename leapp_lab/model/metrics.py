@@ -71,8 +71,8 @@ class Metrics(Plain):
     """Metrics of one element set (module doc). ``n``: elements paired; ``nonfinite_engine`` /
     ``nonfinite_reference``: NaN/Inf counts on each side; ``nonfinite_pairs``: pairs left out
     because either side is non-finite. ``mape`` in percent; ``nrmse`` a fraction; ``min_atol`` at
-    the rtol of the run. ``p50``..``p999``: percentiles of |diff| read from ``hist`` (within one
-    bin, ~19 %). ``sums``: the accumulators (kept in memory for merging, not saved)."""
+    the rtol of the run. ``p50``..``p999``: *approximate* percentiles of |diff| read from ``hist``
+    (within one bin, ~19 %), clamped to the exact ``max_abs``. ``sums``: the accumulators (kept in memory for merging, not saved)."""
     n: int = 0
     nonfinite_engine: int = 0
     nonfinite_reference: int = 0
@@ -123,8 +123,12 @@ class Metrics(Plain):
                 self.cosine = 0.0
             else:
                 self.cosine = s.sum_er / (ne * nr)
-        for k, v in zip(PERCENTILE_KEYS, s.hist.percentiles(PERCENTILES)):
-            setattr(self, k, v)
+        for k, p in zip(PERCENTILE_KEYS, s.hist.percentiles(PERCENTILES)):
+            # read from a log bin, a percentile can land above the exact max (up to one bin, ~19 %):
+            # never report more than was measured
+            if p is not None and self.max_abs is not None:
+                p = min(p, self.max_abs)
+            setattr(self, k, p)
         return self
 
     def merge(self, other: "Metrics") -> "Metrics":

@@ -14,9 +14,11 @@ import shutil
 import uuid
 from pathlib import Path
 
-from .jsonio import atomic_write_text
+from .jsonio import atomic_file, atomic_write_text
+from .safepaths import check_replaceable, writing
 
 RUNS_DIRNAME = "runs"
+REPORT_FILE = "report.json"       # base.REPORT_FILE (base imports this module lazily)
 LATEST = "latest"
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -40,11 +42,14 @@ class RunFolder:
             write files into run.path
         # now at root/runs/<id>, and root/latest names it
 
-    If the body raises, the partial folder is kept only when ``keep_on_error`` is true (the caller
-    wrote an error report into it); otherwise it is removed. Earlier runs are never touched.
+    The run is committed (renamed into place, ``latest`` moved) only when the body completes, that
+    is after every file of it is completely written. If the body raises (a full disk, Ctrl-C, a bug)
+    the temporary folder is removed and ``latest`` keeps naming the earlier run. With
+    ``keep_on_error`` a run whose ``report.json`` was written completely (it is written last, by
+    an atomic rename) is committed even when the body raised after it. Earlier runs are never touched.
     """
 
-    def __init__(self, root: str | os.PathLike, label: str = "", *, keep_on_error: bool = True):
+    def __init__(self, root: str | os.PathLike, label: str = "", *, keep_on_error: bool = False):
         self.root = Path(root)
         self.run_id = new_run_id(label)
         self.final_path = self.root / RUNS_DIRNAME / self.run_id
@@ -53,25 +58,47 @@ class RunFolder:
         self.committed = False
 
     def __enter__(self) -> "RunFolder":
-        self.path.mkdir(parents=True, exist_ok=False)
+        # a file where the runs folder or 'latest' should be, or a 'latest' leapp_lab did not write
+        check_replaceable(self.root / RUNS_DIRNAME, "runs-dir")
+        check_replaceable(self.root / LATEST, "latest")
+        with writing(self.path):
+            self.path.mkdir(parents=True, exist_ok=False)
         return self
 
     def commit(self) -> Path:
         if self.committed:
             return self.final_path
-        os.replace(self.path, self.final_path)
+        moved = False
+        try:
+            # 'latest' is written to its temporary sibling first (the step that can fill a disk);
+            # then the two renames, which need no space
+            with atomic_file(self.root / LATEST) as fh:
+                fh.write((self.run_id + "\n").encode("utf-8"))
+                fh.flush()
+                os.replace(self.path, self.final_path)
+                moved = True
+        except BaseException:
+            if moved and self.final_path.is_dir():
+                os.replace(self.final_path, self.path)     # the caller removes it; latest unchanged
+            raise
         self.path = self.final_path
-        set_latest(self.root, self.run_id)
         self.committed = True
         return self.final_path
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self.committed:
             return
-        if exc_type is None or (self.keep_on_error and any(self.path.iterdir())):
-            self.commit()
-        else:
-            shutil.rmtree(self.path, ignore_errors=True)
+        done = exc_type is None or (self.keep_on_error and issubclass(exc_type, Exception)
+                                    and (self.path / REPORT_FILE).is_file())
+        try:
+            if done:
+                self.commit()
+        finally:
+            if not self.committed:
+                shutil.rmtree(self.path, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno is not None and str(self.path) in str(exc.filename):
+            # the hidden temporary folder is gone: name the runs folder the user can look at
+            raise OSError(exc.errno, exc.strerror, str(self.final_path.parent)) from exc
 
 
 def set_latest(root: str | os.PathLike, run_id: str) -> None:
@@ -81,9 +108,14 @@ def set_latest(root: str | os.PathLike, run_id: str) -> None:
 def latest_run(root: str | os.PathLike) -> Path | None:
     root = Path(root)
     p = root / LATEST
-    if not p.exists():
+    if not p.is_file() or p.stat().st_size > 4096:   # never open a FIFO or a device named latest
         return None
-    run_id = p.read_text(encoding="utf-8").strip()
+    try:
+        run_id = p.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not run_id or "/" in run_id or run_id in (".", ".."):
+        return None
     path = root / RUNS_DIRNAME / run_id
     return path if path.is_dir() else None
 

@@ -24,7 +24,7 @@ from .jsonio import load_npz
 HAZARD_KINDS = (
     "frozen-constant", "export-mismatch", "mutated-after-trace", "unfilled-cache", "single-sample",
     "identical-samples", "constant-output", "trace-loss", "dropped-input", "tolerance-only",
-    "trace-refused",
+    "trace-refused", "adapter-mismatch",
 )
 PERCENTILE_KEYS = ("p50", "p75", "p90", "p99", "p995", "max", "mean")
 
@@ -172,6 +172,35 @@ class GraphReport(Plain):
     yaml_file: str | None = None    # copy inside the run folder
     run_dir: str | None = None      # where this graph's run folder was committed
     run_id: str | None = None
+    # deep-check sections (model/sections.py): saved as <name>.json beside report.json, read lazily
+    sections: dict[str, Any] = field(default_factory=dict, repr=False, compare=False,
+                                     metadata={"transient": True})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GraphReport":
+        from .dc import fields_from_dict
+        from .sections import SECTION_NAMES, section_from_dict
+        g = fields_from_dict(cls, data)
+        for name in SECTION_NAMES:      # a combined --json report carries them inline
+            if isinstance(data.get(name), dict):
+                g.sections[name] = section_from_dict(name, data[name])
+        return g
+
+    def section(self, name: str):
+        """A deep-check section: the one attached, else the one saved in the run folder, else None."""
+        if name not in self.sections:
+            from .sections import load_section
+            found = load_section(self.run_dir, name)
+            if found is None:
+                return None
+            self.sections[name] = found
+        return self.sections[name]
+
+    replay = property(lambda self: self.section("replay"), doc="ReplayResult | None")
+    parity = property(lambda self: self.section("parity"), doc="ParityResult | None")
+    adapters = property(lambda self: self.section("adapters"), doc="AdapterResult | None")
+    exporters = property(lambda self: self.section("exporters"), doc="ExporterMatrix | None")
+    isolation = property(lambda self: self.section("isolation"), doc="IsolationResult | None")
 
     def node(self, name: str) -> NodeReport:
         for n in self.nodes:

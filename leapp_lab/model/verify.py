@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from .base import Report, Viewable, register
-from .columns import SAMPLE_ID_KEYS, row_columns, sample_columns
+from .columns import JUMP_RANKS, SAMPLE_ID_KEYS, WORST_RANKS, row_columns, sample_columns  # noqa: F401
 from .dc import Plain, fields_from_dict
+from .graph import EngineGraph
 from .hist import Hist
 from .metrics import Metrics
 from .tap import TapEntry
@@ -58,11 +59,22 @@ class VerifyRow(Metrics, TapEntry):
     reference came from onnxruntime fp32 and the engine is ``ort``, so the row compares ort with
     itself; it is kept out of the first-divergent rule. Shapes/dtypes: per side, *including* the
     leading sample axis. Rule results: ``diverged`` (the row crosses the rule's thresholds),
-    ``first_divergent`` (the first such row in model order), ``growth`` (nrmse / nrmse of the
-    previous judged row; None for the first or when that was 0), ``worst`` (largest nrmse among
-    judged rows), ``largest_jump`` (largest growth). Gate: ``judged`` (--max-mape applies to it),
+    ``first_divergent`` (the first such row in model order), ``reason`` (why the verdict is what
+    it is: the keys of ``DivergenceRule.reasons``, comma-separated, e.g. ``"nrmse, cosine"`` or
+    ``"non-finite"`` for a diverging row, ``"shape"`` / ``"missing-reference"`` ... for a row the
+    rule does not judge; None for a row that passes), ``growth`` (nrmse / nrmse of the
+    previous judged row; None for the first or when that was 0), ``worst`` (the judged row that
+    ranks highest under ``WORST_RANKS``), ``largest_jump`` (largest growth, ``JUMP_RANKS``).
+    Gate: ``judged`` (--max-mape applies to it),
     ``exceeded`` (its mape is above --max-mape). ``paired``: present on both sides (unpaired rows are
     listed only with --verbose). ``samples``: per-sample metrics (empty unless compared).
+    Local error (``verify(..., local=True)``): ``local_nrmse`` / ``local_cosine`` /
+    ``local_max_abs`` of the value the engine computes from the *reference* values of the taps
+    upstream (teacher forcing), over all samples; ``local_share`` = local_nrmse / nrmse clipped to
+    [0, 1]; ``locally_diverged`` (the divergence rule on the local metrics),
+    ``first_locally_divergent``; ``local_note``: why a row has no local value or was not cut.
+    Expected drift (``verify(..., expected="fp16")``): ``expected_nrmse`` (nrmse of torch eager in
+    that dtype vs the reference), ``beyond_expected`` (``ExpectedRule``), ``expected_note``.
     Every column is described in ``leapp_lab.model.columns``.
     """
     status: str = "compared"
@@ -75,11 +87,24 @@ class VerifyRow(Metrics, TapEntry):
     dtype_engine: str | None = None
     diverged: bool = False
     first_divergent: bool = False
+    reason: str | None = None
     growth: float | None = None
     worst: bool = False
     largest_jump: bool = False
     judged: bool = False
     exceeded: bool = False
+    # local error (verify --local, docs/verify.md "Local vs inherited error")
+    local_nrmse: float | None = None
+    local_cosine: float | None = None
+    local_max_abs: float | None = None
+    local_share: float | None = None
+    locally_diverged: bool = False
+    first_locally_divergent: bool = False
+    local_note: str | None = None
+    # expected drift (verify --expected fp16|bf16)
+    expected_nrmse: float | None = None
+    beyond_expected: bool = False
+    expected_note: str | None = None
     samples: list[SampleMetrics] = field(default_factory=list)
 
     @classmethod
@@ -91,6 +116,77 @@ class VerifyRow(Metrics, TapEntry):
     def in_rule(self) -> bool:
         """Does the first-divergent rule consider this row?"""
         return self.status == "compared" and not self.self_compare
+
+    @property
+    def verdict(self) -> str:
+        """``pass`` | ``fail`` under the report's divergence rule, ``uncompared`` for a row the rule
+        does not judge (the views' row status; a compare report's flips are changes of it)."""
+        if not self.in_rule:
+            return "uncompared"
+        return "fail" if self.diverged else "pass"
+
+
+#: ``VerifyRow.reason`` of a row the rule does not judge, by its status (and self-compare)
+UNJUDGED_REASONS = {"no-reference": ("missing-reference", "the reference npz has no array of this name"),
+                    "not-in-engine": ("missing-engine", "the build's sample outputs have no array of this name"),
+                    "shape-mismatch": ("shape", "engine and reference shapes differ"),
+                    "dtype-unsupported": ("dtype", "a dtype that is not compared (complex, string, void)"),
+                    "self-compare": ("self-compare", "onnxruntime compared with itself: kept out of the rule")}
+#: what ``worst`` and ``largest_jump`` rank (WORST_RANKS / JUMP_RANKS, in leapp_lab.model.columns
+#: beside the columns they describe; the views and the text output say it in those words)
+
+
+def worst_key(row: Any) -> tuple[int, float] | None:
+    """The ``worst`` ranking of a judged row (WORST_RANKS): a row whose engine side has more
+    non-finite values than the reference ranks above every finite one (by that excess: an
+    overflow that spreads is worse than one that stays); then nrmse. None: nothing to rank (no
+    extra non-finite value and no nrmse)."""
+    extra = int(row.nonfinite_engine) - int(row.nonfinite_reference)
+    if extra > 0:
+        return (extra, float("inf") if row.nrmse is None else row.nrmse)
+    return None if row.nrmse is None else (0, row.nrmse)
+
+
+@dataclass
+class ExpectedRule(Plain):
+    """When a row's error is more than its precision explains (``verify --expected fp16|bf16``).
+
+    ``expected_nrmse`` is the nrmse that torch eager run in ``dtype`` has against the fp32
+    reference: the drift that precision alone causes. A row is *beyond expected* when
+
+        nrmse > factor * max(expected_nrmse, floor)
+
+    ``factor`` (default 4): an engine that rounds like ``dtype`` differs from torch's own
+    low-precision run in where it rounds and accumulates (measured on the test models, every row:
+    the ``ort-fp16`` engine's nrmse is 0.84-1.0x that of torch ``.half()``; an engine accumulating
+    in fp16 drifts more), so only a clear excess counts.
+    ``floor``: the dtype's unit roundoff (fp16 2**-11, bf16 2**-8), so a row whose expected drift
+    is tiny (an exact op, a small tensor) is not flagged for ordinary rounding.
+    """
+    dtype: str = "fp16"
+    factor: float = 4.0
+    floor: float = 2.0 ** -11
+    text: str = ""
+
+    #: the unit roundoff of each dtype ``--expected`` takes
+    FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+    @classmethod
+    def of(cls, dtype: str, factor: float | None = None) -> "ExpectedRule":
+        if dtype not in cls.FLOORS:
+            raise ValueError(f"expected={dtype!r}: choose one of {', '.join(cls.FLOORS)}")
+        r = cls(dtype=dtype, floor=cls.FLOORS[dtype], **({} if factor is None else {"factor": float(factor)}))
+        r.text = r.describe()
+        return r
+
+    def limit(self, expected_nrmse: float) -> float:
+        return self.factor * max(expected_nrmse, self.floor)
+
+    def beyond(self, nrmse: float | None, expected_nrmse: float | None) -> bool:
+        return nrmse is not None and expected_nrmse is not None and nrmse > self.limit(expected_nrmse)
+
+    def describe(self) -> str:
+        return (f"nrmse > {self.factor:g} x max(expected {self.dtype} nrmse, {self.floor:.3g})")
 
 
 @dataclass
@@ -141,6 +237,21 @@ class DivergenceRule(Plain):
     def diverges(self, row: Any) -> bool:
         return bool(self.judge(row))
 
+    def reasons(self, row: Any) -> list[str]:
+        """Why ``row`` has its verdict: the criteria it fires (``judge``) when the rule judges it,
+        else the one UNJUDGED_REASONS key of its status; empty for a row that passes."""
+        if row.status != "compared":
+            return [UNJUDGED_REASONS[row.status][0]] if row.status in UNJUDGED_REASONS else [row.status]
+        if row.self_compare:
+            return [UNJUDGED_REASONS["self-compare"][0]]
+        return self.judge(row)
+
+    def reason_words(self) -> dict[str, str]:
+        """reason key -> words (criteria as this rule words them, and the unjudged reasons)."""
+        out = {key: words for key, words, _ in self.criteria_table()}
+        out.update({k: w for k, w in UNJUDGED_REASONS.values()})
+        return out
+
     def criteria(self) -> list[str]:
         """The criteria that apply, in words, in the order they are tested."""
         return [words for _, words, _ in self.criteria_table()]
@@ -187,8 +298,15 @@ class VerifyReport(Viewable, Report, Plain):
     ``exceeded``: names of judged rows above max_mape; ``exit_code``: 0 ok, 1 max_mape exceeded.
     ``verbose``: list unpaired names as rows in text/JSON views. ``created``: ISO time;
     ``versions``: package versions. ``self_compare_note``: a sentence when some rows compare ort
-    with itself, else None. ``metrics_backend``: what computed the metrics, ``numba`` (the fused
-    kernel) or ``numpy`` (its fallback; the same bits); None in reports written before it existed.
+    with itself, else None. ``local``: local errors were computed (``verify --local``);
+    ``first_locally_divergent`` / ``worst_local``: the first row in model order whose local error
+    crosses ``rule``, and the row with the largest local nrmse (taps first). ``expected``: the
+    ExpectedRule of ``verify --expected`` (None: not asked); ``beyond_expected``: the rows beyond
+    it, in model order; ``first_beyond_expected``: the first of them. ``graph``: the build's graph with each row placed on the node that
+    computes it (``leapp_lab.model.graph.EngineGraph``; what the accuracy graph view draws), None
+    in reports written before it existed. ``metrics_backend``: what computed the metrics, ``numba``
+    (the fused kernel) or ``numpy`` (its fallback; the same bits); None in reports written before it
+    existed.
     """
     kind: ClassVar[str] = "verify"
     reference: str = ""
@@ -212,6 +330,13 @@ class VerifyReport(Viewable, Report, Plain):
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     inputs: list[InputSummary] = field(default_factory=list)
+    local: bool = False
+    first_locally_divergent: str | None = None
+    worst_local: str | None = None
+    expected: ExpectedRule | None = None
+    first_beyond_expected: str | None = None
+    beyond_expected: list[str] = field(default_factory=list)
+    graph: EngineGraph | None = None
     metrics_backend: str | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
@@ -251,6 +376,13 @@ class VerifyReport(Viewable, Report, Plain):
     def __bool__(self) -> bool:
         return self.passed
 
+    def diff(self, other: "VerifyReport", *, fail_on_flip: bool = False):
+        """This run (A) against ``other`` (B), row by row: a ``CompareReport`` (kind ``compare``)
+        with each metric's change B − A and B / A, the rows whose verdict flipped and the rows in
+        one run only, computed from the stored records (docs/verify.md#compare-engines-and-runs)."""
+        from .compare import compare_reports
+        return compare_reports([self, other], mode="diff", fail_on_flip=fail_on_flip)
+
     # -- tables: every one a selection of leapp_lab.model.columns ---------------------------------
     def row_records(self, verbose: bool | None = None) -> list[dict[str, Any]]:
         """One plain dict per shown row, every row column (dataframe, --json, metrics.csv)."""
@@ -281,7 +413,10 @@ class VerifyReport(Viewable, Report, Plain):
             "first_divergent": self.first_divergent, "worst_tap": self.worst_tap,
             "largest_jump": self.largest_jump, "max_mape": self.max_mape,
             "max_mape_taps": self.max_mape_taps, "exceeded": self.exceeded,
-            "exit_code": self.exit_code, "metrics_backend": self.metrics_backend,
+            "exit_code": self.exit_code, "local": self.local,
+            "first_locally_divergent": self.first_locally_divergent, "worst_local": self.worst_local,
+            "expected": self.expected, "first_beyond_expected": self.first_beyond_expected,
+            "beyond_expected": self.beyond_expected, "metrics_backend": self.metrics_backend,
             "rows": self.row_records(verbose),
             "warnings": list(self.warnings)})
 
@@ -318,6 +453,10 @@ class VerifyReport(Viewable, Report, Plain):
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
         r = super().from_dict(d, path)
+        # reports written before rows carried a reason: the recorded rule gives it back
+        for raw, row in zip(d.get("rows") or [], r.rows):
+            if "reason" not in raw:
+                row.reason = ", ".join(r.rule.reasons(row)) or None
         if path is not None and (Path(path) / HIST_FILE).is_file():
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r
@@ -367,6 +506,27 @@ class VerifyReport(Viewable, Report, Plain):
     def __str__(self) -> str:
         from leapp_lab.views.text_verify import render_verify
         return render_verify(self)
+
+    def figure(self, row: str, sample: int | str | None = None):
+        """A plotly ``Figure``: the |engine − reference| histogram of ``row`` (``sample``: an index;
+        None: all samples), as the view draws it. Needs plotly (leapp_lab.views.figures)."""
+        from leapp_lab.views.figures import hist_figure
+        from leapp_lab.views.verify_view import view_row
+        return hist_figure(view_row(self, self.row(row)), sample, title="|engine − reference|",
+                           nonfinite_label="non-finite pairs (left out of every metric)")
+
+    def growth_figure(self, metric: str = "nrmse"):
+        """A plotly ``Figure``: the error-growth plot (``metric`` over the judged rows in model
+        order, the rule's threshold and the first divergent row marked)."""
+        from leapp_lab.views.figures import growth_figure
+        from leapp_lab.views.verify_view import profile_view
+        return growth_figure(profile_view(self), metric)
+
+    def to_model_explorer(self, directory, model_name: str = "model", graph_id: str | None = None) -> list[Path]:
+        """Write Model Explorer node-data files (one per metric) for the engine's ONNX graph
+        (leapp_lab.views.model_explorer; ``graph_id``: the graph's name, default ``main_graph``)."""
+        from leapp_lab.views.model_explorer import DEFAULT_GRAPH_ID, to_model_explorer
+        return to_model_explorer(self, directory, model_name, graph_id or DEFAULT_GRAPH_ID)
 
 
 def _csv_text(keys: list[str], records: list[dict[str, Any]]) -> str:

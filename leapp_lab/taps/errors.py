@@ -3,10 +3,11 @@ from __future__ import annotations
 
 # exporter and onnxruntime messages carry terminal colours that would garble a one-line reason
 from ..trace.lifecycle import strip_ansi
+from ..model.errors import UserError
 from .marker import DuplicateTapError, TapError  # noqa: F401  (re-exported)
 
 
-class PrepareError(ValueError):
+class PrepareError(UserError):
     """Bad input to prepare: the message names the file, tap or sample and what to do."""
 
 

@@ -67,6 +67,10 @@ def _exec_module(path: Path, name: str, package: tuple[str, Path] | None) -> typ
         if package:
             importlib.import_module(package[0])
         spec.loader.exec_module(module)
+    except SystemExit as exc:
+        sys.modules.pop(name, None)
+        raise PrepareError(f"{path}: called sys.exit({exc.code!r}) while being imported; prepare imports "
+                           f"the file, so keep script code under `if __name__ == \"__main__\":`") from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise PrepareError(f"{path}: importing it failed: {type(exc).__name__}: {exc}") from exc
@@ -134,6 +138,21 @@ def model_source(obj: Any) -> ModelSource:
     return _from_namespace(vars(obj), f"<{type(obj).__name__}>", None)
 
 
+def _user_call(label: str, what: str, fn: Callable[[], Any]) -> Any:
+    """Call the user's ``fn``; its exceptions (and sys.exit()) become a PrepareError naming it."""
+    try:
+        return fn()
+    except PrepareError:
+        raise
+    except SystemExit as exc:
+        raise PrepareError(f"{label}: {what} called sys.exit({exc.code!r}); prepare needs it to "
+                           f"return") from None
+    except Exception as exc:
+        msg = str(exc).strip().splitlines()
+        raise PrepareError(f"{label}: {what} raised {type(exc).__name__}: "
+                           f"{msg[0][:300] if msg else ''}") from exc
+
+
 def _seeded(fn: Callable[[], Any]) -> Callable[[], Any]:
     def call() -> Any:
         torch.manual_seed(SEED)
@@ -150,9 +169,12 @@ def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelS
         def make() -> nn.Module:
             torch.manual_seed(SEED)
             try:
-                m = factory()
-            except TypeError as exc:
-                raise PrepareError(f"{label}: Model() must take no arguments ({exc})") from exc
+                m = _user_call(label, "Model()", factory)
+            except PrepareError as exc:
+                if isinstance(exc.__cause__, TypeError):
+                    raise PrepareError(f"{label}: Model() must take no arguments "
+                                       f"({exc.__cause__})") from exc.__cause__
+                raise
             if not isinstance(m, nn.Module):
                 raise PrepareError(f"{label}: Model() returned {type(m).__name__}, not an nn.Module")
             return m.eval()
@@ -165,10 +187,13 @@ def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelS
         raise PrepareError(f"{label}: defines no Model (an nn.Module class or a zero-argument factory); "
                            f"add `Model = MyNet` or `def Model(): return MyNet(...)`")
 
+    fn_name = "samples"
     if callable(ns.get("get_samples")):
         samples_fn = _seeded(ns["get_samples"])
+        fn_name = "get_samples()"
     elif callable(ns.get("get_fwd_args")):
         fwd = ns["get_fwd_args"]
+        fn_name = "get_fwd_args()"
         samples_fn = _seeded(lambda: [fwd()])
     elif "samples" in ns:
         samples_fn = lambda: list(ns["samples"])  # noqa: E731
@@ -179,14 +204,18 @@ def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelS
                            f"(torch.randn(1, 8),)` returning the forward arguments as a tuple")
 
     def samples() -> list[tuple]:
-        raw = samples_fn()
+        raw = _user_call(label, fn_name, samples_fn)
+        if raw is None or isinstance(raw, (str, bytes, dict, torch.Tensor)) or not hasattr(raw, "__iter__"):
+            raise PrepareError(f"{label}: {fn_name} returned {type(raw).__name__}; it must return a list "
+                               f"of samples, each a tuple of forward arguments")
         out = []
         for i, s in enumerate(list(raw)):
             if isinstance(s, torch.Tensor):
                 s = (s,)
             if not isinstance(s, (tuple, list)):
-                raise PrepareError(f"{label}: sample {i} is a {type(s).__name__}; each sample must be a "
-                                   f"tuple of forward arguments")
+                what = ("returned" if fn_name == "get_fwd_args()" else f"gave, as sample {i},")
+                raise PrepareError(f"{label}: {fn_name} {what} a {type(s).__name__}; each sample must be "
+                                   f"a tuple of forward arguments")
             out.append(tuple(s))
         if not out:
             raise PrepareError(f"{label}: get_samples() returned no samples")

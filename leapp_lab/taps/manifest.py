@@ -53,6 +53,26 @@ def producer_index(graph: onnx.GraphProto) -> dict[str, int]:
     return idx
 
 
+#: node metadata where torch's exporter records the module path of each node
+NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+
+
+def module_scope(node: onnx.NodeProto) -> str | None:
+    """The module path (``blocks.3.attn``) of an exported node: the deepest module of the
+    exporter's name-scope metadata (its last entry names the op itself), None at the top level or
+    without the metadata. A tap's ``scope`` and the verify graph's node scopes both come from here."""
+    import ast
+    raw = next((p.value for p in node.metadata_props if p.key == NAME_SCOPES_KEY), None)
+    try:
+        scopes = ast.literal_eval(raw) if raw else []
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(scopes, (list, tuple)):
+        return None
+    scopes = [x for x in scopes[:-1] if isinstance(x, str) and x]
+    return scopes[-1] if scopes else None
+
+
 def read_manifest(model: onnx.ModelProto | str | os.PathLike, path: str | os.PathLike | None = None
                   ) -> Manifest:
     """The manifest stamped by prepare, or one synthesised from the graph when there is none.

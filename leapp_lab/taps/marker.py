@@ -24,6 +24,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..model.errors import UserError
+
 TAP_DOMAIN = "leapp_lab"
 TAP_OP = "Tap"
 
@@ -40,7 +42,7 @@ class Site:
         return f"{self.file}:{self.line}"
 
 
-class TapError(ValueError):
+class TapError(UserError):
     """A tap marker that cannot be honoured; the message names the tap and its site(s)."""
 
 

@@ -32,8 +32,10 @@ import numpy as np
 import onnx
 import torch
 
-from ..model.jsonio import atomic_write_bytes, save_npz
+from ..model.jsonio import atomic_write_bytes, save_npz, write_json
 from ..model.prepare import PrepareReport, TensorInfo
+from ..model.safepaths import (PREPARE_WRITTEN, check_input_file, check_outputs, prepare_purposes,
+                               prepare_written, staged)
 from ..model.tap import Manifest, TapEntry
 from . import graph_edit as ge
 from .eager_capture import eager_runs
@@ -99,6 +101,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     if len(set(paths)) != 3:
         raise PrepareError(f"--onnx-out, --npz-out and --reference-out must be three different files; "
                            f"got {onnx_out}, {npz_out}, {reference_out}")
+    record = Path(onnx_out).parent / f"{Path(onnx_out).stem}.prepare"
+    _check_paths(model, onnx_out, npz_out, reference_out, record if save_report else None)
     say("loading the model", 0.0)
     src = model_source(model)
     net = src.make_model()
@@ -169,9 +173,6 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     reference = builder.reference_arrays()
     reference["benchmark_timings_ms"] = np.asarray(eager.timings_ms, dtype=np.float64)
     onnx_out, npz_out, reference_out = Path(onnx_out), Path(npz_out), Path(reference_out)
-    save_npz(npz_out, inputs)
-    save_npz(reference_out, reference)
-    atomic_write_bytes(onnx_out, proto.SerializeToString())
     timings["total"] = time.perf_counter() - t_start
 
     warnings += builder.warnings
@@ -184,10 +185,34 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         timings_s={k: round(v, 4) for k, v in timings.items()},
         benchmark_ms=float(np.mean(eager.timings_ms)) if eager.timings_ms else None,
         created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions())
+    # all or nothing (docs/safety.md): the files go to temporary siblings and are renamed into
+    # place together, so a failure (a full disk, Ctrl-C) leaves every earlier output as it was
+    with staged([onnx_out, npz_out, reference_out] + ([record] if save_report else [])) as tmps:
+        save_npz(tmps[1], inputs)
+        save_npz(tmps[2], reference)
+        atomic_write_bytes(tmps[0], proto.SerializeToString())
+        if save_report:
+            report.save(tmps[3])
+            # what this prepare wrote, so the next one may replace exactly these files
+            write_json(tmps[3] / PREPARE_WRITTEN, prepare_written(record, onnx_out, npz_out,
+                                                                       reference_out))
     if save_report:
-        report.save(onnx_out.parent / f"{onnx_out.stem}.prepare")
+        report.path = record
     say(f"done: {len(manifest.outputs)} output(s), {len(manifest.taps)} tap(s)", 1.0)
     return report
+
+
+def _check_paths(model, onnx_out, npz_out, reference_out, record) -> None:
+    """MODEL.py must be a regular file; the outputs must spare it and anything leapp_lab did not write."""
+    inputs = []
+    if isinstance(model, (str, os.PathLike)) and Path(model).exists():
+        inputs.append((check_input_file(model, "a Python model file (MODEL.py)"), "MODEL.py"))
+    elif isinstance(getattr(model, "__file__", None), str):
+        inputs.append((model.__file__, "the model's source file"))
+    purposes = prepare_purposes(record)
+    check_outputs([(onnx_out, purposes["onnx"], "--onnx-out"), (npz_out, purposes["npz"], "--npz-out"),
+                   (reference_out, purposes["reference"], "--reference-out"),
+                   (record, "prepare-report", "(prepare record)")], inputs)
 
 
 def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray]) -> list[TapEntry]:

@@ -7,7 +7,6 @@ and returns the manifest.
 """
 from __future__ import annotations
 
-import ast
 import os
 from typing import Any
 
@@ -20,7 +19,7 @@ from .eager_capture import EagerRuns, flat_tensor_args, to_numpy
 from .errors import PrepareError, TapError
 from .loader import ModelSource
 from ..model.tap import Manifest, TapEntry
-from .manifest import add_output, numpy_dtype_name, producer_index
+from .manifest import add_output, module_scope, numpy_dtype_name, producer_index
 from .marker import short_path
 from .tap_selection import short_site
 
@@ -66,15 +65,7 @@ class TapBuilder:
     def scope_of(self, value: str) -> str | None:
         """The module path of the producing node, from the exporter's name-scope metadata."""
         i = self.prod.get(value)
-        if i is None:
-            return None
-        raw = ge.node_meta(self.proto.graph.node[i]).get("pkg.torch.onnx.name_scopes")
-        try:
-            scopes = ast.literal_eval(raw) if raw else []
-        except (ValueError, SyntaxError):
-            return None
-        scopes = [x for x in scopes[:-1] if isinstance(x, str) and x]
-        return scopes[-1] if scopes else None
+        return module_scope(self.proto.graph.node[i]) if i is not None else None
 
     def _pick_frame(self, stack: str | None) -> str | None:
         # the user's line is the deepest frame outside torch and outside this package's tap code

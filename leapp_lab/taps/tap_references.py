@@ -19,8 +19,16 @@ from .marker import TAP_DOMAIN
 from .tap_builder import DEFAULT_DOMAINS, TapBuilder
 
 
-def _fx_values(program: Any, samples: list[tuple], names: set[str]) -> list[dict[str, torch.Tensor]]:
-    """Per sample, the tensors of the FX nodes called ``names``."""
+def _fx_values(program: Any, samples: list[tuple], names: set[str], dtype: torch.dtype | None = None
+               ) -> list[dict[str, torch.Tensor]]:
+    """Per sample, the tensors of the FX nodes called ``names``. ``dtype``: run the graph in that
+    floating dtype instead (every floating input, parameter, buffer and constant cast to it), as
+    ``model.to(dtype)`` would run eagerly (``leapp_lab.taps.lowprec``)."""
+
+    def cast(x: Any) -> Any:
+        if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+            return x.to(dtype)
+        return x
     from torch.export.graph_signature import InputKind
     ep = program
     sig = ep.graph_signature
@@ -49,11 +57,11 @@ def _fx_values(program: Any, samples: list[tuple], names: set[str]) -> list[dict
             args = []
             for spec in sig.input_specs:
                 if spec.kind == InputKind.USER_INPUT:
-                    args.append(next(user, None))
+                    args.append(cast(next(user, None)))
                 elif spec.target in ep.state_dict:
-                    args.append(ep.state_dict[spec.target])
+                    args.append(cast(ep.state_dict[spec.target]))
                 else:
-                    args.append(consts[spec.target])
+                    args.append(cast(consts[spec.target]))
             rec = _Recorder(ep.graph_module)
             rec.seen = {}
             rec.run(*args)

@@ -50,6 +50,7 @@ class _Session:
     start_options: dict
     capture: lifecycle.LogCapture
     compiled: bool = False
+    adapters: Any = None         # deep.adapters.AdapterCapture of the script's patching= list
 
 
 @dataclass
@@ -61,6 +62,8 @@ class Attachment:
     dirty: bool = False          # a refused session left nodes behind: hard reset at the end
     _orig: dict = field(default_factory=dict)
     _patched: list = field(default_factory=list)              # (module dict, attr, original)
+    # leapp.start options forced on the script (the deep checks re-run it: dry_run, save_path, ...)
+    overrides: dict = field(default_factory=dict)
 
     # -- patching ----------------------------------------------------------------------------
     def install(self) -> None:
@@ -92,20 +95,29 @@ class Attachment:
     # -- LEAPP entry points ------------------------------------------------------------------
     def start(self, *args, **kwargs):
         opts = _bind(_START_DEFAULTS, ("name",) + tuple(_START_DEFAULTS), args, kwargs)
+        if self.overrides:
+            opts.update(self.overrides)
+            if "save_path" in self.overrides:   # an absolute name would override save_path
+                opts["name"] = os.path.basename(os.path.normpath(str(opts["name"])))
+        from leapp_lab.deep.adapters import AdapterCapture
+        adapters = AdapterCapture(opts.get("patching"))   # keeps each adapter's arguments
         if self.session is not None and not self.session.compiled:
             # started again before compile_graph: the previous session is lost (LEAPP resets)
             self._refuse(self.session, "leapp.start() was called again before compile_graph(); "
                                        "the earlier session was never compiled")
         elif self.session is not None:
             self.session.capture.detach()
-        self._orig["start"](*args, **kwargs)
+        if self.overrides or adapters.entries:
+            self._orig["start"](**{**opts, "patching": adapters.patching})
+        else:
+            self._orig["start"](*args, **kwargs)
         mgr = lifecycle.manager()
         cap = lifecycle.LogCapture()
         cap.attach()
         if not opts.get("verbose"):
             lifecycle.quiet_console()
         self.session = _Session(mgr.get_graph_name(), mgr.get_save_path(),
-                                {k: v for k, v in opts.items() if k != "name"}, cap)
+                                {k: v for k, v in opts.items() if k != "name"}, cap, adapters=adapters)
 
     def stop(self, *args, **kwargs):
         return self._orig["stop"](*args, **kwargs)
@@ -141,8 +153,14 @@ class Attachment:
                                     atol=compile_opts.get("atol", 1e-5),
                                     options=_jsonable_options({**s.start_options, **compile_opts}))
         diagnose(graph, arrays)
+        from leapp_lab.deep.adapters import after_trace
+        from leapp_lab.model.sections import save_section
+        adapters = after_trace(s.adapters, graph, compile_opts.get("rtol", 1e-3),
+                               compile_opts.get("atol", 1e-5))      # + adapter-mismatch hazards
         try:
             self.runs.append(save_graph_run(graph, arrays))
+            if adapters is not None:
+                save_section(graph, adapters)
         except Exception as exc:  # an unwritable folder must not hide the other graphs
             print(f"leapp-lab: could not write the run folder of graph {graph.name!r}: {exc}",
                   file=sys.stderr)
@@ -197,12 +215,16 @@ class AttachResult:
     traceback: str | None = None
 
 
-def run_script(script: str | os.PathLike, argv: list[str] | None = None) -> AttachResult:
-    """Run ``script`` as ``__main__`` with ``sys.argv = [script, *argv]``, capturing its graphs."""
+def run_script(script: str | os.PathLike, argv: list[str] | None = None,
+               overrides: dict | None = None) -> AttachResult:
+    """Run ``script`` as ``__main__`` with ``sys.argv = [script, *argv]``, capturing its graphs.
+
+    ``overrides``: ``leapp.start`` options forced on every session of the script (the deep checks'
+    re-runs: ``save_path``, ``dry_run``, ``non_traced``, ``global_patching``, ``patching``)."""
     path = Path(script)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such script")
-    att = Attachment()
+    att = Attachment(overrides=dict(overrides or {}))
     old_argv = sys.argv[:]
     sys.argv = [str(path), *(argv or [])]
     sys.path.insert(0, str(path.resolve().parent))
@@ -247,7 +269,13 @@ def exit_status(result: AttachResult, no_fail: bool = False) -> int:
 
 
 def summary_json(report: TraceReport) -> dict[str, Any]:
-    """The report as written by ``--json`` (docs/schema-trace.md)."""
+    """The report as written by ``--json`` (docs/schema-trace.md); each graph with its deep-check
+    sections (``replay``, ``parity``, ``adapters``, ``exporters``, ``isolation``)."""
+    from leapp_lab.model.sections import SECTION_NAMES, skipped
     body = {"kind": report.kind, "schema_version": report.schema_version}
     body.update(report.to_dict())
+    for g, d in zip(report.graphs, body.get("graphs", [])):
+        for name in SECTION_NAMES:
+            sec = g.section(name)
+            d[name] = (sec if sec is not None else skipped(name)).to_dict()
     return body

@@ -70,7 +70,7 @@ _RE_NODE_DONE = re.compile(r"Compiled graph module for (?P<node>.+?):")
 # FATAL records that are LEAPP's strict validation verdict, not a refused trace.
 _VALIDATION_FATAL = re.compile(r"^Model validation failed for")
 
-KIND_ORDER = ("trace-refused", "trace-loss", "dropped-input", "single-sample", "identical-samples",
+KIND_ORDER = ("trace-refused", "trace-loss", "adapter-mismatch", "dropped-input", "single-sample", "identical-samples",
               "unfilled-cache", "mutated-after-trace", "frozen-constant", "export-mismatch",
               "tolerance-only", "constant-output")
 
@@ -531,6 +531,11 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
         for p in nports:
             hazards += _port_hazards(p, excluded, unfilled=p.port in found, suspects=suspects)
 
+    return sort_hazards(graph, hazards)
+
+
+def sort_hazards(graph: GraphReport, hazards: list[Hazard]) -> list[Hazard]:
+    """Graph-level first, then by node order, port order and KIND_ORDER (in place; returned)."""
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     ports_order = {(n.name, pi.name): j for n in graph.nodes for j, pi in enumerate(n.ports)}
     hazards.sort(key=lambda h: (h.node is not None, order.get(h.node, len(order)),

@@ -1,4 +1,5 @@
-"""The front-end files: one renderer (ES module + CSS) and the vendored plotly.js basic bundle.
+"""The front-end files: one renderer (ES module + CSS), the vendored plotly.js basic bundle and the
+vendored dagre graph layout (the accuracy graph).
 
 They live in the repository's ``extensions/`` folder; the wheel force-includes that folder as
 ``leapp_lab/_extensions`` (pyproject.toml). Both places are looked up, the installed one first.
@@ -12,6 +13,8 @@ PLOTLY_VERSION = "4.1.1"          # plotly.js-basic-dist-min, see extensions/ven
 RENDERER_JS = "leapp_view.js"
 RENDERER_CSS = "leapp_view.css"
 PLOTLY_JS = "vendor/plotly-basic.min.js"
+DAGRE_VERSION = "3.1.3"           # @dagrejs/dagre, see extensions/vendor/VENDORED.md
+DAGRE_JS = "vendor/dagre.min.js"
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,10 +45,22 @@ def plotly_js() -> str:
     return read(PLOTLY_JS)
 
 
-def widget_esm() -> str:
-    """The anywidget module: plotly (installed once per page as ``window.Plotly``) + the renderer.
+@functools.lru_cache(maxsize=1)
+def dagre_js() -> str:
+    """dagre's IIFE bundle (it declares ``var dagre``), without its trailing sourceMappingURL
+    comment: the .map is not shipped, and no browser should go looking for it."""
+    text = read(DAGRE_JS)
+    return "\n".join(line for line in text.splitlines() if not line.startswith("//# sourceMappingURL="))
 
-    The UMD bundle assigns ``window.Plotly`` itself; the guard keeps a second widget on the same
-    page from evaluating 1.2 MB again.
+
+def widget_esm() -> str:
+    """The anywidget module: plotly and dagre (installed once per page as ``window.Plotly`` and
+    ``window.dagre``) + the renderer.
+
+    The UMD bundle assigns ``window.Plotly`` itself; dagre's ``var dagre`` would stay local to the
+    module, so it is handed to ``globalThis``. The guards keep a second widget on the same page
+    from evaluating the bundles again.
     """
-    return "if (!globalThis.Plotly) {\n" + plotly_js() + "\n}\n" + renderer_js()
+    return ("if (!globalThis.Plotly) {\n" + plotly_js() + "\n}\n"
+            + "if (!globalThis.dagre) {\nglobalThis.dagre = (function () {\n" + dagre_js()
+            + "\nreturn dagre;\n})();\n}\n" + renderer_js())

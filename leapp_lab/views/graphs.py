@@ -5,7 +5,10 @@ and laid out by Graphviz's ``dot`` when the binary is on PATH, or by the simple 
 below when it is not (longest-path layers, barycentre ordering) — so no system dependency is
 required. Every shape that stands for a named thing carries ``data-leapp-node="<name>"`` (or
 ``data-leapp-fx="<name>"``) so the front-end can make it clickable and tests can find it; every
-user string is escaped for DOT, HTML-like labels and SVG.
+user string is escaped for DOT, HTML-like labels and SVG. Hover texts (SVG ``<title>``) say what a
+box is in words (``Box.hover``: name, op, verdict) and an edge which boxes it joins; internal ids
+(``n0``, ``n0->n1``) stay out of sight. The front-end adds zoom, pan, fit and search
+(``graphNav`` in extensions/leapp_view.js).
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ class Box:
     kind: str = "plain"              # colour key (pass/fail/error/skipped/io/suspect/weight/plain)
     attr: str = "data-leapp-node"    # the hook attribute carrying ``key``
     shape: str = "box"               # box | ellipse
+    hover: str = ""                  # the tooltip: what the box is, in words (default: title)
 
 
 @dataclass
@@ -49,6 +53,12 @@ class Drawing:
     boxes: list[Box] = field(default_factory=list)
     arrows: list[Arrow] = field(default_factory=list)
     rankdir: str = "LR"
+
+    def edge_hovers(self) -> list[str]:
+        """Each arrow's tooltip: the boxes it joins, by their titles."""
+        titles = {b.key: b.title for b in self.boxes}
+        return [f"{titles.get(a.src, a.src)} → {titles.get(a.dst, a.dst)}" + (f" ({a.label})" if a.label else "")
+                + (" · feedback" if a.feedback else "") for a in self.arrows]
 
 
 def render_svg(drawing: Drawing, prefer_dot: bool = True) -> tuple[str, str]:
@@ -94,10 +104,10 @@ def to_dot(drawing: Drawing) -> str:
         fill = FILLS.get(b.kind, "#ffffff")
         out.append(f'  {ids[b.key]} [id={dot_quote("leapp_" + ids[b.key])}, shape={b.shape}, style="rounded,filled" '
                    f'fillcolor="{fill}", color="{color}", penwidth=1.4, label={_html_label(b)}];')
-    for a in drawing.arrows:
+    for k, a in enumerate(drawing.arrows):
         if a.src not in ids or a.dst not in ids:
             continue
-        attrs = [f"label={dot_quote(a.label)}"] if a.label else []
+        attrs = [f'id="leapp_e{k}"'] + ([f"label={dot_quote(a.label)}"] if a.label else [])
         if a.feedback:
             attrs += ["style=dashed", 'color="#8e24aa"', "constraint=false"]
         out.append(f"  {ids[a.src]} -> {ids[a.dst]} [{', '.join(attrs)}];")
@@ -114,11 +124,25 @@ def _dot_svg(drawing: Drawing) -> str:
     if proc.returncode != 0:
         raise ValueError(proc.stderr.decode(errors="replace")[:300])
     svg = _SVG_HEAD.sub(r"\1", proc.stdout.decode("utf-8"), count=1)   # drop <?xml?> and DOCTYPE
-    # hook attributes on the node groups dot wrote with our ids
-    for i, b in enumerate(drawing.boxes):
-        svg = svg.replace(f'<g id="leapp_n{i}" class="node">',
-                          f'<g id="leapp_n{i}" class="node leapp-{b.kind}" {b.attr}="{esc(b.key)}">', 1)
-    return svg
+    svg = _DOT_GRAPH_TITLE.sub("", svg, count=1)                       # "G" over the background
+    # hook attributes and tooltips on the node groups dot wrote with our ids; edges say what they join
+    boxes, hovers = drawing.boxes, drawing.edge_hovers()
+
+    def node(m: re.Match) -> str:
+        b = boxes[int(m.group(1))]
+        return (f'<g id="leapp_n{m.group(1)}" class="node leapp-{b.kind}" {b.attr}="{esc(b.key)}">'
+                f"{m.group(2)}<title>{esc(b.hover or b.title)}</title>")
+
+    def edge(m: re.Match) -> str:
+        return f"{m.group(1)}<title>{esc(hovers[int(m.group(2))])}</title>"
+
+    svg = _DOT_NODE.sub(node, svg)
+    return _DOT_EDGE.sub(edge, svg)
+
+
+_DOT_GRAPH_TITLE = re.compile(r"<title>G</title>\n?")
+_DOT_NODE = re.compile(r'<g id="leapp_n(\d+)" class="node">(\s*)<title>[^<]*</title>')
+_DOT_EDGE = re.compile(r'(<g id="leapp_e(\d+)" class="edge">\s*)<title>[^<]*</title>')
 
 
 # -- the fallback: a layered layout drawn by hand -------------------------------------------------
@@ -193,7 +217,7 @@ def _layered_svg(drawing: Drawing) -> str:
              f'viewBox="0 0 {width:.1f} {height:.1f}" class="leapp-layered">',
              f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '
              'markerHeight="6" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#607d8b"/></marker></defs>']
-    for a in drawing.arrows:
+    for a, hover in zip(drawing.arrows, drawing.edge_hovers()):
         if a.src not in xy or a.dst not in xy:
             continue
         (x0, y0), (w0, h0) = xy[a.src], size[a.src]
@@ -205,7 +229,8 @@ def _layered_svg(drawing: Drawing) -> str:
             sx, sy, tx, ty = x0 + w0 / 2, y0 + h0, x1 + w1 / 2, y1
             c = f"C{sx:.1f},{(sy + ty) / 2:.1f} {tx:.1f},{(sy + ty) / 2:.1f} "
         style = ' stroke="#8e24aa" stroke-dasharray="4,3"' if a.feedback else ' stroke="#607d8b"'
-        parts.append(f'<g class="edge"><path d="M{sx:.1f},{sy:.1f} {c}{tx:.1f},{ty:.1f}" fill="none"{style} '
+        parts.append(f'<g class="edge"><title>{esc(hover)}</title>'
+                     f'<path d="M{sx:.1f},{sy:.1f} {c}{tx:.1f},{ty:.1f}" fill="none"{style} '
                      f'marker-end="url(#{arrow})"/>'
                      + (f'<text x="{(sx + tx) / 2:.1f}" y="{(sy + ty) / 2 - 3:.1f}" font-size="8" '
                         f'text-anchor="middle" fill="#455a64">{esc(a.label)}</text>' if a.label else "")
@@ -219,7 +244,8 @@ def _layered_svg(drawing: Drawing) -> str:
                  f'fill="#212121">{esc(b.title)}</text>']
         texts += [f'<text x="{x + _PAD:.1f}" y="{y + _PAD + 10 + (i + 1) * _LINE_H:.1f}" font-size="9" '
                   f'fill="#333333">{esc(t)}</text>' for i, t in enumerate(b.lines)]
-        parts.append(f'<g class="node leapp-{b.kind}" {b.attr}="{esc(b.key)}"><title>{esc(b.key)}</title>'
+        parts.append(f'<g class="node leapp-{b.kind}" {b.attr}="{esc(b.key)}">'
+                     f'<title>{esc(b.hover or b.title)}</title>'
                      f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="{rx:.1f}" '
                      f'fill="{fill}" stroke="{color}" stroke-width="1.4"/>' + "".join(texts) + "</g>")
     parts.append("</svg>")

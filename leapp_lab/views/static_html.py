@@ -26,7 +26,47 @@ def row_attrs(r: dict[str, Any]) -> str:
         a += f' data-leapp-tap-status="{esc(r["tap_status"])}"'
     if r.get("first_divergent"):
         a += ' data-leapp-first-divergent="true"'
+    for k, v in (r.get("attrs") or {}).items():      # extra hooks (compare views), data-leapp-* only
+        if k.startswith("data-leapp-") and v is not None:
+            a += f' {esc(k)}="{esc(v)}"'
     return a
+
+
+def group_header(t: dict[str, Any]) -> str:
+    """The grouped header row of a table whose columns carry ``group`` (compare views), else ''."""
+    cols = t.get("columns") or []
+    if not any(c.get("group") for c in cols):
+        return ""
+    info = {g["key"]: g for g in t.get("groups") or []}
+    out, i = [], 0
+    while i < len(cols):
+        g = cols[i].get("group")
+        j = i
+        while j < len(cols) and cols[j].get("group") == g:
+            j += 1
+        if g:
+            gi = info.get(g, {"label": g})
+            out.append(f'<th colspan="{j - i}" data-leapp-group="{esc(g)}" title="{esc(gi.get("title"))}" '
+                       f'class="leapp-group leapp-group-{esc(gi.get("kind") or "side")}">{esc(gi.get("label"))}</th>')
+        else:
+            out.append(f'<th colspan="{j - i}"></th>')
+        i = j
+    return '<tr class="leapp-grouprow">' + "".join(out) + "</tr>"
+
+
+def _group_cell(c: dict[str, Any], r: dict[str, Any], t: dict[str, Any]) -> str:
+    """A compare view's verdict or flip cell (extensions/leapp_view.js verdictCell / flipCell)."""
+    v = r["cells"].get(c["key"])
+    if c["type"] == "flip":
+        label = (t.get("flip_labels") or {}).get(v, v) if v else ""
+        return f'<td class="leapp-flipcell leapp-gstart{" leapp-" + esc(v) if v else ""}">{esc(label)}</td>'
+    side = (r.get("sides") or {}).get(c.get("group")) or {}
+    label = (t.get("status_labels") or {}).get(v, v)
+    extra = side.get("tap_status") if side.get("tap_status") not in (None, "compared", "absent") else None
+    more = f' <span class="leapp-muted">{esc(extra)}</span>' if extra else ""
+    mark = ' <span class="leapp-firstmark">◀ first</span>' if side.get("first_divergent") else ""
+    return (f'<td class="leapp-status leapp-gstart" data-leapp-side="{esc(c.get("group"))}" '
+            f'data-leapp-verdict="{esc(v)}"><span class="leapp-pill leapp-{esc(v)}">{esc(label)}</span>{more}{mark}</td>')
 
 
 # The static output published just before a live view (widget.display_view) hides the widget output
@@ -63,14 +103,16 @@ def render_static(view: dict[str, Any], include_css: bool = True, static_id: str
     out.append(f'<div class="leapp-sub">{esc(t.get("title"))}</div>')
     if t.get("rule"):
         out.append(f'<div class="leapp-rule">{esc(t["rule"])}</div>')
-    out.append('<div class="leapp-tablewrap"><table class="leapp-table"><thead><tr>'
+    out.append('<div class="leapp-tablewrap"><table class="leapp-table"><thead>' + group_header(t) + '<tr>'
                + "".join(f"<th>{esc(c['label'])}</th>" for c in cols) + "</tr></thead><tbody>")
     for r in rows[:MAX_STATIC_ROWS]:
         cls = f'leapp-row leapp-{esc(r["status"])}' + (" leapp-first" if r.get("first_divergent") else "")
         cells = []
         for c in cols:
             v = r["cells"].get(c["key"])
-            if c["type"] == "status":
+            if c["type"] in ("verdict", "flip"):
+                cells.append(_group_cell(c, r, t))
+            elif c["type"] == "status":
                 label = (t.get("status_labels") or {}).get(r["status"], r["status"])
                 extra = r.get("tap_status") if r.get("tap_status") not in (None, "compared") else None
                 mark = ' <span class="leapp-firstmark">◀ first</span>' if r.get("first_divergent") else ""

@@ -124,6 +124,8 @@ def render_graph(g) -> list[str]:
             L.append(f"    [{h.kind}] {where}{smp}: {h.message}")
     else:
         L.append("  hazards: none")
+    from .text_deep import render_sections
+    L.extend(render_sections(g))
     if g.log:
         counts = Counter(r.level for r in g.log)
         L.append("  log: " + ", ".join(f"{counts[k]} {k}" for k in

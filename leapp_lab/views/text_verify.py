@@ -2,7 +2,7 @@
 fields only."""
 from __future__ import annotations
 
-from leapp_lab.model.columns import table_columns
+from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, table_columns
 
 from .numfmt import fmt
 
@@ -22,7 +22,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    cols = table_columns()
+    cols = table_columns(report)
     body = []
     for r in report.table(verbose):
         mark = ">>" if r.first_divergent else ("!!" if r.exceeded else ("~ " if r.self_compare else "  "))
@@ -44,12 +44,20 @@ def render_verify(report, verbose: bool | None = None) -> str:
     lines.append("")
     lines.append(f"first divergent ({' or '.join(rule.criteria())}): {report.first_divergent or 'none'}")
     if report.worst_tap or report.largest_jump:
-        lines.append(f"worst row: {report.worst_tap or 'none'}   largest error jump: "
-                     f"{report.largest_jump or 'none'}")
+        lines.append(f"worst row ({WORST_RANKS}): {report.worst_tap or 'none'}")
+        lines.append(f"largest jump ({JUMP_RANKS}): {report.largest_jump or 'none'}")
+    if report.local:
+        lines.append(f"first locally divergent (the same rule on each row's local error): "
+                     f"{report.first_locally_divergent or 'none'}   largest local error: "
+                     f"{report.worst_local or 'none'}")
+    if report.expected is not None:
+        ex = report.expected
+        lines.append(f"beyond expected {ex.dtype} drift ({ex.text or ex.describe()}): "
+                     + (", ".join(report.beyond_expected) if report.beyond_expected else "none"))
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):
-        if r.note and r.status != "compared":
+        if r.note and (r.status != "compared" or r.exceeded):
             lines.append(f"  {r.name}: {r.note}")
         nf = r.nonfinite_engine + r.nonfinite_reference
         if nf:
@@ -60,15 +68,25 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.max_mape is not None:
         scope = "outputs and taps" if report.max_mape_taps else "model outputs"
         if report.exceeded:
-            status = {r.name: r.status for r in report.rows}
-            over = [n for n in report.exceeded if status.get(n, "compared") == "compared"]
-            unchecked = [f"{n} ({status[n]})" for n in report.exceeded if n not in over]
+            row = {r.name: r for r in report.rows}
+            over = [n for n in report.exceeded if n in row and row[n].status == "compared"
+                    and row[n].mape is not None and row[n].mape > report.max_mape]
+            unjudged = [f"{n} ({_unjudged(row[n])})" for n in report.exceeded if n in row and n not in over
+                        and (row[n].status in ("compared", "dtype-unsupported"))]
+            unchecked = [f"{n} ({row[n].status})" for n in report.exceeded if n in row and n not in over
+                         and row[n].status not in ("compared", "dtype-unsupported")]
             if over:
                 lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
                              + ", ".join(over))
             if unchecked:
                 lines.append("FAIL: model outputs not compared, so not verified (is this the reference "
                              "of the model this build came from?): " + ", ".join(unchecked))
+            if unjudged:
+                lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, no "
+                             "finite value, NaN/Inf on one side), so not verified: " + ", ".join(unjudged))
+        elif report.exit_code:
+            lines.append("FAIL: --max-mape judged nothing (no model output was compared), so nothing "
+                         "was verified")
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
     if getattr(report, "metrics_backend", None):
@@ -76,6 +94,12 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.path:
         lines.append(f"run folder: {report.path}")
     return "\n".join(lines)
+
+
+def _unjudged(r) -> str:
+    if r.status != "compared":
+        return r.status
+    return "nothing finite" if r.mape is None else "non-finite on one side"
 
 
 def render_build(report) -> str:

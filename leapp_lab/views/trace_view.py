@@ -8,7 +8,7 @@ from typing import Any
 from leapp_lab.model.arraysummary import array_summary
 
 from .graphs import Arrow, Box, Drawing, render_svg
-from .viewdict import VIEW_SCHEMA, badge, hist_dict
+from .viewdict import VIEW_SCHEMA, badge, column, hist_dict
 
 MAX_LOG_RECORDS = 5000
 MAX_FX_NODES = 400          # bigger FX graphs show their code only
@@ -43,7 +43,8 @@ def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
     for n in graph.nodes:
         lines = [f"{n.backend or 'not exported'} · {n.verdict}"] + [_port_text(p) for p in n.ports]
         d.boxes.append(Box(key=prefix + n.name, title=n.name, lines=lines,
-                           kind=_VERDICT_KIND.get(n.verdict, "plain")))
+                           kind=_VERDICT_KIND.get(n.verdict, "plain"),
+                           hover=f"{n.name} · {n.backend or 'not exported'} · verdict {n.verdict}"))
     io_boxes: set[str] = set()
 
     def io_box(label: str, direction: str) -> str:
@@ -51,7 +52,7 @@ def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
         if key not in io_boxes:
             io_boxes.add(key)
             d.boxes.append(Box(key=key, title=label, lines=[f"graph {direction}"], kind="io",
-                               attr="data-leapp-io", shape="ellipse"))
+                               attr="data-leapp-io", shape="ellipse", hover=f"graph {direction} {label}"))
         return key
 
     def node_of(endpoint: str) -> str | None:
@@ -85,7 +86,10 @@ def fx_drawing(fx: Any) -> Drawing:
         lines = [f"{x.op}: {x.target}"[:60]]
         if x.literals:
             lines.append("literals: " + ", ".join(repr(v) for v in x.literals)[:60])
-        d.boxes.append(Box(key=x.name, title=x.name, lines=lines, kind=kind, attr="data-leapp-fx"))
+        verdict = ("flagged: a literal probably frozen at trace time" if x.suspect else
+                   "weight" if x.weight else "ok")
+        d.boxes.append(Box(key=x.name, title=x.name, lines=lines, kind=kind, attr="data-leapp-fx",
+                           hover=f"{x.name} · {x.op} {x.target} · {verdict}"))
     for x in fx.nodes:
         for u in x.users:
             if u in known:
@@ -131,18 +135,29 @@ def _inputs(report: Any, graph: Any, node: Any, sample: int) -> list[dict[str, A
     return out
 
 
-def _sample_metrics(c: Any) -> list[list[Any]]:
+#: a trace row's side panel: (key, label, format) of its sample's "m" values
+PANEL = (("max", "max |exported − recorded|", "num"), ("mean", "mean", "num"), ("p50", "p50", "num"),
+         ("p90", "p90", "num"), ("p99", "p99", "num"), ("p995", "p99.5", "num"),
+         ("fx_max", "max |fx − recorded|", "num"), ("export_vs_fx", "max |exported − fx|", "num"),
+         ("min_atol", "min atol that passes", "num"), ("rtol", "rtol", "num"), ("atol", "atol", "num"),
+         ("shape", "shape (recorded)", "shape"), ("exported_shape", "shape (exported)", "shape"),
+         ("dtype", "dtype (recorded)", "text"), ("exported_dtype", "dtype (exported)", "text"),
+         ("recorded_range", "range (recorded)", "num"), ("exported_range", "range (exported)", "num"),
+         ("nonfinite", "non-finite recorded / exported", "text"))
+
+
+def _sample_metrics(c: Any) -> list[Any]:
+    """The PANEL values of one check (the percentiles here are exact: trace.checks)."""
     st, fx = c.stats or {}, c.fx_stats or {}
-    m = [["max |exported − recorded|", st.get("max")], ["mean", st.get("mean")], ["p50", st.get("p50")],
-         ["p90", st.get("p90")], ["p99", st.get("p99")], ["p99.5", st.get("p995")],
-         ["max |fx − recorded|", fx.get("max")], ["max |exported − fx|", c.export_vs_fx_max],
-         ["min atol that passes", c.min_atol], ["rtol", c.rtol], ["atol", c.atol],
-         ["shape (recorded)", c.shape], ["shape (exported)", c.exported_shape],
-         ["dtype (recorded)", c.dtype], ["dtype (exported)", c.exported_dtype],
-         ["range (recorded)", c.recorded_range], ["range (exported)", c.exported_range]]
-    if c.nonfinite_recorded or c.nonfinite_exported:
-        m.append(["non-finite recorded / exported", f"{c.nonfinite_recorded} / {c.nonfinite_exported}"])
-    return m
+    values = {"max": st.get("max"), "mean": st.get("mean"), "p50": st.get("p50"), "p90": st.get("p90"),
+              "p99": st.get("p99"), "p995": st.get("p995"), "fx_max": fx.get("max"),
+              "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "rtol": c.rtol, "atol": c.atol,
+              "shape": c.shape, "exported_shape": c.exported_shape, "dtype": c.dtype,
+              "exported_dtype": c.exported_dtype, "recorded_range": c.recorded_range,
+              "exported_range": c.exported_range,
+              "nonfinite": (f"{c.nonfinite_recorded} / {c.nonfinite_exported}"
+                            if c.nonfinite_recorded or c.nonfinite_exported else None)}
+    return [values[k] for k, _, _ in PANEL]
 
 
 def trace_view(report: Any) -> dict[str, Any]:
@@ -173,13 +188,15 @@ def trace_view(report: Any) -> dict[str, Any]:
             rows.append({
                 "id": f"{prefix}{c.node}/{c.port}/{c.sample}", "status": _status(c.passed), "tap_status": None,
                 "first_divergent": False, "node": prefix + c.node, "group": f"{prefix}{c.node}/{c.port}",
+                "sub": None, "reason": ", ".join((["allclose"] if c.passed is False else []) + kinds) or None,
+                "note": None, "info": [],
                 "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": _status(c.passed),
                           "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                           "mean": (c.stats or {}).get("mean"), "fx_max": (c.fx_stats or {}).get("max"),
                           "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "atol": c.atol,
                           "rtol": c.rtol, "hazards": ", ".join(kinds)},
-                "samples": [{"key": str(c.sample), "label": f"sample {c.sample}", "hist": hist_dict(c.hist),
-                             "metrics": _sample_metrics(c),
+                "samples": [{"key": str(c.sample), "label": f"sample {c.sample}",
+                             "hist": hist_dict(c.hist, c.nonfinite_exported), "m": _sample_metrics(c),
                              "inputs": _inputs(report, g, node, c.sample) if node is not None else [],
                              "note": note}],
                 "default_sample": str(c.sample)})
@@ -201,10 +218,13 @@ def trace_view(report: Any) -> dict[str, Any]:
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
                badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+    from .deep_view import deep_badges, deep_view
+    badges += deep_badges(report)
     notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
     if report.script_error:
         notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
     total_log = sum(len(g.log) for g in report.graphs)
+    deep_tabs, deep = deep_view(report, graph_labels(report.graphs))
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
         "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
@@ -212,28 +232,35 @@ def trace_view(report: Any) -> dict[str, Any]:
         "status": status, "badges": badges, "notes": notes,
         "tabs": [{"id": "table", "label": "Validation"}, {"id": "graph", "label": "Graph"},
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
-                 {"id": "log", "label": "Log"}],
+                 {"id": "log", "label": "Log"}] + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
-                  "columns": [{"key": "node", "label": "node", "type": "text"},
-                              {"key": "port", "label": "port", "type": "text"},
-                              {"key": "sample", "label": "sample", "type": "int"},
-                              {"key": "status", "label": "status", "type": "status"},
-                              {"key": "max", "label": "max", "type": "num"},
-                              {"key": "p99", "label": "p99", "type": "num"},
-                              {"key": "mean", "label": "mean", "type": "num"},
-                              {"key": "fx_max", "label": "fx max", "type": "num"},
-                              {"key": "export_vs_fx", "label": "exp−fx max", "type": "num"},
-                              {"key": "min_atol", "label": "min atol", "type": "num"},
-                              {"key": "hazards", "label": "hazards", "type": "text"},
-                              {"key": "atol", "label": "atol", "type": "num"},
-                              {"key": "rtol", "label": "rtol", "type": "num"}],
+                  "columns": [column("node", "node", "text", "the LEAPP node", pinned=True),
+                              column("port", "port", "text", "its output port", pinned=True),
+                              column("sample", "sample", "int", "the recorded call", pinned=True),
+                              column("status", "status", "status", "allclose(exported, recorded, rtol, atol)",
+                                     pinned=True),
+                              column("max", "max", "num", "max |exported − recorded|"),
+                              column("p99", "p99", "num", "99th percentile of |exported − recorded| (exact)"),
+                              column("mean", "mean", "num", "mean |exported − recorded|"),
+                              column("fx_max", "fx max", "num", "max |FX replay − recorded|"),
+                              column("export_vs_fx", "exp−fx max", "num", "max |exported − FX replay|"),
+                              column("min_atol", "min atol", "num", "the smallest atol that passes"),
+                              column("hazards", "hazards", "text", "hazards that concern this row"),
+                              column("atol", "atol", "num", "the atol of the check"),
+                              column("rtol", "rtol", "num", "the rtol of the check")],
+                  "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
+                  "info_columns": [],
                   "rows": rows, "first_divergent": first["id"] if first else None,
-                  "filter_label": "failing only",
+                  "filter_label": "failing only", "jump_label": "failing",
                   "rule": "pass/fail is LEAPP's allclose(exported, recorded, rtol, atol) on each sample",
-                  "hist_title": "|exported − recorded|"},
+                  "hist_title": "|exported − recorded|",
+                  "nonfinite_label": "non-finite exported values (left out of the bins)", "reasons": {"allclose": "allclose(exported, recorded, rtol, atol) fails"},
+                  "search_keys": ["node", "port", "status", "hazards"]},
+        "inputs": {},
         "graphs": graphs, "nodes": nodes, "hazards": hazards_all,
         "log": {"records": log, "truncated": max(0, total_log - len(log)),
                 "levels": sorted({r["level"] for r in log}, key=lambda lv: min(x["levelno"] for x in log if x["level"] == lv)),
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
+        "deep": deep,
     }

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from leapp_lab.model.columns import panel_columns, profile_columns, table_columns
+from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
 
-from .viewdict import VIEW_SCHEMA, badge, hist_dict
+from .engine_graph_view import engine_graph_view
+from .viewdict import VIEW_SCHEMA, badge, column, hist_dict
 
 
 def row_status(r: Any) -> str:
@@ -17,22 +18,29 @@ def row_status(r: Any) -> str:
     that compares onnxruntime with itself) are ``uncompared``; ``data-leapp-tap-status`` carries
     the exact status.
     """
-    if not r.in_rule:
-        return "uncompared"
-    return "fail" if r.diverged else "pass"
+    return r.verdict
 
 
 def _tap_status(r: Any) -> str:
     return "self-compare" if r.status == "compared" and r.self_compare else r.status
 
 
-def _metrics(m: Any) -> list[list[Any]]:
-    """The panel columns of a row or a sample: [label, value, fmt]."""
-    return [[c.label, getattr(m, c.key), c.fmt] for c in panel_columns()]
+#: the table's columns that stay left while the table scrolls sideways
+PINNED = ("name", "status")
+#: the cells the search box looks in (besides the status label and the row's op · scope line)
+SEARCH_KEYS = ("name", "scope", "kind", "status", "reason")
+#: a row's side panel, besides its metrics: (key, label, format) of the "info" values
+INFO_COLUMNS = (("kind", "kind", "text"), ("order", "model order", "int"), ("status", "status", "text"),
+                ("reason", "why", "text"), ("scope", "scope", "text"), ("producer", "producer", "text"),
+                ("source", "source line", "text"), ("producer_source", "computed at", "text"),
+                ("reference_source", "reference from", "text"), ("tensor", "tensor", "text"),
+                ("shapes", "shape engine / reference", "text"), ("dtypes", "dtype engine / reference", "text"),
+                ("growth", "growth vs previous", "x"), ("flags", "flags", "text"),
+                ("local", "local error", "text"), ("expected", "expected drift", "text"))
 
 
 def _column(c: Any) -> dict[str, Any]:
-    return {"key": c.key, "label": c.label, "type": c.fmt, "description": c.description}
+    return column(c.key, c.label, c.fmt, c.description, pinned=c.key in PINNED)
 
 
 def _inputs(report: Any, sample: int) -> list[dict[str, Any]]:
@@ -40,71 +48,151 @@ def _inputs(report: Any, sample: int) -> list[dict[str, Any]]:
              "file": i.file} for i in report.sample_inputs(sample)]
 
 
-def verify_view(report: Any) -> dict[str, Any]:
-    cols = table_columns()
-    rows = []
-    for r in report.table():
-        status = row_status(r)
-        samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
-                    "hist": hist_dict(r.hist), "metrics": _metrics(r),
-                    "inputs": [], "note": r.note}]
-        for s in r.samples:
-            samples.append({"key": str(s.sample), "label": f"sample {s.sample}",
-                            "hist": hist_dict(s.hist), "metrics": _metrics(s),
-                            "inputs": _inputs(report, s.sample), "note": r.note})
-        info = [["kind", r.kind], ["model order", r.order], ["status", _tap_status(r)],
-                ["reference from", r.reference_source], ["source line", r.source],
-                ["producer", f"{r.producer_op or '?'} {r.producer_node or ''}".strip()],
-                ["tensor", r.tensor], ["shape engine / reference", f"{r.shape_engine} / {r.shape_reference}"],
-                ["dtype engine / reference", f"{r.dtype_engine} / {r.dtype_reference}"],
-                ["growth vs previous", r.growth, "x"]]
-        flags = [n for n, on in (("worst", r.worst), ("largest jump", r.largest_jump),
-                                 ("exceeds --max-mape", r.exceeded)) if on]
-        if flags:
-            info.append(["flags", ", ".join(flags)])
-        rows.append({
-            "id": r.name, "status": status, "tap_status": _tap_status(r), "first_divergent": bool(r.first_divergent),
-            "node": None, "group": None,
-            "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
-            "info": info, "samples": samples, "default_sample": "all"})
+def _sub(r: Any) -> str | None:
+    """What the row is, beside its name: the op and the module scope that computed it."""
+    parts = [x for x in (r.producer_op, r.scope) if x]
+    return " · ".join(parts) or None
+
+
+def _info(r: Any, words: dict[str, str], report: Any = None) -> list[Any]:
+    dtype = report.expected.dtype if report is not None and report.expected is not None else ""
+    flags = [n for n, on in (("worst", r.worst), ("largest jump", r.largest_jump),
+                             ("exceeds --max-mape", r.exceeded),
+                             ("first locally divergent", r.first_locally_divergent),
+                             ("largest local error", report is not None and report.local and r.name == report.worst_local),
+                             (f"beyond expected {dtype} drift", r.beyond_expected)) if on]
+    why = "; ".join(words.get(k, k) for k in (r.reason or "").split(", ") if k) or None
+    values = {"kind": r.kind, "order": r.order, "status": _tap_status(r), "reason": why, "scope": r.scope,
+              "producer": f"{r.producer_op or '?'} {r.producer_node or ''}".strip(), "source": r.source,
+              "producer_source": r.producer_source, "reference_source": r.reference_source,
+              "tensor": r.tensor, "shapes": f"{r.shape_engine} / {r.shape_reference}",
+              "dtypes": f"{r.dtype_engine} / {r.dtype_reference}", "growth": r.growth,
+              "flags": ", ".join(flags) or None, "local": r.local_note, "expected": r.expected_note}
+    return [values[k] for k, _, _ in INFO_COLUMNS]
+
+
+def _thresholds(rule: Any) -> dict[str, float]:
+    """The rule's limit on each profile metric (drawn as a line on the error-growth plot)."""
+    out = {"cosine": rule.min_cosine}
+    if rule.nrmse_pct is not None:
+        out["nrmse"] = rule.nrmse_pct / 100.0
+    if rule.mape_pct is not None:
+        out["mape"] = rule.mape_pct
+    return out
+
+
+def profile_view(report: Any) -> dict[str, Any] | None:
+    """The error-growth profile of the view dict: the rows the rule judges, in model order."""
+    status_by_id = {r.name: row_status(r) for r in report.rows}
     prof = report.profile()
-    status_by_id = {x["id"]: x["status"] for x in rows}
-    profile = {
-        "x": [p.name for p in prof],   # row ids, in model order
+    if not prof:
+        return None
+    names = [p.name for p in prof]
+    thresholds = _thresholds(report.rule)
+    local = report.first_locally_divergent        # set when the verify measured local error
+    keys = [c.key for c in profile_columns(report)]
+    return {
+        "x": names,   # row ids, in model order
         "status": [status_by_id.get(p.name, "pass") for p in prof],
-        "first_divergent_index": next((i for i, p in enumerate(prof) if p.name == report.first_divergent), None),
+        "scope": [p.scope for p in prof],
+        "reason": [p.reason for p in prof],
+        "nonfinite": [p.nonfinite for p in prof],
+        "first_divergent_index": names.index(report.first_divergent) if report.first_divergent in names else None,
+        "first_local_divergent_index": names.index(local) if local in names else None,
+        "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
-                    "type": c.fmt, "description": c.description} for c in profile_columns()],
-    } if prof else None
+                    "type": c.fmt, "description": c.description, "threshold": thresholds.get(c.key)}
+                   for c in profile_columns(report)],
+    }
+
+
+def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
+             words: dict[str, str] | None = None) -> dict[str, Any]:
+    """The view dict row of one VerifyRow (``inputs``: collects the samples' inputs, once each;
+    ``words``: the rule's reason words, ``report.rule.reason_words()``)."""
+    cols, panel = table_columns(report), panel_columns()
+    samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
+                "hist": hist_dict(r.hist, r.nonfinite_pairs), "m": [getattr(r, c.key) for c in panel]}]
+    for s in r.samples:
+        key = str(s.sample)
+        if inputs is not None and key not in inputs:
+            inputs[key] = _inputs(report, s.sample)
+        samples.append({"key": key, "label": f"sample {s.sample}",
+                        "hist": hist_dict(s.hist, s.nonfinite_pairs), "m": [getattr(s, c.key) for c in panel]})
+    return {"id": r.name, "status": row_status(r), "tap_status": _tap_status(r),
+            "first_divergent": bool(r.first_divergent), "node": None, "group": None, "sub": _sub(r),
+            "reason": r.reason, "note": r.note,
+            "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
+            "info": _info(r, words if words is not None else report.rule.reason_words(), report),
+            "samples": samples, "default_sample": "all"}
+
+
+def verify_view(report: Any) -> dict[str, Any]:
+    cols = table_columns(report)
+    panel = panel_columns()
+    words = report.rule.reason_words()
+    inputs: dict[str, list] = {}
+    rows = [view_row(report, r, inputs, words) for r in report.table()]
+    profile = profile_view(report)
     n_fail = sum(x["status"] == "fail" for x in rows)
     n_cmp = sum(x["status"] != "uncompared" for x in rows)
+    n_nonfinite = sum(1 for r in report.table() if r.nonfinite)
     status = "fail" if (n_fail or report.exit_code) else "pass"
+    shown = {x["id"] for x in rows}
     badges = [badge("engine", report.engine or "?"), badge("samples", report.samples),
               badge("rows judged", f"{n_cmp}/{len(rows)}"),
               badge("divergent", n_fail, "fail" if n_fail else "pass"),
-              badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass"),
-              badge("worst", report.worst_tap), badge("largest jump", report.largest_jump)]
+              badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass",
+                    row=report.first_divergent if report.first_divergent in shown else None,
+                    title="the first row in model order that the rule finds divergent (click: go to it)"),
+              badge("worst (non-finite, then nrmse)", report.worst_tap,
+                    row=report.worst_tap if report.worst_tap in shown else None, title="worst: " + WORST_RANKS),
+              badge("largest jump (nrmse growth)", report.largest_jump,
+                    row=report.largest_jump if report.largest_jump in shown else None,
+                    title="largest jump: " + JUMP_RANKS),
+              badge("non-finite rows", n_nonfinite, "fail" if n_nonfinite else None,
+                    title="rows with NaN/Inf values on either side (left out of every metric)")]
+    if report.local:
+        badges += [badge("first locally divergent", report.first_locally_divergent or "none",
+                         "fail" if report.first_locally_divergent else "pass",
+                         row=report.first_locally_divergent if report.first_locally_divergent in shown else None,
+                         title="the first row whose own (local) error crosses the rule (click: go to it)"),
+                   badge("largest local error", report.worst_local,
+                         row=report.worst_local if report.worst_local in shown else None)]
+    if report.expected is not None:
+        n_beyond = len(report.beyond_expected)
+        badges.append(badge(f"beyond expected {report.expected.dtype}",
+                            f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "0",
+                            "fail" if n_beyond else "pass", row=report.first_beyond_expected
+                            if report.first_beyond_expected in shown else None))
     if report.max_mape is not None:
-        badge_status = "fail" if report.exceeded else "pass"
+        badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
     notes = list(report.warnings)
     if report.self_compare_note:
         notes.append(report.self_compare_note)
     rule = report.rule.text or report.rule.describe()
     title = report.build_name or Path(report.build).name or "build"
+    graph = engine_graph_view(report)
     return {
         "kind": "verify", "schema": VIEW_SCHEMA,
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
-        "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}],
+        "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}]
+        + ([{"id": "graph", "label": "Graph"}] if graph is not None else []),
         "table": {"title": "Outputs and taps in model order (|engine − reference|)",
                   "columns": [_column(c) for c in cols],
+                  "panel_columns": [column(c.key, c.label, c.fmt, c.description) for c in panel],
+                  "info_columns": [column(k, label, fmt) for k, label, fmt in INFO_COLUMNS],
                   "rows": rows, "first_divergent": report.first_divergent if report.first_divergent in
-                  {x["id"] for x in rows} else None,
+                  shown else None,
                   "filter_label": "divergent only", "rule": "status: " + rule,
                   "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
-                  "hist_title": "|engine − reference|"},
+                  "hist_title": "|engine − reference|",
+                  "nonfinite_label": "non-finite pairs (left out of every metric)",
+                  "reasons": words, "search_keys": list(SEARCH_KEYS)},
+        "inputs": inputs,
         "graphs": [], "nodes": {}, "hazards": [], "log": None,
-        "profile": profile,
+        "profile": profile, "engine_graph": graph,
     }

@@ -3,26 +3,36 @@
 ``build_view(report)`` dispatches on the report kind. The dict only *arranges* numbers that the
 report model already holds (metrics, histograms, diagnoses); nothing here computes a metric.
 
-Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads exactly this)::
+Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads exactly this;
+schema 2 is the compact one: labels once per table, histograms without edges, inputs once)::
 
-    {"kind", "schema": 1, "title", "subtitle", "status", "badges": [{label, value, status}],
+    {"kind", "schema": 2, "title", "subtitle", "status",
+     "badges": [{label, value, status, row?, title?}],   # row: a click selects that row
      "notes": [str], "tabs": [{id, label}],
-     "table": {"title", "columns": [{key, label, type}], "rows": [Row], "first_divergent": id|None,
-               "filter_label", "rule"},
+     "table": {"title", "columns": [{key, label, type, description, pinned?, hidden?}],
+               "panel_columns": [{key, label, type, description}],   # a sample's "m" values
+               "info_columns": [{key, label, type}],                 # a row's "info" values
+               "rows": [Row], "first_divergent": id|None, "filter_label", "jump_label"?, "rule",
+               "status_labels", "hist_title", "nonfinite_label", "reasons": {key: words},
+               "search_keys": [cell keys the search box looks in]},
+     "inputs": {sample key: [{name, shape, dtype, range, index, file}]},
      "graphs": [{name, svg, layout}], "nodes": {name: NodePanel}, "log": {...}, "hazards": [...],
-     "profile": {...} | None}
+     "profile": {...} | None, "bars": {...} (repair only: see repair_view)}
 
     Row = {"id", "status": pass|fail|uncompared, "tap_status": str|None, "first_divergent": bool,
-           "node": str|None, "group": str|None, "cells": {key: value},
-           "samples": [{"key", "label", "hist": {zero, counts, edges}|None, "metrics": [[label, value, fmt]],
-                        "inputs": [{name, shape, dtype, range, index}], "note": str|None}],
+           "node": str|None, "group": str|None, "sub": str|None (what the name is: op · scope),
+           "reason": str|None, "cells": {key: value}, "info": [value per info column],
+           "samples": [{"key", "label", "hist": Hist|None|False (False: no histogram, the panel shows the metrics only), "m": [value per panel column],
+                        "inputs"?: [...], "note": str|None}],
            "default_sample": key}
+    Hist = {"zero", "first_bin", "counts", "nonfinite"}   # edges: bin b starts at the float64
+                                                           # whose bits are b << 50 (model.hist)
 """
 from __future__ import annotations
 
 from typing import Any
 
-VIEW_SCHEMA = 1
+VIEW_SCHEMA = 2
 
 
 def build_view(report: Any) -> dict[str, Any]:
@@ -33,16 +43,35 @@ def build_view(report: Any) -> dict[str, Any]:
     if kind == "verify":
         from .verify_view import verify_view
         return verify_view(report)
+    if kind == "compare":
+        from .compare_view import compare_view
+        return compare_view(report)
+    if kind == "repair":
+        from .repair_view import repair_view
+        return repair_view(report)
     raise TypeError(f"no view for a report of kind {kind!r} ({type(report).__name__}); "
-                    f"views exist for: trace, verify")
+                    f"views exist for: trace, verify, compare, repair")
 
 
-def hist_dict(h: Any) -> dict[str, Any] | None:
-    """A ``leapp_lab.model.hist.Hist`` as the front-end wants it: zero bin + edges + counts."""
-    if h is None:
+def hist_dict(h: Any, nonfinite: int = 0) -> dict[str, Any] | None:
+    """A ``leapp_lab.model.hist.Hist`` as the front-end wants it: zero bin, first global bin and
+    counts (the front-end derives the edges from the bin numbers, as ``Hist.edges`` does), and the
+    elements left out of the bins because a side is non-finite."""
+    if h is None and not nonfinite:
         return None
-    return {"zero": int(h.zero), "counts": [int(c) for c in h.counts], "edges": h.edges()}
+    if h is None:
+        return {"zero": 0, "first_bin": 0, "counts": [], "nonfinite": int(nonfinite)}
+    return {"zero": int(h.zero), "first_bin": int(h.first_bin), "counts": [int(c) for c in h.counts],
+            "nonfinite": int(nonfinite)}
 
 
-def badge(label: str, value: Any, status: str | None = None) -> dict[str, Any]:
-    return {"label": label, "value": value, "status": status}
+def badge(label: str, value: Any, status: str | None = None, row: str | None = None,
+          title: str | None = None) -> dict[str, Any]:
+    return {"label": label, "value": value, "status": status, "row": row, "title": title}
+
+
+def column(key: str, label: str, type_: str, description: str = "", **flags: Any) -> dict[str, Any]:
+    """A column of the view's table (``pinned``: stays left while scrolling sideways; ``hidden``:
+    off until the user shows it)."""
+    return {"key": key, "label": label, "type": type_, "description": description,
+            **{k: v for k, v in flags.items() if v}}

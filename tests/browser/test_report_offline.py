@@ -47,6 +47,12 @@ def test_trace_report_offline(page, frozen_trace, tmp_path, artifacts_dir):
     assert page.locator("[data-leapp-panel='node'] [data-leapp-suspect]").count() >= 1
     assert page.locator("[data-leapp-panel='node'] svg [data-leapp-fx]").count() >= 3
     page.screenshot(path=str(artifacts_dir / "report_trace_node.png"), full_page=True)
+    # hazards: the explanation wraps inside the page instead of running off to the right
+    page.click("[data-leapp-tab='hazards']")
+    cell = page.locator("td.leapp-wrap").first
+    box = cell.bounding_box()
+    assert box["x"] + box["width"] <= page.viewport_size["width"]
+    assert page.evaluate("e => e.scrollWidth <= e.clientWidth + 1", cell.element_handle())
     # log filter
     page.click("[data-leapp-tab='log']")
     total = page.locator(".leapp-logline").count()

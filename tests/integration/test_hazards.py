@@ -41,7 +41,8 @@ def traced(tmp_path_factory):
                 with session:
                     mod.body()
             except Exception as exc:   # crash_midtrace: the body's own exception propagates
-                assert name == "crash_midtrace", f"{name} raised {exc!r}"
+                raises = getattr(mod, "RAISES", None)    # a pipeline LEAPP refuses to compile
+                assert name == "crash_midtrace" or (raises and raises in str(exc)), f"{name} raised {exc!r}"
             assert session.report is not None, name
             results[name] = (mod, session.report)
     return results

@@ -73,3 +73,87 @@ def test_tutorial_views(tmp_path_factory, artifacts_dir):
     assert any(WIDGET in o.get("data", {}) for o in _outputs(verify_cell))
     report = (work / "verify_report.html").read_text(encoding="utf-8")
     assert 'data-leapp-row="hidden_1"' in report and "<script" in report
+
+
+def _plain(cell) -> str:
+    return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in _outputs(cell))
+
+
+def _cell(nb, start: str):
+    return next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith(start))
+
+
+@pytest.mark.slow
+def test_stateful_tutorial_replay(tmp_path_factory, artifacts_dir):
+    """02: a recurrent policy whose replay matches; a leak validation misses; a warm start."""
+    nb, work, _ = execute(ROOT / "notebooks" / "02_stateful_policy.ipynb", tmp_path_factory, artifacts_dir)
+    assert "STATEFUL-DONE" in _plain(nb.cells[-1])
+    ok = _plain(_cell(nb, "%%leapp_trace recurrent"))
+    assert "replay: OK (tier b)" in ok and "resets at 6: ok" in ok
+    assert any(WIDGET in o.get("data", {}) for o in _outputs(_cell(nb, "%%leapp_trace recurrent")))
+    leak = _plain(_cell(nb, "print(\"validation passes:\", all(c.passed for c in leaky"))
+    assert "validation passes: True" in leak and "'step': 1" in leak and "encoder/h_in" in leak
+    warm = _plain(_cell(nb, "%%leapp_trace warm"))
+    assert "resets at 3: DIVERGES at step 3" in warm and "warm start" in warm
+    assert (work / "leapp_out" / "warm" / "leapp_lab" / "latest").is_file()
+
+
+@pytest.mark.slow
+def test_isolate_tutorial(tmp_path_factory, artifacts_dir):
+    """04: an adapter bug, the exporter matrix, isolation pinning a failure on patching."""
+    nb, work, _ = execute(ROOT / "notebooks" / "04_isolate_failures.ipynb", tmp_path_factory, artifacts_dir)
+    assert "ISOLATE-DONE" in _plain(nb.cells[-1])
+    norm = _plain(_cell(nb, "%%leapp_trace norm"))
+    assert "[adapter-mismatch] norm" in norm and "adapters: DIVERGED" in norm
+    advice = _plain(_cell(nb, "print(matrix.advice[0])"))
+    assert "jit, jit-trace, pt2 export and validate" in advice and "exporters: OK" in advice
+    clip = _plain(_cell(nb, "%%leapp_trace clip"))
+    assert "isolation: decision PATCHING (row 2" in clip and "ran again 4 times" in clip
+
+
+def _nrmse(engine_npz: Path, reference_npz: Path, name: str) -> float:
+    """sqrt(sum (e - r)^2 / sum r^2) over every sample, in float64, from the arrays on disk."""
+    import numpy as np
+    with np.load(engine_npz, allow_pickle=False) as z:
+        e = z[name].astype(np.float64)
+    with np.load(reference_npz, allow_pickle=False) as z:
+        r = z[name].astype(np.float64)
+    return float(np.sqrt(np.sum((e - r) ** 2) / np.sum(r ** 2)))
+
+
+@pytest.mark.slow
+def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
+    """03: an int8 conv net with one broken layer: cumulative says the first tap, local says the
+    broken layer, repair meets the target keeping a minority of segments in fp32, the diff flips."""
+    import leapp_lab
+    nb, work, _ = execute(ROOT / "notebooks" / "03_explain_and_repair.ipynb", tmp_path_factory, artifacts_dir)
+    assert "EXPLAIN-DONE" in _plain(nb.cells[-1])
+    out = work / "explain"
+    # cumulative: the first tap is first divergent, and every row diverges
+    plain = _html(next(c for c in nb.cells if c.cell_type == "code"
+                       and c.source == "%leapp_verify explain/model.reference.npz explain/model.ort-int8"))
+    assert re.findall(r'data-leapp-row="([^"]+)" data-leapp-status="fail" data-leapp-tap-status="compared" '
+                      r'data-leapp-first-divergent="true"', plain) == ["stem"]
+    assert re.findall(r'data-leapp-row="([^"]+)" data-leapp-status="pass"', plain) == []
+    assert "first divergent: stem" in _plain(_cell(nb, "before = _leapp"))
+    # local: the broken layer has the largest local error, the rows after it inherit theirs
+    local = _cell(nb, "%leapp_verify explain/model.reference.npz explain/model.ort-int8 --local")
+    assert "largest local error: block2" in _plain(local) and 'data-leapp-row="block2"' in _html(local)
+    assert "largest local error: block2" in _plain(_cell(nb, "local = _leapp"))
+    # repair: met with block2 alone in fp32, proved on its own build (numbers recomputed from disk)
+    rep = _plain(_cell(nb, "repair = _leapp"))
+    assert "met: 1 of 6 segments kept in fp32 ['block2']" in rep
+    r = leapp_lab.load(out / "leapp_lab")               # its latest run
+    assert r.kind == "repair" and r.met and r.chosen == ["block2"] and 2 * len(r.chosen) < len(r.segments)
+    ref = out / "model.reference.npz"
+    assert _nrmse(Path(r.baseline.build) / "sample_outputs.npz", ref, "output_0") > 0.01
+    after = _nrmse(Path(r.final.build) / "sample_outputs.npz", ref, "output_0")
+    assert after < 0.01 and after == pytest.approx(r.after, rel=1e-9)
+    assert "--keep-fp32" in rep and "MET" in _plain(_cell(nb, "%leapp_repair"))
+    # diff: the broken layer and the rows after it flip to pass, nothing to fail, one reference
+    diff = _cell(nb, "%leapp_diff")
+    flipped = re.findall(r'data-leapp-row="([^"]+)"[^>]*data-leapp-flip="to-pass"', _html(diff))
+    assert flipped == ["block2", "block3", "pooled", "output_0"]
+    assert 'data-leapp-flip="to-fail"' not in _html(diff) and "different references" not in _plain(diff)
+    assert "flipped to pass: ['block2', 'block3', 'pooled', 'output_0'] | flipped to fail: []" \
+        in _plain(_cell(nb, "diff = _leapp"))

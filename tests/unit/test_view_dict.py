@@ -23,7 +23,7 @@ def test_trace_rows_follow_the_model():
         assert row["cells"]["min_atol"] == c.min_atol
         (s,) = row["samples"]
         assert s["hist"]["counts"] == c.hist.counts and s["hist"]["zero"] == c.hist.zero
-        assert len(s["hist"]["edges"]) == (len(s["hist"]["counts"]) + 1 if s["hist"]["counts"] else 0)
+        assert s["hist"]["first_bin"] == c.hist.first_bin and "edges" not in s["hist"]   # derived in the front-end
         assert row["group"] == f"{c.node}/{c.port}"
     assert [x["status"] for x in rows[:3]] == ["pass", "fail", "fail"]
     assert rows[0]["samples"][0]["hist"]["zero"] == 6          # identical sample: all in the explicit zero bin
@@ -95,10 +95,11 @@ def test_verify_rows_status_and_order(tmp_path):
     assert [s["key"] for s in tb["samples"]] == ["all", "0", "1"]
     assert tb["samples"][2]["hist"]["counts"] == src.samples[1].hist.counts
     assert tb["samples"][0]["hist"]["counts"] == src.hist.counts
-    metrics = {label: value for label, value, _ in tb["samples"][1]["metrics"]}
-    assert metrics["MAPE %"] == src.samples[0].mape and metrics["NRMSE"] == src.samples[0].nrmse
-    # the inputs each sample fed the engine, as recorded in the report
-    (inp,) = tb["samples"][1]["inputs"]
+    keys = [c["key"] for c in v["table"]["panel_columns"]]
+    metrics = dict(zip(keys, tb["samples"][1]["m"]))
+    assert metrics["mape"] == src.samples[0].mape and metrics["nrmse"] == src.samples[0].nrmse
+    # the inputs each sample fed the engine, as recorded in the report (once per sample, not per row)
+    (inp,) = v["inputs"]["0"]
     assert inp["name"] == "x" and inp["shape"] == [3, 5] and inp["index"] == 0
     # the error-growth profile: compared rule rows only, in model order
     assert v["profile"]["x"] == ["tap_a", "tap_b", "output_0"]

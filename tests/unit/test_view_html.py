@@ -29,6 +29,8 @@ def test_standalone_html_is_offline_and_complete():
     assert not re.search(r"url\(\s*['\"]?(?!#)", rest) and "@import" not in rest   # only url(#fragment)
     assert "fetch(" not in assets.renderer_js() and "XMLHttpRequest" not in assets.renderer_js()
     assert assets.PLOTLY_VERSION in text and assets.renderer_js() in text
+    # dagre (the accuracy graph's layout) is inlined too, without its source-map comment
+    assert text.count(assets.dagre_js()) == 1 and "sourceMappingURL" not in rest
     # the view travels as JSON and parses back to the same dict
     m = re.search(r'<script type="application/json" id="leapp-view">(.*?)</script>', text, re.S)
     assert json.loads(m.group(1)) == json.loads(json.dumps(build_view(trace_report())))
@@ -39,7 +41,7 @@ def test_every_user_string_is_escaped():
         text = to_html(rep)
         rest = _without_plotly(text)
         assert "<script>alert" not in rest
-        # the only <script> elements are ours: plotly, the view JSON, the renderer module
+        # the only <script> elements are ours: plotly (+ dagre), the view JSON, the renderer module
         assert len(re.findall(r"<script\b", rest)) == 3
         m = re.search(r'<script type="application/json" id="leapp-view">(.*?)</script>', text, re.S)
         assert "<" not in m.group(1) and json.loads(m.group(1))      # '<' only as \u003c

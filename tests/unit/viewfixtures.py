@@ -83,10 +83,11 @@ def verify_report(tmp_path=None, evil: bool = False) -> VerifyReport:
                         first_divergent=name.startswith("tap_b"),
                         shape_reference=[2, 4, 8], shape_engine=[2, 4, 8], dtype_reference="float32",
                         dtype_engine="float32", samples=samples).fill(diff_sums(eng, ref, rtol=1e-3))
+        row.reason = ", ".join(DivergenceRule().reasons(row)) or None
         row.growth = (row.nrmse / prev) if prev else None
         prev = row.nrmse or prev
         rows.append(row)
-    rows.insert(2, VerifyRow(name="tap_c", kind="plugin", order=7, status="no-reference",
+    rows.insert(2, VerifyRow(name="tap_c", kind="plugin", order=7, status="no-reference", reason="missing-reference",
                              note="custom op boundary without a torch reference", reference_source=None))
     ref_path = str(tmp_path / "model.reference.npz") if tmp_path is not None else ""
     x = rng.normal(size=(2, 3, 5)).astype(np.float32)       # what each sample fed the engine
@@ -97,3 +98,24 @@ def verify_report(tmp_path=None, evil: bool = False) -> VerifyReport:
                         first_divergent=first, worst_tap="output_0", largest_jump=first,
                         warnings=["1 outputs are missing in the reference"], created="2026-01-01T00:00:00",
                         inputs=inputs)
+
+
+def verify_report_after(tmp_path=None) -> VerifyReport:
+    """``verify_report()`` after a change (run B of a diff): tap_a now diverges (pass → fail), tap_b
+    no longer does (fail → pass), output_0 still does, tap_c is gone and tap_d is new. Two samples."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for name, kind, order, noise in (("tap_a", "manual", 2, 0.08), ("tap_b", "op", 5, 0.0),
+                                     ("tap_d", "manual", 6, 0.001), ("output_0", "output", 9, 0.1)):
+        ref = rng.normal(size=(2, 4, 8))
+        eng = ref + noise * (1 + np.arange(2)[:, None, None]) * rng.normal(size=ref.shape)
+        samples = [SampleMetrics(sample=i).fill(diff_sums(eng[i], ref[i], rtol=1e-3)) for i in range(2)]
+        rows.append(VerifyRow(name=name, kind=kind, order=order, status="compared", source=f"model.py:{order * 3}",
+                              reference_source="torch", producer_op="Gemm", diverged=noise > 0.01,
+                              first_divergent=name == "tap_a", shape_reference=[2, 4, 8],
+                              shape_engine=[2, 4, 8], dtype_reference="float32", dtype_engine="float32",
+                              samples=samples).fill(diff_sums(eng, ref, rtol=1e-3)))
+    ref_path = str(tmp_path / "model.reference.npz") if tmp_path is not None else ""
+    return VerifyReport(reference=ref_path, build="build/model.ort-fp16", engine="ort-fp16",
+                        build_name="model.ort-fp16", samples=2, rows=rows, rule=DivergenceRule(text=""),
+                        first_divergent="tap_a", worst_tap="tap_a", created="2026-01-02T00:00:00")

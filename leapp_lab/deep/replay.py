@@ -1,0 +1,321 @@
+"""``leapp_lab.replay(trace_report, steps=None, step_fn=None, resets=None)``: sequential replay.
+
+Tier (a) replays the captured trajectory through ``leapp.InferenceManager`` with the exported
+state and feedback carried forward; tier (b), given the original pipeline as ``step_fn``, runs
+fresh observations and episode resets on both; when the exported pipeline cannot be loaded the
+result is tier (c), ``status: unavailable`` with the reason (docs/deep-checks.md).
+
+Resets in the captured trajectory are read from the recording: step ``k`` starts an episode when
+some feedback input was *not* fed the previous step's output and every feedback input holds its
+initial value (sample 0) or zeros. The exported side then calls ``InferenceManager.reset()``, as a
+deployed runtime would. A feedback input changed in any other way is a *break*: the Python loop
+fed back something the exported graph cannot (it keeps carrying its own output).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from leapp_lab.model.replay import ReplayOutput, ReplayResult, ReplayRow, ReplayRun
+from leapp_lab.model.sections import save_section
+from leapp_lab.model.trace import GraphReport
+
+from . import fresh as fresh_inputs
+from . import stepfn as stepfns
+from .common import (Progress, Unavailable, diff_numbers, failed_reason, leapp_passes, report_progress,
+                     resolve, tolerances)
+from .runtime import ExportedPipeline
+
+DEFAULT_FRESH_STEPS = 16
+
+
+def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bool,
+         note: str | None = None) -> ReplayRow:
+    if ref is None:
+        return ReplayRow(step, output, reset=reset, note=note or "no reference value")
+    if value is None:
+        return ReplayRow(step, output, reset=reset, passed=False, note=note or "the exported pipeline returned nothing")
+    if np.shape(value) != np.shape(ref):
+        return ReplayRow(step, output, reset=reset, passed=False,
+                         note=f"shape {list(np.shape(value))} vs reference {list(np.shape(ref))}")
+    n = diff_numbers(value, ref)
+    return ReplayRow(step, output, n["max_abs"], n["nrmse"], n["ref_max"],
+                     leapp_passes(value, ref, rtol, atol), reset, note)
+
+
+def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = True) -> None:
+    """Per-output summary (first / last / max error, first failing step, growth) and the verdict.
+    Without feedback no error is carried from step to step: ``grows`` stays False."""
+    run.outputs = []
+    for o in outputs:
+        rows = [r for r in run.rows if r.output == o and r.max_abs is not None]
+        fails = [r.step for r in run.rows if r.output == o and r.passed is False]
+        s = ReplayOutput(output=o, steps=len(rows), first_fail=min(fails) if fails else None)
+        if rows:
+            s.first, s.last = rows[0].max_abs, rows[-1].max_abs
+            worst = max(rows, key=lambda r: r.max_abs)
+            s.max, s.max_step = worst.max_abs, worst.step
+            s.growth = s.last / s.first if s.first > 0 else None
+            s.grows = bool(feedback and len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
+        run.outputs.append(s)
+    bad = [r for r in run.rows if r.passed is False]
+    if bad:
+        first = min(bad, key=lambda r: (r.step, outputs.index(r.output) if r.output in outputs else 0))
+        run.first_divergent = {"step": first.step, "output": first.output}
+        run.status = "diverged"
+    else:
+        run.first_divergent = None
+        run.status = "ok"
+
+
+def _captured_steps(graph: GraphReport) -> int:
+    counts = [n.samples for n in graph.nodes if n.samples]
+    return min(counts) if counts else 0
+
+
+def detect_resets(arrays: dict, feedback: list[tuple[str, str]], steps: int
+                  ) -> tuple[list[int], dict[str, list[int]], dict[str, float]]:
+    """(reset steps, breaks {feedback input: steps}, largest break |diff| per input) of a recording."""
+    resets, breaks, gaps = [], {}, {}
+    for k in range(1, steps):
+        broken = {}
+        at_start = True
+        for src, dst in feedback:
+            now = arrays.get(f"{dst}/{k}/input")
+            prev = arrays.get(f"{src}/{k - 1}/recorded")
+            init = arrays.get(f"{dst}/0/input")
+            if now is None:
+                continue
+            if prev is not None and not (np.shape(now) == np.shape(prev)
+                                         and np.array_equal(now, prev, equal_nan=True)):
+                broken[dst] = float(np.max(np.abs(np.asarray(now, np.float64) - np.asarray(prev, np.float64)))) \
+                    if np.shape(now) == np.shape(prev) else float("inf")
+            if not ((init is not None and np.array_equal(now, init, equal_nan=True)) or not np.any(now)):
+                at_start = False
+        if not broken:
+            continue
+        if at_start:
+            resets.append(k)
+        else:
+            for dst, gap in broken.items():
+                breaks.setdefault(dst, []).append(k)
+                gaps[dst] = max(gaps.get(dst, 0.0), gap)
+    return resets, breaks, gaps
+
+
+def _placeholders(graph: GraphReport) -> set[tuple[str, int]]:
+    return {(f"{c.node}/{c.port}", c.sample) for c in graph.checks if c.placeholder}
+
+
+def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps: int | None,
+                rtol: float, atol: float, progress: Progress | None = None
+                ) -> tuple[ReplayRun, dict[str, np.ndarray]]:
+    """Tier (a): the captured trajectory, recorded observations in, exported state carried."""
+    captured = _captured_steps(graph)
+    n = captured if steps is None else max(0, min(int(steps), captured))
+    run = ReplayRun(tier="a", steps=n)
+    saved: dict[str, np.ndarray] = {}
+    if n == 0:
+        run.status, run.reason = "unavailable", "no captured step to replay"
+        return run, saved
+    resets, breaks, gaps = detect_resets(arrays, pipe.feedback, n)
+    run.resets, run.breaks = resets, breaks
+    placeholder = _placeholders(graph)
+    pipe.reset()
+    for k in range(n):
+        report_progress(progress, f"replay: captured step {k + 1}/{n}", k, n)
+        if k in resets:
+            pipe.reset()
+        inputs = {}
+        for key in pipe.inputs:
+            v = arrays.get(f"{key}/{k}/input")
+            if v is None:
+                raise Unavailable(f"the run holds no recorded value of the pipeline input {key!r} at "
+                                  f"step {k}")
+            inputs[key] = v
+        out = pipe.step(inputs)
+        for o in pipe.outputs:
+            if (o, k) in placeholder:
+                run.rows.append(ReplayRow(k, o, reset=k in resets,
+                                          note="the recorded value is LEAPP's unfilled zero placeholder"))
+                continue
+            run.rows.append(_row(k, o, out.get(o), arrays.get(f"{o}/{k}/recorded"), rtol, atol, k in resets))
+            if o in out:
+                saved[f"a/{o}/{k}/exported"] = out[o]
+    summarize(run, pipe.outputs, atol, bool(pipe.feedback))
+    _explain_closed_loop(graph, arrays, pipe, run, gaps)
+    return run, saved
+
+
+def _explain_closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, run: ReplayRun,
+                         gaps: dict[str, float]) -> None:
+    if not pipe.feedback:
+        run.notes.append("the graph has no feedback: each step is independent, so the closed loop "
+                         "checks the runtime's wiring but cannot accumulate error")
+    src_of = {dst: src for src, dst in pipe.feedback}
+    for dst, ks in run.breaks.items():
+        run.notes.append(
+            f"at step(s) {', '.join(map(str, ks))} the Python loop fed the feedback input {dst!r} a "
+            f"value other than the output {src_of.get(dst)!r} of the step before (max |diff| "
+            f"{gaps.get(dst, 0.0):.3g}): it changes that value outside the traced graph. The "
+            f"exported pipeline feeds {src_of.get(dst)!r} "
+            f"back unchanged, so it cannot follow; move that computation inside a node (or declare "
+            f"it with annotate.state_tensors/update_state)")
+    fd = run.first_divergent
+    if fd is None:
+        return
+    checks = [c for c in graph.checks if c.passed is not None]
+    if checks and all(c.passed for c in checks):
+        run.notes.append(
+            f"every per-sample validation passed, yet the closed loop diverges from step {fd['step']} "
+            f"({fd['output']}): validation feeds each sample its recorded state, the replay feeds "
+            f"back the exported one")
+    for k in run.resets:
+        if fd["step"] < k:
+            break
+        diffs = []
+        for src, dst in pipe.feedback:
+            init, now = arrays.get(f"{dst}/0/input"), arrays.get(f"{dst}/{k}/input")
+            if init is not None and now is not None and np.shape(init) == np.shape(now):
+                gap = float(np.max(np.abs(np.asarray(init, np.float64) - np.asarray(now, np.float64))))
+                if gap > 0:
+                    diffs.append(f"{dst} by {gap:.3g}")
+        bad_here = any(r.step == k and r.passed is False for r in run.rows)
+        if diffs and bad_here:
+            run.notes.append(
+                f"at the episode reset at step {k} the exported pipeline restarts from LEAPP's saved "
+                f"initial values (the state at the first traced pass), while the Python pipeline "
+                f"reset to other values ({'; '.join(diffs)}): the trace started mid-episode (warm "
+                f"start). Start tracing at an episode start so the saved initial values are the "
+                f"reset state")
+
+
+def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn: Callable,
+              steps: int | None, resets: Any, seed: int, rtol: float, atol: float,
+              progress: Progress | None = None) -> tuple[ReplayRun, dict[str, np.ndarray]]:
+    """Tier (b): fresh observations and episode resets, exported vs the original ``step_fn``."""
+    n = DEFAULT_FRESH_STEPS if steps is None else int(steps)
+    if n < 1:
+        raise ValueError(f"replay: steps must be at least 1, got {steps}")
+    rs = sorted({int(r) for r in resets}) if resets is not None else ([n // 2] if n >= 2 else [])
+    bad = [r for r in rs if not 0 < r < n]
+    if bad:
+        raise ValueError(f"replay: resets {bad} are not steps of the fresh sequence 1..{n - 1} "
+                         f"(step 0 always starts an episode)")
+    run = ReplayRun(tier="b", steps=n, seed=int(seed), resets=rs)
+    names = stepfns.output_names(graph)
+    drawer = fresh_inputs.Drawer(fresh_inputs.plan(arrays, pipe.inputs), seed)
+    saved: dict[str, np.ndarray] = {}
+    pipe.reset()
+    for i in range(n):
+        report_progress(progress, f"replay: fresh step {i + 1}/{n}", i, n)
+        start = i == 0 or i in rs
+        if start and i:
+            pipe.reset()
+        x = drawer.draw(i)
+        out = pipe.step(x)
+        orig = stepfns.call(step_fn, x, start, names)
+        for key, v in x.items():
+            saved[f"b/{key}/{i}/input"] = v.numpy().copy()
+        for o in pipe.outputs:
+            if o not in orig:
+                continue
+            run.rows.append(_row(i, o, out.get(o), orig[o], rtol, atol, start and i > 0))
+            saved[f"b/{o}/{i}/original"] = orig[o]
+            if o in out:
+                saved[f"b/{o}/{i}/exported"] = out[o]
+    compared = [o for o in pipe.outputs if any(r.output == o for r in run.rows)]
+    if not compared:
+        raise ValueError("step_fn returned none of the graph's node outputs; return "
+                         f"{{'node/port': tensor}} for some of {pipe.outputs}")
+    summarize(run, compared, atol, bool(pipe.feedback))
+    fd = run.first_divergent
+    if fd is not None and not pipe.feedback:
+        run.notes.append(f"the graph has no feedback, so each step stands alone: step {fd['step']} "
+                         f"diverges on its own fresh observation (see the fresh-input parity)")
+    elif fd is not None and fd["step"] == 0:
+        run.notes.append(
+            "the first step already differs: the exported pipeline starts from LEAPP's saved initial "
+            "values (the state at the first traced pass), step_fn(reset=True) from its own initial "
+            "state. If the trace did not start at an episode start (warm start) they differ")
+    elif fd is not None and fd["step"] in rs:
+        run.notes.append(f"the divergence starts at the episode reset at step {fd['step']}: the two "
+                         f"sides do not reset to the same state")
+    if fd is not None and pipe.feedback and any(o.grows for o in run.outputs):
+        grow = [o.output for o in run.outputs if o.grows]
+        run.notes.append(f"the error grows along the sequence on {', '.join(grow)}: the exported "
+                         f"state carries it forward")
+    return run, saved
+
+
+def run_replay(graph: GraphReport, arrays: dict, *, steps: int | None = None, step_fn: Callable | None = None,
+               resets: Any = None, seed: int = 0, rtol: float | None = None, atol: float | None = None,
+               progress: Progress | None = None) -> tuple[ReplayResult, dict[str, np.ndarray]]:
+    """The replay section of one graph (never raises: a failure is the section's status)."""
+    rtol, atol = tolerances(graph, rtol, atol)
+    res = ReplayResult(status="ok", rtol=rtol, atol=atol)
+    saved: dict[str, np.ndarray] = {}
+    if step_fn is not None:
+        try:
+            stepfns.check_callable(step_fn)
+        except TypeError as exc:
+            res.status, res.reason = "failed", str(exc)
+            return res, saved
+    try:
+        pipe = ExportedPipeline(graph)
+    except Unavailable as exc:
+        res.status, res.tier, res.reason = "unavailable", "c", str(exc)
+        return res, saved
+    except Exception as exc:
+        res.status, res.reason = "failed", failed_reason("loading the exported pipeline", exc)
+        return res, saved
+    try:
+        res.closed_loop, a = closed_loop(graph, arrays, pipe, steps, rtol, atol, progress)
+        saved.update(a)
+    except Unavailable as exc:
+        res.closed_loop = ReplayRun(tier="a", status="unavailable", reason=str(exc))
+    except Exception as exc:
+        res.closed_loop = ReplayRun(tier="a", status="failed", reason=failed_reason("the closed-loop replay", exc))
+    res.tier = "a"
+    if step_fn is None:
+        res.notes.append("tier (b) not run: it needs the original pipeline as step_fn "
+                         "(leapp_lab.replay(..., step_fn=f), --step-fn)")
+    else:
+        try:
+            res.fresh, b = fresh_run(graph, arrays, pipe, step_fn, steps, resets, seed, rtol, atol, progress)
+            saved.update(b)
+            res.tier = "b"
+        except Exception as exc:
+            res.fresh = ReplayRun(tier="b", status="failed", reason=failed_reason("the fresh replay (step_fn)", exc))
+    statuses = [r.status for r in res.runs()]
+    if "diverged" in statuses:
+        res.status = "diverged"
+    elif "failed" in statuses:
+        res.status = "failed"
+        res.reason = next(r.reason for r in res.runs() if r.status == "failed")
+    elif statuses and all(s == "unavailable" for s in statuses):
+        res.status, res.tier = "unavailable", "c"
+        res.reason = res.runs()[0].reason
+    return res, saved
+
+
+def replay(trace_report: Any, steps: int | None = None, step_fn: Callable | None = None,
+           resets: Any = None, *, seed: int = 0, rtol: float | None = None, atol: float | None = None,
+           graph: str | None = None, progress: Progress | None = None) -> ReplayResult:
+    """Sequential replay of a traced graph's exported pipeline (docs/deep-checks.md).
+
+    ``trace_report``: a TraceReport (or a run folder path); ``graph`` names one of several.
+    ``steps``: tier (a) replays the first ``steps`` captured steps (all when None); tier (b) runs
+    ``steps`` fresh steps (16 when None). ``step_fn(inputs, reset=...)``: the original pipeline, one
+    step (``leapp_lab/deep/stepfn.py``); without it only tier (a) runs. ``resets``: the fresh steps
+    at which both sides start a new episode (default: the middle step). ``seed``: of the fresh
+    observations. ``rtol``/``atol``: default, the graph's validation tolerances.
+
+    The result is saved as ``replay.json`` / ``replay.npz`` in the graph's run folder and attached
+    (``report.graph.replay``).
+    """
+    rep, g = resolve(trace_report, graph)
+    res, saved = run_replay(g, rep.graph_arrays(g), steps=steps, step_fn=step_fn, resets=resets, seed=seed,
+                            rtol=rtol, atol=atol, progress=progress)
+    return save_section(g, res, saved)

@@ -1,0 +1,121 @@
+"""The original Python pipeline, one step at a time: the ``step_fn`` of replay tier (b) and parity.
+
+Protocol (docs/deep-checks.md)::
+
+    def step_fn(inputs: dict[str, torch.Tensor], reset: bool) -> dict[str, torch.Tensor]
+
+- ``inputs``: one value per pipeline input, keyed ``"node/port"`` exactly as
+  ``InferenceManager.inputs`` names them (e.g. ``{"encoder/obs": tensor}``); private copies.
+- ``reset``: True on the first step of every episode (step 0 and each requested reset): the
+  function must first put its own state back to the pipeline's initial state, as the exported
+  runtime does with ``InferenceManager.reset()``.
+- returns the node outputs it computes, keyed ``"node/port"``; a port may be named as traced
+  (``"encoder/h"``) or as compiled (``"encoder/h_out"``). Outputs it leaves out are not compared.
+
+It is called under ``torch.no_grad()``, keyword ``reset=``.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from leapp_lab.model.trace import GraphReport
+from leapp_lab.trace.checks import to_numpy
+
+
+def resolve_spec(spec: str, search: str | None = None) -> Callable:
+    """``module:function`` or ``path/to/file.py:function`` -> the function (a class is
+    instantiated once, with no arguments: a stateful step_fn).
+
+    ``search`` (the script's folder) is put on ``sys.path`` first so a module beside the script
+    imports. A file imported here runs its top level: guard a script's export with
+    ``if __name__ == "__main__":``.
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"--step-fn {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
+    mod_name, _, fn_name = spec.rpartition(":")
+    if not mod_name or not fn_name.isidentifier():
+        raise ValueError(f"--step-fn {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
+    added = False
+    if search and search not in sys.path:
+        sys.path.insert(0, search)
+        added = True
+    try:
+        if mod_name.endswith(".py") or "/" in mod_name:
+            path = Path(mod_name)
+            if not path.is_file() and search:
+                path = Path(search) / mod_name
+            if not path.is_file():
+                raise ValueError(f"--step-fn {spec!r}: no such file {mod_name}")
+            name = f"leapp_lab_step_fn_{path.stem}"
+            loader = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(loader)
+            sys.modules[name] = mod
+            loader.loader.exec_module(mod)
+        else:
+            try:
+                mod = importlib.import_module(mod_name)
+            except ModuleNotFoundError as exc:
+                raise ValueError(f"--step-fn {spec!r}: cannot import {mod_name!r} ({exc}); the "
+                                 f"script's folder is on sys.path, or give FILE.py:FUNCTION") from None
+    finally:
+        if added:
+            sys.path.remove(search)
+    fn = getattr(mod, fn_name, None)
+    if not callable(fn):
+        raise ValueError(f"--step-fn {spec!r}: {mod_name} has no function {fn_name!r}")
+    if isinstance(fn, type):        # a stateful step class: one instance for the whole run
+        try:
+            fn = fn()
+        except TypeError as exc:
+            raise ValueError(f"--step-fn {spec!r}: {fn_name} is a class; it must be constructible "
+                             f"with no arguments ({exc})") from None
+    return fn
+
+
+def check_callable(step_fn: Any) -> None:
+    if not callable(step_fn):
+        raise TypeError(f"step_fn must be callable as step_fn(inputs, reset=...), got {type(step_fn).__name__}")
+    try:
+        sig = inspect.signature(step_fn)
+    except (TypeError, ValueError):
+        return
+    params = sig.parameters
+    if "reset" not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        raise TypeError(f"step_fn {getattr(step_fn, '__name__', step_fn)!r} must accept the keyword "
+                        f"'reset': step_fn(inputs: dict[str, Tensor], reset: bool) -> dict[str, Tensor]")
+
+
+def output_names(graph: GraphReport) -> dict[str, str]:
+    """Every name a step_fn may use for a node output -> the output's ``node/port``."""
+    names = {}
+    for n in graph.nodes:
+        for p in n.outputs():
+            names[f"{n.name}/{p.name}"] = f"{n.name}/{p.name}"
+            if p.traced_name:
+                names.setdefault(f"{n.name}/{p.traced_name}", f"{n.name}/{p.name}")
+    return names
+
+
+def call(step_fn: Callable, inputs: dict, reset: bool, names: dict[str, str]) -> dict[str, np.ndarray]:
+    """One step of the original pipeline: its outputs as numpy, keyed by the graph's output names."""
+    import torch
+    feed = {k: (v.detach().clone() if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+    with torch.no_grad():
+        out = step_fn(feed, reset=bool(reset))
+    if not isinstance(out, dict):
+        raise TypeError(f"step_fn returned {type(out).__name__}; it must return a dict "
+                        f"{{'node/port': tensor}} of node outputs")
+    res = {}
+    for key, value in out.items():
+        if key not in names:
+            raise KeyError(f"step_fn returned {key!r}, which is no node output of the graph; "
+                           f"outputs: {sorted(set(names.values()))}")
+        res[names[key]] = to_numpy(value)
+    return res

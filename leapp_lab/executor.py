@@ -1,0 +1,187 @@
+"""The one executor every sweep runs through (``concurrent.futures.Executor``).
+
+``sweep_executor(jobs=None, dask=None)`` yields ``(executor, info)``:
+
+* ``dask`` (an address such as ``tcp://HOST:8786``, or a ``distributed.Client``), else the
+  ``LEAPP_LAB_DASK`` environment variable: the Dask cluster's executor
+  (``distributed.Client(address).get_executor()``), one task per worker thread;
+* else ``jobs`` > 1 (default: the CPU count, at most 8): a local process pool;
+* ``jobs`` = 1: in this process, one task after the other (no pickling, easiest to debug).
+
+What is submitted must be a picklable top-level function of plain arguments (paths, names,
+numbers) that reads its inputs from disk, writes its own folder and returns a small result: so the
+same call runs in a thread, a local process or on another machine of the cluster (which must see
+the same paths). ``leapp_lab.sweeps.tasks`` holds those functions.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import multiprocessing
+import os
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+ENV_DASK = "LEAPP_LAB_DASK"
+MAX_DEFAULT_JOBS = 8
+
+
+class ExecutorUnavailable(RuntimeError):
+    """The executor asked for cannot be made (distributed not installed, scheduler unreachable)."""
+
+
+@dataclass
+class ExecutorInfo:
+    """What a sweep ran on: ``kind`` inline | process | dask | the class name of an executor the
+    caller passed; ``workers``: how many tasks run at once; ``address``: the Dask scheduler."""
+    kind: str
+    workers: int
+    address: str | None = None
+
+
+class InlineExecutor(cf.Executor):
+    """Runs each task in the calling thread when it is submitted (``jobs=1``)."""
+
+    def submit(self, fn, /, *args: Any, **kwargs: Any) -> cf.Future:
+        f: cf.Future = cf.Future()
+        try:
+            f.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - delivered through the future, as a pool would
+            f.set_exception(exc)
+        return f
+
+
+def default_jobs() -> int:
+    return max(1, min(MAX_DEFAULT_JOBS, os.cpu_count() or 1))
+
+
+def dask_address(dask: Any = None) -> Any:
+    """The Dask scheduler to use: ``dask`` if given, else $LEAPP_LAB_DASK, else None."""
+    if dask is not None and dask != "":
+        return dask
+    return os.environ.get(ENV_DASK) or None
+
+
+#: imported once by the fork server, so that each pool worker starts as a cheap fork of it instead
+#: of importing onnxruntime (and torch, which onnxruntime-extensions imports) again: seconds each
+PRELOAD = ("leapp_lab.sweeps.tasks", "leapp_lab.engines.onnxrt", "leapp_lab.compare.verify",
+           "onnxruntime.quantization", "onnxruntime_extensions")
+
+
+def _process_context():
+    # not fork: the parent may hold threads (onnxruntime, torch, a Jupyter kernel) that a forked
+    # child would inherit in an undefined state; the fork server is a fresh single-threaded process
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["__main__", *PRELOAD])   # no effect once the server runs
+    return ctx
+
+
+@contextlib.contextmanager
+def sweep_executor(jobs: int | None = None, dask: Any = None,
+                   executor: cf.Executor | None = None) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
+    """``(executor, info)`` for a sweep (module doc); shut down (and a client we opened closed) on
+    exit. ``executor``: use this one as is (the caller owns it; ``jobs`` says how many it runs
+    at once, default 1)."""
+    if executor is not None:
+        yield executor, ExecutorInfo(type(executor).__name__, int(jobs or 1))
+        return
+    addr = dask_address(dask)
+    if addr is not None:
+        with _dask(addr) as pair:
+            yield pair
+        return
+    n = default_jobs() if jobs is None else int(jobs)
+    if n < 1:
+        raise ValueError(f"jobs={n}: must be >= 1 (1 runs the builds in this process)")
+    if n == 1:
+        yield InlineExecutor(), ExecutorInfo("inline", 1)
+        return
+    threads = max(1, (os.cpu_count() or 1) // n)
+    with cf.ProcessPoolExecutor(max_workers=n, mp_context=_process_context(),
+                                initializer=_worker_init, initargs=(threads,)) as ex:
+        yield ex, ExecutorInfo("process", n)
+
+
+def _profiler(dask_worker, on: bool) -> bool:
+    """Start or stop a Dask worker's statistical profiler; returns whether it was running."""
+    pc = dask_worker.periodic_callbacks.get("profile")
+    if pc is None:
+        return False
+    was = pc.is_running()
+    pc.start() if on else pc.stop()
+    return was
+
+
+def _pause_profilers(client) -> list[str]:
+    """Stop the workers' statistical profilers for the sweep: sampling every thread's stack every
+    10 ms made these Python-heavy builds ~3x slower (measured on a LocalCluster). Returns the workers
+    whose profiler ran, to restart them afterwards."""
+    try:
+        return [w for w, was in client.run(_profiler, on=False).items() if was]
+    except Exception:  # noqa: BLE001 - only a speed-up
+        return []
+
+
+def _resume_profilers(client, workers: list[str]) -> None:
+    if workers:
+        try:
+            client.run(_profiler, on=True, workers=workers)
+        except Exception:  # noqa: BLE001 - a worker that left
+            pass
+
+
+def _preload() -> None:
+    import importlib
+    for mod in PRELOAD:
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
+
+
+def _worker_init(threads: int) -> None:
+    """A pool worker's onnxruntime sessions share the cores with the other workers (unless the
+    user set LEAPP_LAB_ORT_THREADS)."""
+    os.environ.setdefault("LEAPP_LAB_ORT_THREADS", str(threads))
+
+
+@contextlib.contextmanager
+def _dask(addr: Any) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
+    try:
+        import distributed
+    except ImportError:
+        raise ExecutorUnavailable(
+            f"a Dask cluster was asked for ({addr!r}, from --dask or ${ENV_DASK}) but the 'distributed' "
+            "package is not installed: pip install 'leapp-lab[dask]' (or unset it to use a local "
+            "process pool)") from None
+    own = not isinstance(addr, distributed.Client)
+    if own:
+        try:
+            client = distributed.Client(addr, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {addr!r} ({type(exc).__name__}: "
+                                      f"{exc}); is `dask scheduler` running there and the address right?"
+                                      ) from None
+    else:
+        client = addr
+    try:
+        info = client.scheduler_info()
+        workers = sum(int(w.get("nthreads", 1) or 1) for w in info.get("workers", {}).values())
+        address = getattr(client.scheduler, "address", None) or str(addr)
+        try:   # every worker imports onnxruntime & co. now, all at once, not at its first build
+            client.run(_preload)
+        except Exception:  # noqa: BLE001 - a worker that cannot import them fails its builds, by name
+            pass
+        paused = _pause_profilers(client)
+        ex = client.get_executor(pure=False)
+        try:
+            yield ex, ExecutorInfo("dask", max(1, workers), address)
+        finally:
+            ex.shutdown(wait=True)
+            _resume_profilers(client, paused)
+    finally:
+        if own:
+            client.close()

@@ -1,0 +1,22 @@
+"""The errors a user can fix: the CLI prints their message on one line and exits 2 (docs/safety.md).
+
+Every message names the file, folder, option or name at fault and says what to do. Anything else
+that escapes a command is a bug in leapp_lab and keeps its traceback.
+"""
+from __future__ import annotations
+
+
+class UserError(ValueError):
+    """Bad input the user can fix (exit status 2); a ValueError, so ``except ValueError`` still works."""
+
+
+class UnusableInput(UserError):
+    """An input that cannot be read as what it should be (missing, not a regular file, corrupt)."""
+
+
+class UnsafeOutput(UserError):
+    """An output path that would destroy an input or something leapp_lab did not write."""
+
+
+class InvalidOption(UserError):
+    """An option value outside its meaning (a NaN threshold, a negative tolerance)."""

@@ -1,0 +1,99 @@
+"""Check an ``.npz`` before anything is read from it: every member a sane ``.npy`` header whose declared
+shape fits in the bytes the member holds.
+
+A corrupt or hostile header (a negative dimension, a shape whose byte size overflows 64 bits or is
+larger than the file, a dtype of pickled objects) is refused here with :class:`UnusableInput` naming
+the file and the member, before numpy allocates or memory-maps anything.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from .errors import UnusableInput
+from .safepaths import check_input_file
+
+
+@dataclass
+class NpyHeader:
+    shape: tuple[int, ...]
+    fortran: bool
+    dtype: np.dtype
+    nbytes: int          # what the shape and dtype declare
+
+
+def read_npy_header(fh: IO[bytes], where: str) -> NpyHeader:
+    """Read and check a ``.npy`` header at ``fh``'s position; ``where`` names the file and member."""
+    try:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        else:
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+    except (ValueError, EOFError, SyntaxError, TypeError, struct.error, OverflowError,
+            MemoryError, RecursionError, UnicodeDecodeError) as exc:
+        raise UnusableInput(f"{where} is not a valid .npy array ({type(exc).__name__}: "
+                            f"{str(exc)[:200]})") from None
+    if dtype.hasobject:
+        raise UnusableInput(f"{where} has dtype object (pickled Python objects), which is never "
+                            f"unpickled; save numeric arrays only")
+    if not isinstance(shape, tuple) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise UnusableInput(f"{where} declares an impossible shape {shape!r}")
+    n = 1
+    for d in shape:
+        n *= d                     # Python ints: a hostile shape cannot overflow here
+    return NpyHeader(tuple(shape), bool(fortran), dtype, n * dtype.itemsize)
+
+
+def check_fits(h: NpyHeader, available: int, where: str) -> None:
+    """The declared bytes must be present: a larger shape is a truncated or corrupt file."""
+    if h.nbytes > available:
+        raise UnusableInput(f"{where} declares shape {h.shape} of {h.dtype} ({h.nbytes} bytes) but holds "
+                            f"only {max(available, 0)} bytes of data: the file is truncated or corrupt; "
+                            f"write it again")
+
+
+def open_zip(path: Path) -> zipfile.ZipFile:
+    """The npz as a zip, or UnusableInput naming it (a truncated file has lost its directory)."""
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+        raise UnusableInput(f"{path}: not an .npz file (not a readable zip archive: {exc}); it may be "
+                            f"truncated: write it again") from None
+
+
+def member_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> NpyHeader:
+    """The checked header of one member; the declared size must fit the member's uncompressed size."""
+    where = f"{path}: array {info.filename[:-4]!r}"
+    try:
+        with zf.open(info) as fh:
+            h = read_npy_header(fh, where)
+            header_len = fh.tell()
+    except UnusableInput:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        raise UnusableInput(f"{where} is unreadable ({type(exc).__name__}: {exc})") from None
+    check_fits(h, info.file_size - header_len, where)
+    return h
+
+
+def check_npz(path: str | os.PathLike) -> dict[str, NpyHeader]:
+    """Check every member of the npz at ``path``; returns name -> header (names without ``.npy``)."""
+    p = check_input_file(path, "an .npz file")
+    out: dict[str, NpyHeader] = {}
+    with open_zip(p) as zf:
+        size = p.stat().st_size
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                raise UnusableInput(f"{p}: not an .npz file (member {info.filename!r} is not .npy)")
+            if info.compress_type == zipfile.ZIP_STORED and info.header_offset + info.file_size > size:
+                raise UnusableInput(f"{p}: member {info.filename!r} runs past the end of the file: "
+                                    f"the file is truncated; write it again")
+            out[info.filename[:-4]] = member_header(zf, info, p)
+    return out

@@ -1,0 +1,154 @@
+"""The deep-check tabs of the trace view: replay, parity, adapters, exporters, isolation.
+
+``deep_view(report, labels)`` -> (tabs, deep): one tab per section that at least one graph holds
+(not skipped), and ``view["deep"][section]`` = one entry per graph. Entries only arrange what the
+section dataclasses hold; every number was computed by the check. Rows follow the table row shape
+of the view dict (``id``, ``status`` pass|fail|uncompared, ``cells``) so the front-end draws them
+with the same hooks (``tr[data-leapp-row][data-leapp-section]``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from leapp_lab.model.isolation import DECISION_TABLE
+from leapp_lab.model.sections import SECTION_NAMES
+
+LABELS = {"replay": "Replay", "parity": "Parity", "adapters": "Adapters", "exporters": "Exporters",
+          "isolation": "Isolation"}
+STATUS_KIND = {"ok": "pass", "diverged": "fail", "failed": "fail", "unavailable": None, "skipped": None}
+TIER_TITLE = {"a": "tier (a): closed loop over the captured trajectory (recorded observations in, "
+                   "exported state fed back, compared with the recorded outputs)",
+              "b": "tier (b): fresh observations and episode resets, compared with the original "
+                   "pipeline (step_fn)"}
+
+
+def _st(passed: bool | None) -> str:
+    return "uncompared" if passed is None else ("pass" if passed else "fail")
+
+
+def _head(sec: Any, graph: str) -> dict[str, Any]:
+    return {"graph": graph, "status": sec.status, "kind": STATUS_KIND.get(sec.status),
+            "reason": sec.reason, "notes": list(getattr(sec, "notes", []) or [])}
+
+
+def _replay(sec: Any, graph: str) -> dict[str, Any]:
+    e = _head(sec, graph)
+    e.update(tier=sec.tier, rtol=sec.rtol, atol=sec.atol, runs=[])
+    for run in sec.runs():
+        outputs = [o.output for o in run.outputs] or sorted({r.output for r in run.rows})
+        series = []
+        for o in outputs:
+            rows = [r for r in run.rows if r.output == o]
+            series.append({"output": o, "x": [r.step for r in rows], "y": [r.max_abs for r in rows],
+                           "status": [_st(r.passed) for r in rows]})
+        e["runs"].append({
+            "key": f"{graph}:{run.tier}", "tier": run.tier, "title": TIER_TITLE.get(run.tier, run.tier),
+            "status": run.status, "kind": STATUS_KIND.get(run.status), "reason": run.reason,
+            "steps": run.steps, "seed": run.seed, "resets": list(run.resets),
+            "breaks": [[k, list(v)] for k, v in run.breaks.items()], "first_divergent": run.first_divergent,
+            "notes": list(run.notes), "series": series,
+            "outputs": [o.to_dict() for o in run.outputs],
+            "rows": [{"id": f"{graph}:{run.tier}/{r.step}/{r.output}", "status": _st(r.passed),
+                      "cells": {"step": r.step, "output": r.output, "max_abs": r.max_abs, "nrmse": r.nrmse,
+                                "ref_max": r.ref_max, "reset": "reset" if r.reset else "",
+                                "note": r.note or ""}} for r in run.rows]})
+    return e
+
+
+def _parity(sec: Any, graph: str) -> dict[str, Any]:
+    e = _head(sec, graph)
+    e.update(n=sec.n, seed=sec.seed, rtol=sec.rtol, atol=sec.atol, scales=list(sec.scales), shift=sec.shift,
+             inputs=[i.to_dict() for i in sec.inputs], outputs=[o.to_dict() for o in sec.outputs],
+             rows=[{"id": f"{graph}:{c.node}/{c.port}/{c.sample}", "status": _st(c.passed),
+                    "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample,
+                              "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
+                              "mean": (c.stats or {}).get("mean"), "min_atol": c.min_atol,
+                              "range": c.recorded_range, "exported_range": c.exported_range}}
+                   for c in sec.checks])
+    return e
+
+
+def _adapters(sec: Any, graph: str) -> dict[str, Any]:
+    e = _head(sec, graph)
+    e.update(rtol=sec.rtol, atol=sec.atol,
+             adapters=[{"function": a.function, "replacement": a.replacement, "node": a.node, "calls": a.calls,
+                        "status": _st(a.passed), "max_abs": a.max_abs, "worst_case": a.worst_case,
+                        "error": a.error} for a in sec.adapters],
+             rows=[{"id": f"{graph}:{a.function}/{c.case}", "status": _st(c.passed),
+                    "cells": {"function": a.function, "case": c.case, "max_abs": c.max_abs,
+                              "shapes": f"{c.adapter_shapes} / {c.original_shapes}",
+                              "dtypes": f"{', '.join(c.adapter_dtypes)} / {', '.join(c.original_dtypes)}",
+                              "error": c.error or ""}}
+                   for a in sec.adapters for c in a.cases])
+    return e
+
+
+_OUTCOME = {"pass": "pass", "fail": "fail", "export-error": "fail", "error": "fail"}
+
+
+def _exporters(sec: Any, graph: str) -> dict[str, Any]:
+    e = _head(sec, graph)
+    e.update(nodes=list(sec.nodes), backends=list(sec.backends), advice=list(sec.advice), reruns=sec.reruns,
+             rows=[{"id": f"{graph}:{a.node}/{a.backend}", "status": _OUTCOME.get(a.outcome, "uncompared"),
+                    "outcome": a.outcome,
+                    "cells": {"node": a.node, "backend": a.backend + (" (yours)" if a.current else ""),
+                              "resolved": a.resolved, "outcome": a.outcome, "verdict": a.verdict,
+                              "max_diff": a.max_diff, "failed_samples": a.failed_samples,
+                              "time_s": a.time_s, "error": a.error or ""}} for a in sec.attempts])
+    return e
+
+
+def _isolation(sec: Any, graph: str) -> dict[str, Any]:
+    e = _head(sec, graph)
+    e.update(decision=sec.decision, rule=sec.rule, explanation=sec.explanation, reruns=sec.reruns,
+             table=[{"row": r, "pattern": p, "decision": d, "matched": r == sec.rule} for r, p, d in DECISION_TABLE],
+             rows=[{"id": f"{graph}:{r.label}",
+                    "status": "uncompared" if not r.ran or r.verdict in (None, "skipped") else
+                    ("pass" if r.verdict == "pass" else "fail"),
+                    "cells": {"run": r.label, "options": ", ".join(f"{k}={v}" for k, v in r.options.items()),
+                              "status": r.status if r.ran else "not run", "verdict": r.verdict,
+                              "failing": len(r.failing), "fx_mismatch": len(r.fx_mismatch),
+                              "same_trace": r.same_trace, "hazards": ", ".join(r.hazards),
+                              "note": r.note or r.error or "; ".join(r.trace_diff[:3])}} for r in sec.runs])
+    return e
+
+
+BUILDERS = {"replay": _replay, "parity": _parity, "adapters": _adapters, "exporters": _exporters,
+            "isolation": _isolation}
+
+
+def deep_badges(report: Any) -> list[dict[str, Any]]:
+    """One header badge per deep check that ran (its worst status over the graphs)."""
+    from .viewdict import badge
+    out = []
+    for name in SECTION_NAMES:
+        secs = [s for g in report.graphs for s in [g.section(name) if hasattr(g, "section") else None]
+                if s is not None and s.status != "skipped"]
+        if not secs:
+            continue
+        st = next((x for x in ("diverged", "failed", "unavailable", "ok") if any(s.status == x for s in secs)), "ok")
+        if name == "isolation" and len(secs) == 1 and secs[0].decision:
+            out.append(badge("isolation", secs[0].decision, None))
+        else:
+            out.append(badge(name, st, STATUS_KIND.get(st)))
+    return out
+
+
+def deep_view(report: Any, labels: list[str]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    tabs, deep = [], {}
+    for name in SECTION_NAMES:
+        entries = []
+        for g, label in zip(report.graphs, labels):
+            sec = g.section(name) if hasattr(g, "section") else None
+            if sec is None or sec.status == "skipped":
+                continue
+            entries.append(BUILDERS[name](sec, label))
+        if not entries:
+            continue
+        deep[name] = entries
+        worst = ("diverged" if any(x["status"] == "diverged" for x in entries) else
+                 "failed" if any(x["status"] == "failed" for x in entries) else entries[0]["status"])
+        if name == "isolation" and len(entries) == 1 and entries[0].get("decision"):
+            worst = entries[0]["decision"]
+        tabs.append({"id": name, "label": f"{LABELS[name]} ({worst})"})
+    return tabs, deep
