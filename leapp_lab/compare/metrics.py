@@ -1,127 +1,93 @@
 """One fused float64 pass over a pair of arrays: the sums behind every metric, and the |diff|
-histogram, per chunk.
+histogram.
 
 What the metrics mean, and how sums become them, is the report model's
 (``leapp_lab.model.metrics``: definitions, ``Sums``, ``Metrics``) and the histogram's binning is
-``leapp_lab.model.hist``'s. This module only reads arrays: ``diff_sums`` is the kernel,
-``diff_stats`` returns the finished ``Metrics`` record.
+``leapp_lab.model.hist``'s. This module only reads arrays: ``diff_sums`` is the pass,
+``diff_stats`` returns the finished ``Metrics`` record. The pass itself (every sum in a fixed
+order, by the numba kernel or by numpy, with the same bits) is ``compare.kernel``'s.
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from leapp_lab.model.hist import NBINS as _NBINS
-from leapp_lab.model.hist import SHIFT as _SHIFT
+from leapp_lab.model.hist import NBINS as _NBINS  # noqa: F401 - where the pass's binning is defined
+from leapp_lab.model.hist import SHIFT as _SHIFT  # noqa: F401
 from leapp_lab.model.hist import Hist
-from leapp_lab.model.metrics import MAPE_FLOOR, Metrics, Sums
+from leapp_lab.model.metrics import MAPE_FLOOR, Metrics, Sums  # noqa: F401
 
-CHUNK = 1 << 16                  # elements per fused step (float64 buffers stay in L2/L3)
-_DOT = 1 << 13                   # dot products on rows this long: below OpenBLAS's ddot threading
+CHUNK = 1 << 16                  # elements per block (the unit of summation order and of threads)
 
 
-def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK) -> Metrics:
+def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK,
+               backend: str | None = None, threads: int | None = None) -> Metrics:
     """The metric record of ``engine`` vs ``reference`` (same shape); see ``diff_sums``."""
-    return Metrics().fill(diff_sums(engine, reference, rtol=rtol, chunk=chunk))
+    return Metrics().fill(diff_sums(engine, reference, rtol=rtol, chunk=chunk, backend=backend,
+                                    threads=threads))
 
 
-def diff_sums(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK) -> Sums:
-    """One fused pass over ``engine`` and ``reference`` (same shape), in float64 chunks.
+def diff_sums(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK,
+              backend: str | None = None, threads: int | None = None) -> Sums:
+    """One fused pass over ``engine`` and ``reference`` (same shape): every sum, maximum,
+    non-finite count and histogram count at once (``compare.kernel.diff_pass``).
 
-    Each chunk is cast into reused float64 buffers (no allocation per chunk) and every statistic is
-    taken while it is in cache; Python-level work is per chunk, not per element. The dot products
-    run on rows of ``_DOT`` elements (``np.vecdot`` over a 2-D view): OpenBLAS threads ``ddot``
-    above ~10k elements, which on a busy machine made a single dot product ~60x slower.
+    ``backend``: ``"numba"`` (the compiled kernel), ``"numpy"`` (the same arithmetic in numpy), or
+    None: ``$LEAPP_LAB_METRICS``, else numba when it imports. Both give the same bits. ``chunk``:
+    elements per block (part of the summation order). ``threads``: threads for a large array
+    (default: numba's thread count; numpy: 1); never changes a bit.
     """
-    e_all = np.asarray(engine).reshape(-1)
-    r_all = np.asarray(reference).reshape(-1)
-    if e_all.shape != r_all.shape:
-        raise ValueError(f"shape mismatch: {np.shape(engine)} vs {np.shape(reference)}")
-    st = Sums(rtol=float(rtol))
-    n = int(e_all.size)
-    st.n = n
-    chunk = max(1, min(int(chunk), n or 1))
-    be, br, bd, bt, bu = (np.empty(chunk, dtype=np.float64) for _ in range(5))
-    floor = np.full(chunk, MAPE_FLOOR)  # fmax against an array: ~2x faster than maximum(t, scalar)
-    hbuf = np.empty(chunk, dtype=np.int64)
-    counts = np.zeros(_NBINS, dtype=np.int64)
-    acc = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # sum |d|, sum d^2, sum ape, sum er, sum ee, sum rr
-    max_abs = max_excess = -math.inf
+    from .kernel import diff_pass
+    return _sums(diff_pass(engine, reference, rtol=rtol, chunk=chunk, backend=backend, threads=threads),
+                 float(rtol))
+
+
+def diff_sums_rows(rows: list, *, rtol: float = 0.0, chunk: int = CHUNK, backend: str | None = None,
+                   threads: int | None = None):
+    """``diff_sums`` of every sample (index along the leading axis) of every (engine, reference)
+    pair of ``rows``, all scored side by side on ``threads`` threads; yields ``(row index,
+    [Sums per sample])`` as rows complete (``compare.kernel.diff_pass_rows``). The same numbers
+    as one ``diff_sums`` per sample."""
+    from .kernel import diff_pass_rows
     rtol = float(rtol)
-    for start in range(0, n, chunk):
-        m = min(chunk, n - start)
-        e, r, d = be[:m], br[:m], bd[:m]
-        e[...] = e_all[start:start + m]
-        r[...] = r_all[start:start + m]
-        np.subtract(e, r, out=d)
-        np.abs(d, out=d)
-        cmax = float(d.max())
-        if not cmax < math.inf:
-            # slow path: some element is non-finite (NaN propagates into max); count, then drop them
-            fe, fr = np.isfinite(e), np.isfinite(r)
-            st.nonfinite_engine += int(m - np.count_nonzero(fe))
-            st.nonfinite_reference += int(m - np.count_nonzero(fr))
-            ok = fe & fr
-            k = int(np.count_nonzero(ok))
-            st.nonfinite_pairs += m - k
-            if k == 0:
-                continue
-            e, r, d = e[ok], r[ok], d[ok]
-            m = k
-            cmax = float(d.max())
-        max_abs = max(max_abs, cmax)
-        ex = _accumulate(acc, e, r, d, bt[:m], bu[:m], floor[:m], hbuf[:m], rtol)
-        if rtol:
-            max_excess = max(max_excess, ex)
-        counts += np.bincount(hbuf[:m], minlength=_NBINS)
-    st.sum_abs, st.sum_sq, st.sum_ape, st.sum_er, st.sum_ee, st.sum_rr = acc
-    st.max_excess = max_excess if rtol else max_abs
-    st.max_abs = max_abs
-    st.hist = Hist.of_counts(counts)
+    for j, passes in diff_pass_rows(rows, rtol=rtol, chunk=chunk, backend=backend, threads=threads):
+        yield j, [_sums(p, rtol) for p in passes]
+
+
+def merge_sums(sums: list[Sums]) -> Sums:
+    """``sums[0].merge(sums[1]).merge(sums[2])...`` (the same numbers: floats added left to
+    right), with one histogram sum instead of one per merge."""
+    if len(sums) == 1:
+        return sums[0]
+    out = Sums(rtol=sums[0].rtol)
+    for name in ("n", "nonfinite_engine", "nonfinite_reference", "nonfinite_pairs"):
+        setattr(out, name, sum(getattr(s, name) for s in sums))
+    for name in ("sum_abs", "sum_sq", "sum_ape", "sum_er", "sum_ee", "sum_rr"):
+        acc = getattr(sums[0], name)
+        for s in sums[1:]:
+            acc = acc + getattr(s, name)
+        setattr(out, name, acc)
+    out.max_abs = max(s.max_abs for s in sums)
+    out.max_excess = max(s.max_excess for s in sums)
+    hs = [s.hist for s in sums if s.hist.counts]
+    zero = sum(s.hist.zero for s in sums)
+    if hs:
+        lo = min(h.first_bin for h in hs)
+        acc = np.zeros(max(h.first_bin + len(h.counts) for h in hs) - lo, dtype=np.int64)
+        for h in hs:
+            acc[h.first_bin - lo: h.first_bin - lo + len(h.counts)] += h.counts
+        out.hist = Hist(zero, lo, acc.tolist())
+    else:
+        out.hist = Hist(zero, sums[0].hist.first_bin, [])
+    return out
+
+
+def _sums(p, rtol: float) -> Sums:
+    st = Sums(rtol=rtol)
+    st.n = p.n
+    st.nonfinite_engine, st.nonfinite_reference, st.nonfinite_pairs = p.nonfinite
+    st.sum_abs, st.sum_sq, st.sum_ape, st.sum_er, st.sum_ee, st.sum_rr = p.sums
+    st.max_abs, st.max_excess = p.max_abs, p.max_excess
+    st.hist = Hist(p.zero, p.lo, p.counts.tolist()) if p.hi > p.lo else Hist(p.zero, 0, [])
     return st
-
-
-def _vecdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", a, b)
-
-
-if hasattr(np, "vecdot"):  # numpy >= 2.0: one BLAS ddot per row, no per-row Python call
-    _vecdot = np.vecdot  # noqa: F811
-
-
-def _dots(acc: list, e: np.ndarray, r: np.ndarray, d: np.ndarray) -> None:
-    m = d.size
-    k = (m // _DOT) * _DOT
-    if k:
-        vd = _vecdot
-        D, E, R = d[:k].reshape(-1, _DOT), e[:k].reshape(-1, _DOT), r[:k].reshape(-1, _DOT)
-        acc[1] += float(vd(D, D).sum())
-        acc[3] += float(vd(E, R).sum())
-        acc[4] += float(vd(E, E).sum())
-        acc[5] += float(vd(R, R).sum())
-    if k < m:
-        D, E, R = d[k:], e[k:], r[k:]
-        acc[1] += float(np.dot(D, D))
-        acc[3] += float(np.dot(E, R))
-        acc[4] += float(np.dot(E, E))
-        acc[5] += float(np.dot(R, R))
-
-
-def _accumulate(acc: list, e, r, d, t, u, floor, h, rtol: float) -> float:
-    """Sums of one chunk (d = |e - r|, all finite) into ``acc``; bin indices into ``h``; returns
-    max(d - rtol*|r|) (the min_atol candidate) when rtol, else -inf."""
-    acc[0] += float(d.sum())
-    _dots(acc, e, r, d)
-    np.abs(r, out=t)
-    ex = -math.inf
-    if rtol:
-        np.multiply(t, rtol, out=u)
-        np.subtract(d, u, out=u)
-        ex = float(u.max())
-    np.fmax(t, floor, out=t)
-    np.divide(d, t, out=t)
-    acc[2] += float(t.sum())
-    np.right_shift(d.view(np.int64), _SHIFT, out=h)
-    return ex

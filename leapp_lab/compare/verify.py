@@ -1,7 +1,7 @@
 """``leapp_lab.verify(reference_npz, build)``: compare a reference npz with a build's sample outputs.
 
 Pairs arrays by name (model outputs and taps alike), orders rows by the tap manifest's model order,
-scores each pair with one fused float64 pass per sample (``metrics.diff_sums``: metrics, non-finite
+scores each pair with one fused float64 pass per sample (``metrics.diff_sums_rows``: metrics, non-finite
 counts and the log |diff| histogram together; per-row stats are the exact merge of the samples),
 marks the first divergent row (``DivergenceRule``), and gates on ``max_mape``.
 See docs/verify.md for the rule, statuses and exit codes.
@@ -26,7 +26,8 @@ from leapp_lab.model.verify import (DivergenceRule, ExpectedRule, InputSummary, 
 
 from .buildio import OpenBuild
 from .engine_graph import engine_graph
-from .metrics import diff_sums
+from .kernel import resolve_backend
+from .metrics import diff_sums_rows, merge_sums
 from .npzio import NpzArrays, NpzInputError
 
 #: reference npz members that are telemetry, not outputs
@@ -87,7 +88,9 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     default: off), cosine < ``div_cosine``, or (``div_nonfinite``) the engine has more non-finite values. The run folder is saved
     under ``out`` (a runs root: ``out/runs/<id>/`` + ``out/latest``), default
     ``<build's folder>/leapp_lab/``; ``save=False`` skips it. ``json_path`` writes the --json rows.
-    ``workers``: threads scoring (row, sample) pairs (default: 1 on machines with <= 2 cores, else up to 4).
+    ``workers``: threads scoring (row, sample) pairs (default: numba's ``NUMBA_NUM_THREADS``, every
+    core; with the numpy backend 1 on machines with <= 2 cores, else up to 4). The metrics backend
+    (``LEAPP_LAB_METRICS``: numba | numpy | auto, docs/verify.md) is recorded in ``metrics_backend``.
     Unusable inputs raise NpzInputError (a ValueError) naming the file and the problem.
     ``progress(stage, done, total)`` is called as (row, sample) pairs are scored.
     ``local``: also each row's local error (the engine graph cut at every tap and fed the
@@ -114,8 +117,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
-        report = _compare(ref, eng, b, ref_path, rule, rtol,
-                          default_workers() if workers is None else int(workers), progress)
+        report = _compare(ref, eng, b, ref_path, rule, rtol, workers, progress)
         report.inputs = _input_summaries(b, ref_path)
         report.graph = engine_graph(b, report.rows)
         if local:
@@ -182,7 +184,7 @@ def _versions() -> dict[str, str]:
 
 
 def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, rule: DivergenceRule,
-             rtol: float, workers: int, progress=None) -> VerifyReport:
+             rtol: float, workers: int | None, progress=None) -> VerifyReport:
     engine = build.report.engine if build.report is not None else None
     ref_names = [k for k in ref if k not in REFERENCE_META_KEYS]
     eng_names = list(eng)
@@ -242,7 +244,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             row.self_compare = engine == "ort" and row.reference_source == "onnxruntime"
             jobs.append((row, eng[name], ref[name]))
         rows.append(row)
-    _score(jobs, n_samples, rtol, workers, progress)
+    backend = _score(jobs, n_samples, rtol, workers, progress)
     _explain_unjudged([j[0] for j in jobs])
 
     rows.sort(key=lambda r: model_order_key(r, r._idx))
@@ -250,7 +252,8 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
         del r._idx  # type: ignore[attr-defined]
 
     report = VerifyReport(reference=str(ref_path), build=str(build.path), engine=engine,
-                          build_name=build.name, samples=n_samples, rtol=rtol, rows=rows, rule=rule)
+                          build_name=build.name, samples=n_samples, rtol=rtol, rows=rows, rule=rule,
+                          metrics_backend=backend)
     _apply_rule(report)
     no_ref = [r for r in rows if r.status == "no-reference"]
     not_eng = [r for r in rows if r.status == "not-in-engine"]
@@ -276,43 +279,34 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
     return report
 
 
-def _score(jobs, n_samples: int, rtol: float, workers: int, progress=None) -> None:
-    """The sums of every (row, sample), on a thread pool (numpy releases the GIL in its loops);
-    a row's record is filled from the exact merge of its samples' sums."""
-    tasks = [(j, i) for j in range(len(jobs)) for i in range(n_samples)]
+def _score(jobs, n_samples: int, rtol: float, workers: int | None, progress=None) -> str:
+    """The sums of every (row, sample); a row's record is filled from the exact merge of its
+    samples' sums. Returns the metrics backend that ran (``numba`` | ``numpy``).
 
-    def one(task):
-        j, i = task
-        _, a_eng, a_ref = jobs[j]
-        return diff_sums(a_eng[i], a_ref[i], rtol=rtol)
-
-    def reported(results_iter):
-        out = []
-        for k, st in enumerate(results_iter, 1):
-            out.append(st)
-            if progress is not None:
-                progress("score", k, len(tasks))
-        return out
-
-    if workers > 1 and len(tasks) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = reported(pool.map(one, tasks))
-    else:
-        results = reported(one(t) for t in tasks)
-    for j, (row, _, _) in enumerate(jobs):
-        total = None
-        for i in range(n_samples):
-            st = results[j * n_samples + i]
+    Every row's samples (runs of blocks of large ones) are scored side by side on ``workers``
+    threads (default: numba's ``NUMBA_NUM_THREADS``, every core; numpy: ``default_workers()``)
+    while this thread turns finished rows into records. Threads change no bit."""
+    backend = resolve_backend(pairs=sum(a_eng.size for _, a_eng, _ in jobs))
+    if workers is None and backend == "numpy":
+        workers = default_workers()
+    total = len(jobs) * n_samples
+    done = 0
+    for j, sums in diff_sums_rows([(a_eng, a_ref) for _, a_eng, a_ref in jobs], rtol=rtol, threads=workers):
+        row = jobs[j][0]
+        for i, st in enumerate(sums):
             row.samples.append(SampleMetrics(sample=i).fill(st))
-            total = st if total is None else total.merge(st)
-        if total is not None:
-            row.fill(total)
+            done += 1
+            if progress is not None:
+                progress("score", done, total)
+        if sums:
+            row.fill(merge_sums(sums))
+    # numpy if numba failed to compile on the way (the kernel warned and fell back)
+    return "numpy" if backend == "numba" and resolve_backend() == "numpy" else backend
 
 
 def default_workers() -> int:
-    """Threads for scoring: measured here (2 cores), a second thread did not pay (the per-chunk
-    Python work holds the GIL), so small machines use one."""
+    """Threads for the numpy backend: measured here (2 cores), a second thread did not pay (the
+    per-block Python work holds the GIL), so small machines use one. (numba: all its threads.)"""
     n = os.cpu_count() or 1
     return 1 if n <= 2 else min(4, n // 2)
 

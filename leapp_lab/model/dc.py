@@ -33,8 +33,13 @@ def _convert(tp: Any, data: Any) -> Any:
     return data
 
 
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
-    hints = get_type_hints(cls)
+    hints = _HINTS.get(cls)
+    if hints is None:  # get_type_hints evaluates every annotation string: once per class, not per record
+        hints = _HINTS[cls] = get_type_hints(cls)
     kwargs = {f.name: _convert(hints.get(f.name, Any), data[f.name])
               for f in dataclasses.fields(cls) if f.init and f.name in data}
     return cls(**kwargs)

@@ -123,8 +123,7 @@ class Metrics(Plain):
                 self.cosine = 0.0
             else:
                 self.cosine = s.sum_er / (ne * nr)
-        for q, k in zip(PERCENTILES, PERCENTILE_KEYS):
-            p = s.hist.percentile(q)
+        for k, p in zip(PERCENTILE_KEYS, s.hist.percentiles(PERCENTILES)):
             # read from a log bin, a percentile can land above the exact max (up to one bin, ~19 %):
             # never report more than was measured
             if p is not None and self.max_abs is not None:

@@ -304,7 +304,9 @@ class VerifyReport(Viewable, Report, Plain):
     ExpectedRule of ``verify --expected`` (None: not asked); ``beyond_expected``: the rows beyond
     it, in model order; ``first_beyond_expected``: the first of them. ``graph``: the build's graph with each row placed on the node that
     computes it (``leapp_lab.model.graph.EngineGraph``; what the accuracy graph view draws), None
-    in reports written before it existed.
+    in reports written before it existed. ``metrics_backend``: what computed the metrics, ``numba``
+    (the fused kernel) or ``numpy`` (its fallback; the same bits); None in reports written before it
+    existed.
     """
     kind: ClassVar[str] = "verify"
     reference: str = ""
@@ -335,6 +337,7 @@ class VerifyReport(Viewable, Report, Plain):
     first_beyond_expected: str | None = None
     beyond_expected: list[str] = field(default_factory=list)
     graph: EngineGraph | None = None
+    metrics_backend: str | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
@@ -413,7 +416,8 @@ class VerifyReport(Viewable, Report, Plain):
             "exit_code": self.exit_code, "local": self.local,
             "first_locally_divergent": self.first_locally_divergent, "worst_local": self.worst_local,
             "expected": self.expected, "first_beyond_expected": self.first_beyond_expected,
-            "beyond_expected": self.beyond_expected, "rows": self.row_records(verbose),
+            "beyond_expected": self.beyond_expected, "metrics_backend": self.metrics_backend,
+            "rows": self.row_records(verbose),
             "warnings": list(self.warnings)})
 
     # -- persistence ---------------------------------------------------------------------------

@@ -89,6 +89,8 @@ def render_verify(report, verbose: bool | None = None) -> str:
                          "was verified")
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
+    if getattr(report, "metrics_backend", None):
+        lines.append(f"metrics backend: {report.metrics_backend}")
     if report.path:
         lines.append(f"run folder: {report.path}")
     return "\n".join(lines)

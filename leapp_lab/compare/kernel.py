@@ -1,0 +1,378 @@
+"""One pass over a pair of arrays: the six float64 sums, two maxima, three non-finite counts and
+the |diff| histogram counts every metric is made of, by either backend, with the same bits.
+
+Backends: ``numba`` (``compare/fused.py``: compiled, one pass over each element, on every core)
+and ``numpy`` (here: the same arithmetic block by block, for platforms without numba).
+``LEAPP_LAB_METRICS`` = ``numba`` | ``numpy`` | ``auto`` (the default: numba when it imports; see
+``resolve_backend``) picks one.
+
+The summation order is defined independently of the backend and the thread count: the arrays are
+cut into blocks of ``chunk`` elements; element i of a block adds into lane ``i % LANES`` of that
+block; each lane adds its terms one after the other in float64 (never fused multiply-adds); the
+lanes of a block fold by the fixed tree lane[j] += lane[j + h], h = LANES/2 ... 1; the block
+partials add up by ``math.fsum`` (exactly rounded: their order cannot matter). Maxima, counts and
+the histogram are order-free. So threads take whole blocks and change no bit.
+"""
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from typing import Any, Iterator, NamedTuple
+
+import numpy as np
+
+from leapp_lab.model.hist import NBINS as _NBINS
+from leapp_lab.model.hist import SHIFT as _SHIFT
+from leapp_lab.model.metrics import MAPE_FLOOR
+
+LANES = 16                       # sequential float64 accumulators per sum and block
+NSUMS = 6                        # sum|d|, sum d^2, sum ape, sum e*r, sum e*e, sum r*r
+
+
+class Pass(NamedTuple):
+    """What one pass yields. ``sums``: (sum|d|, sum d^2, sum |d|/max(|r|, 1e-6), sum e*r, sum e*e,
+    sum r*r) over finite pairs; ``max_abs`` / ``max_excess`` (max(|d| - rtol|r|)): -inf when no
+    finite pair; ``nonfinite``: (engine, reference, pairs); ``zero``: exact-zero |d| count;
+    ``counts``: counts of global bins ``lo`` .. ``hi`` - 1 (the first and last non-empty ones >= 1;
+    empty when lo == hi)."""
+    n: int
+    sums: list
+    max_abs: float
+    max_excess: float
+    nonfinite: tuple
+    zero: int
+    lo: int
+    hi: int
+    counts: np.ndarray
+
+
+#: most blocks per work item: a sample larger than this is shared out in runs of blocks
+PIECE = 8
+
+
+def diff_pass(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int, backend: str | None = None,
+              threads: int | None = None) -> Pass:
+    """The pass over ``engine`` and ``reference`` (same shape; any real/int/bool dtype)."""
+    e = np.asarray(engine)
+    r = np.asarray(reference)
+    if e.shape != r.shape:
+        raise ValueError(f"shape mismatch: {e.shape} vs {r.shape}")
+    rows = [(np.ascontiguousarray(e).reshape(1, -1), np.ascontiguousarray(r).reshape(1, -1))]
+    for _, passes in diff_pass_rows(rows, rtol=rtol, chunk=chunk, backend=backend, threads=threads):
+        return passes[0]
+    raise AssertionError("unreachable")
+
+
+def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | None = None,
+                   threads: int | None = None) -> Iterator[tuple[int, list[Pass]]]:
+    """``diff_pass`` of every sample (index along the leading axis) of every (engine, reference)
+    pair of ``rows``; yields ``(row index, [Pass per sample])`` as rows complete.
+
+    The work is cut into items, a sample or (for a large one) a run of at most ``PIECE`` whole
+    blocks of it, which ``threads`` threads (default: numba's thread count; numpy: 1) take one
+    after the other as they come free; the kernel releases the GIL. Runs of blocks start on block
+    boundaries, so items change no bit: their partials are put back in block order.
+    """
+    size = max(1, int(chunk))
+    rtol = float(rtol)
+    rows = [(np.asarray(e), np.asarray(r)) for e, r in rows]
+    use_numba = resolve_backend(backend, pairs=sum(e.size for e, _ in rows)) == "numba"
+    forced = backend == "numba" or (backend is None and _env() == "numba")
+    nthreads = (threads if threads is not None else (_fused.threads() if use_numba else 1))
+    prepared = [_prepare(e, r, use_numba) for e, r in rows]
+    items = []          # (row, sample, first block, end block)
+    left = []           # items not yet done, per row
+    for j, (_, _, ns, n, _, _, contiguous) in enumerate(prepared):
+        nb = -(-n // size)
+        step = PIECE if contiguous else max(nb, 1)  # a strided sample is copied once, as a whole
+        before = len(items)
+        for s in range(ns):
+            items.extend((j, s, b, min(b + step, nb)) for b in range(0, max(nb, 1), step))
+        left.append(len(items) - before)
+    results: dict = {}
+
+    def work(k: int):
+        j, s, b0, b1 = items[k]
+        e1, r1, ns, n, he, hr, contiguous = prepared[j]
+        lo, hi = s * n + b0 * size, s * n + min(b1 * size, n)
+        if contiguous:
+            e, r = e1[lo:hi], r1[lo:hi]
+        else:
+            e, r = np.ascontiguousarray(e1[s]).reshape(-1), np.ascontiguousarray(r1[s]).reshape(-1)
+        return _compact(_blocks(e, r, he, hr, size, rtol, use_numba, forced))
+
+    for j in (j for j, c in enumerate(left) if c == 0):  # rows without samples
+        yield j, []
+    for k, out in _side_by_side(range(len(items)), work, nthreads):
+        results[k] = out
+        j = items[k][0]
+        left[j] -= 1
+        if left[j] == 0:
+            mine = sorted(x for x in results if items[x][0] == j)
+            yield j, _assemble(prepared[j][2], prepared[j][3], [items[x] for x in mine],
+                               [results.pop(x) for x in mine])
+
+
+def _prepare(e: Any, r: Any, use_numba: bool):
+    """(engine, reference) as the kernel reads them: flat when C-contiguous (else kept, copied per
+    sample), float16 as its bits; with the sample count, elements per sample, float16 flags."""
+    e, r = np.asarray(e), np.asarray(r)
+    if e.shape != r.shape or e.ndim < 1:
+        raise ValueError(f"shape mismatch: {e.shape} vs {r.shape} (or no leading sample axis)")
+    ns = e.shape[0]
+    n = int(np.prod(e.shape[1:], dtype=np.int64))
+    he = use_numba and e.dtype == np.float16
+    hr = use_numba and r.dtype == np.float16
+    e = e.view(np.uint16) if he else e
+    r = r.view(np.uint16) if hr else r
+    contiguous = e.flags.c_contiguous and r.flags.c_contiguous
+    if contiguous:
+        e, r = e.reshape(-1), r.reshape(-1)
+    return e, r, ns, n, bool(he), bool(hr), contiguous
+
+
+def _blocks(e, r, he, hr, size, rtol, use_numba, forced):
+    """One item: the kernel's output for 1-D ``e``, ``r`` (numba where it takes the dtypes)."""
+    global _fused, _fused_error
+    f = _fused
+    if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
+        try:
+            return f.serial(e, r, he, hr, size, rtol)
+        except f.NumbaError as exc:
+            if forced:
+                raise
+            # numba imports but cannot compile here: numpy from now on (same bits), said once
+            if _fused:
+                _fused, _fused_error = False, f"{type(exc).__name__}: {exc}"
+                warnings.warn(f"leapp_lab metrics: numba failed ({str(exc).splitlines()[0]}); "
+                              f"using numpy", RuntimeWarning, stacklevel=2)
+    if he:
+        e = e.view(np.float16)
+    if hr:
+        r = r.view(np.float16)
+    with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
+        return _numpy_blocks(e, r, size, rtol)
+
+
+def _compact(out):
+    """An item's kernel output with the histogram cut to its non-empty bins (an item holds
+    on to it until its row is complete: 64 KiB each in full)."""
+    parts, mx, nf, hist, lo, hi = out
+    lo, hi = (int(lo), int(hi)) if lo < hi else (1, 1)
+    return (parts, float(mx[0]), float(mx[1]), tuple(int(x) for x in nf), int(hist[0]), lo, hi,
+            np.array(hist[lo:hi], dtype=np.int64))
+
+
+def _assemble(ns: int, n: int, items: list, outs: list) -> list[Pass]:
+    """Per sample, the items' (compacted) outputs put back together in block order."""
+    by_sample: list[list] = [[] for _ in range(ns)]
+    for (_, s, _, _), out in zip(items, outs):
+        by_sample[s].append(out)
+    passes = []
+    for pieces in by_sample:
+        if len(pieces) == 1:
+            parts, max_abs, max_excess, nfs, zero, lo, hi, counts = pieces[0]
+        else:
+            parts = np.concatenate([p[0] for p in pieces])
+            max_abs = max(p[1] for p in pieces)
+            max_excess = max(p[2] for p in pieces)
+            nfs = tuple(sum(p[3][i] for p in pieces) for i in range(3))
+            zero = sum(p[4] for p in pieces)
+            spans = [p for p in pieces if p[5] < p[6]]  # items with a non-zero bin
+            lo, hi = (min(p[5] for p in spans), max(p[6] for p in spans)) if spans else (1, 1)
+            counts = np.zeros(hi - lo, dtype=np.int64)
+            for p in spans:
+                counts[p[5] - lo: p[6] - lo] += p[7]
+        passes.append(Pass(n, _combine(parts), max_abs, max_excess, nfs, zero, lo, hi, counts))
+    return passes
+
+
+def _side_by_side(items, fn, nthreads: int):
+    """Yield (item, fn(item)) as they complete, from ``nthreads`` threads pulling items off one
+    shared iterator; in order on this thread when 1 (or one item)."""
+    items = list(items)
+    if nthreads <= 1 or len(items) <= 1:
+        for k in items:
+            yield k, fn(k)
+        return
+    import queue
+    import threading
+    todo = iter(items)  # next() on a list iterator is atomic under the GIL
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def run() -> None:
+        for k in todo:
+            if stop.is_set():
+                return
+            try:
+                done.put((k, fn(k), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                done.put((k, None, exc))
+
+    workers = [threading.Thread(target=run, daemon=True, name="leapp-lab-metrics")
+               for _ in range(min(nthreads, len(items)))]
+    for w in workers:
+        w.start()
+    try:
+        for _ in range(len(items)):
+            k, out, exc = done.get()
+            if exc is not None:
+                raise exc
+            yield k, out
+    finally:
+        stop.set()
+        for w in workers:
+            w.join()
+
+
+BACKEND_ENV = "LEAPP_LAB_METRICS"
+BACKENDS = ("numba", "numpy")
+_fused: Any = None        # the compare.fused module once imported; False when numba is unusable
+_fused_error: str = ""
+
+
+def _env() -> str:
+    return os.environ.get(BACKEND_ENV, "").strip().lower()
+
+
+def _load_fused():
+    global _fused, _fused_error
+    if _fused is None:
+        try:
+            from . import fused as _f
+            _fused = _f
+        except Exception as exc:  # noqa: BLE001 - absent, or present but unusable (e.g. a numpy it does not support)
+            _fused, _fused_error = False, f"{type(exc).__name__}: {exc}"
+    return _fused
+
+
+#: ``auto`` does not import numba for a call of fewer element pairs than this (loading numba and its
+#: cached kernel takes longer than numpy takes over so few); once numba is loaded, every call uses it
+AUTO_MIN_PAIRS = 1 << 24
+
+
+def resolve_backend(backend: str | None = None, pairs: int | None = None) -> str:
+    """The metrics backend a call with ``backend`` uses: the argument, else ``$LEAPP_LAB_METRICS``
+    (``numba`` | ``numpy`` | ``auto``), else ``auto``: numba when it imports, numpy otherwise (and
+    numpy for a call of ``pairs`` < AUTO_MIN_PAIRS while numba is not loaded yet)."""
+    want = (backend or _env() or "auto").lower()
+    if want == "numpy":
+        return "numpy"
+    if want not in ("numba", "auto"):
+        src = "backend" if backend else BACKEND_ENV
+        raise ValueError(f"{src}={want!r}: the metrics backend is one of numba, numpy, auto")
+    if want == "auto" and _fused is None and pairs is not None and pairs < AUTO_MIN_PAIRS:
+        return "numpy"
+    if _load_fused():
+        return "numba"
+    if want == "numba":
+        src = "backend='numba'" if backend else f"{BACKEND_ENV}=numba"
+        raise RuntimeError(f"{src}, but numba cannot be used here ({_fused_error}); install numba "
+                           f"(pip install numba) or set {BACKEND_ENV}=numpy")
+    return "numpy"
+
+
+def backend_threads(backend: str | None = None) -> int:
+    """Threads ``diff_pass_rows`` uses by default (numba: ``NUMBA_NUM_THREADS``; numpy: 1)."""
+    return _fused.threads() if resolve_backend(backend) == "numba" else 1
+
+
+def _numba_dtype(dt: np.dtype) -> bool:
+    # native-endian bool/int/uint/float up to 8 bytes (float16 is read as its bits)
+    return dt.kind in "biuf" and dt.itemsize <= 8 and dt.isnative
+
+
+def _combine(parts: np.ndarray) -> list[float]:
+    """The six sums from the block partials: exactly rounded (math.fsum), so the same whatever
+    the order; ``+ 0.0`` makes a zero sum +0.0 whatever the signs of its zero terms."""
+    out = []
+    for col in parts.T.tolist():
+        try:
+            out.append(math.fsum(col) + 0.0)
+        except (OverflowError, ValueError):  # an exact sum beyond float64, or inf + -inf
+            out.append(float(np.sum(col)))
+    return out if out else [0.0] * NSUMS
+
+
+def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
+    """The kernel's arithmetic in numpy, block by block; returns what ``fused.run`` returns.
+
+    Per block, each of the six terms goes into one row of ``X``; ``np.add.reduce`` over the
+    (rows of LANES) axis adds each lane row after row, which is the kernel's lane order. Pairs with
+    a non-finite side are set to zero before the sums (adding +0.0 changes no lane: a lane is never
+    -0.0) and left out of the maxima and the histogram.
+    """
+    n = int(e_all.size)
+    nb = -(-n // size)
+    parts = np.zeros((nb, NSUMS))
+    counts = np.zeros(_NBINS, dtype=np.int64)
+    max_abs = max_excess = -math.inf
+    nfe = nfr = nfp = 0
+    cap = min(size, n) or 1
+    be, br, bd, bt = (np.empty(cap) for _ in range(4))
+    X = np.empty((NSUMS, cap))
+    floor = np.full(cap, MAPE_FLOOR)
+    for b in range(nb):
+        lo = b * size
+        m = min(size, n - lo)
+        e, r, d, t, x = be[:m], br[:m], bd[:m], bt[:m], X[:, :m]
+        e[...] = e_all[lo:lo + m]
+        r[...] = r_all[lo:lo + m]
+        np.subtract(e, r, out=d)
+        np.abs(d, out=d)
+        ok = None
+        if not d.max() < math.inf:  # NaN or inf somewhere (NaN propagates into max)
+            fe, fr = np.isfinite(e), np.isfinite(r)
+            ok = fe & fr
+            k = int(np.count_nonzero(ok))
+            nfe += m - int(np.count_nonzero(fe))
+            nfr += m - int(np.count_nonzero(fr))
+            nfp += m - k
+            bad = ~ok
+            e[bad] = 0.0
+            r[bad] = 0.0
+            d[bad] = 0.0
+        np.abs(r, out=t)
+        x[0] = d
+        np.multiply(d, d, out=x[1])
+        np.fmax(t, floor[:m], out=x[2])
+        np.divide(d, x[2], out=x[2])
+        np.multiply(e, r, out=x[3])
+        np.multiply(e, e, out=x[4])
+        np.multiply(r, r, out=x[5])
+        parts[b] = _fold(_lanes(x, m))
+        if ok is not None:
+            d, t = d[ok], t[ok]
+            if not d.size:
+                continue
+        max_abs = max(max_abs, float(d.max()))
+        np.multiply(t, rtol, out=t)
+        np.subtract(d, t, out=t)
+        max_excess = max(max_excess, float(t.max()))
+        counts += np.bincount(np.right_shift(d.view(np.int64), _SHIFT), minlength=_NBINS)
+    nz = np.flatnonzero(counts[1:])
+    lo_bin, hi_bin = (int(nz[0]) + 1, int(nz[-1]) + 2) if nz.size else (1, 1)
+    return parts, (max_abs, max_excess), (nfe, nfr, nfp), counts, lo_bin, hi_bin
+
+
+def _lanes(x: np.ndarray, m: int) -> np.ndarray:
+    """(NSUMS, LANES) lane sums of the (NSUMS, m) terms: element i into lane i % LANES, in order."""
+    k = (m // LANES) * LANES
+    if k:
+        acc = np.add.reduce(x[:, :k].reshape(NSUMS, k // LANES, LANES), axis=1)
+    else:
+        acc = np.zeros((NSUMS, LANES))
+    if k < m:
+        acc[:, :m - k] += x[:, k:m]
+    return acc
+
+
+def _fold(acc: np.ndarray) -> np.ndarray:
+    """The lanes of a block into one value per sum, by the kernel's fixed tree."""
+    h = LANES // 2
+    while h:
+        acc = acc[:, :h] + acc[:, h:2 * h]
+        h //= 2
+    return acc[:, 0]

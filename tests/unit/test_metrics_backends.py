@@ -1,0 +1,180 @@
+"""``diff_stats`` by the numba kernel and by its numpy fallback: the same bits on every kind of input,
+whatever the thread count; the backend is chosen by ``LEAPP_LAB_METRICS`` or by whether numba
+imports; and the kernel's compile cache copes with a read-only install."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from leapp_lab.compare.kernel import BACKEND_ENV, resolve_backend
+from leapp_lab.compare.metrics import diff_stats, diff_sums, diff_sums_rows, merge_sums
+
+try:
+    import numba  # noqa: F401
+    NUMBA_ERR = None
+except Exception as exc:  # noqa: BLE001
+    NUMBA_ERR = f"numba is not importable here ({type(exc).__name__}: {exc})"
+needs_numba = pytest.mark.skipif(NUMBA_ERR is not None, reason=NUMBA_ERR or "")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bits(st) -> dict:
+    """Every field, floats by repr (so -0.0 != 0.0 and the last bit counts), histogram included."""
+    return {f.name: repr(getattr(st, f.name)) for f in dataclasses.fields(st)}
+
+
+def _cases():
+    rng = np.random.default_rng(0)
+    out = []
+    for n in (0, 1, 15, 16, 17, 1000, 65_536, 65_537, 200_003):
+        r = rng.standard_normal(n).astype(np.float32)
+        out.append((f"f32-{n}", (r + rng.standard_normal(n).astype(np.float32) * 1e-2).astype(np.float32), r))
+    x = rng.standard_normal(150_000) * np.exp(rng.uniform(-30, 30, 150_000))
+    out.append(("f64-wide-range", x * (1 + 1e-7 * rng.standard_normal(x.size)), x))
+    y, z = x.copy(), x.copy()
+    y[::97], y[5::1001], z[3::501] = np.nan, np.inf, -np.inf
+    out.append(("nonfinite", y, z))
+    out.append(("all-nonfinite", np.full(1000, np.nan), np.full(1000, np.inf)))
+    with np.errstate(over="ignore"):
+        out.append(("f16", (x * 1e-25).astype(np.float16), (x * 1.001e-25).astype(np.float16)))
+        out.append(("f16-inf-nan", np.array([np.inf, np.nan, 1, 2], np.float16), np.ones(4, np.float16)))
+    out.append(("int", rng.integers(-999, 999, 5000).astype(np.int32), rng.integers(-999, 999, 5000)))
+    out.append(("uint64", rng.integers(0, 2**62, 5000, dtype=np.uint64) * 3, rng.integers(0, 2**63, 5000, dtype=np.uint64)))
+    out.append(("bool", rng.random(5000) > 0.5, rng.random(5000) > 0.5))
+    out.append(("zeros-signed", -np.zeros(100), np.zeros(100)))
+    out.append(("overflowing-diff", np.array([1e308, 1.0, 2.0]), np.array([-1e308, 1.5, 2.0])))
+    out.append(("subnormal", np.array([5e-324, 1e-310, 0.0]), np.array([0.0, 0.0, 1e-320])))
+    out.append(("big-endian", np.arange(100, dtype=">f4"), np.arange(100, dtype="<f8") * 1.01))
+    return out
+
+
+@needs_numba
+@pytest.mark.parametrize("rtol", [0.0, 1e-3])
+@pytest.mark.parametrize("chunk", [5, 4096, 1 << 16])
+def test_numba_and_numpy_agree_to_the_bit(rtol, chunk):
+    for name, e, r in _cases():
+        a = diff_stats(e, r, rtol=rtol, chunk=chunk, backend="numba")
+        b = diff_stats(e, r, rtol=rtol, chunk=chunk, backend="numpy")
+        assert _bits(a) == _bits(b), name
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+def test_thread_count_changes_no_bit(backend):
+    rng = np.random.default_rng(1)
+    r = rng.standard_normal(2_000_003) * np.exp(rng.uniform(-10, 10, 2_000_003))  # 31 blocks: 4 items
+    e = r * (1 + 1e-6 * rng.standard_normal(r.size))
+    want = _bits(diff_stats(e, r, rtol=1e-3, backend="numpy", threads=1))
+    for t in (1, 2, 3, 8):
+        assert _bits(diff_stats(e, r, rtol=1e-3, backend=backend, threads=t)) == want, t
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+@pytest.mark.parametrize("shape,dtype", [((16, 5000), np.float32), ((3, 1_200_000), np.float32),
+                                         ((4, 7, 9), np.float16), ((2, 0), np.float32), ((5, 1), np.int16)])
+def test_samples_in_one_call_equal_one_call_per_sample(tmp_path, backend, shape, dtype):
+    rng = np.random.default_rng(2)
+    r = rng.standard_normal(shape).astype(dtype)
+    e = (r + rng.standard_normal(shape) * 0.01).astype(dtype)
+    np.savez(tmp_path / "x.npz", e=e, r=r)
+    from leapp_lab.compare.npzio import NpzArrays
+    with NpzArrays(tmp_path / "x.npz") as z:  # read-only memory maps, as verify reads them
+        (j, got), = diff_sums_rows([(z["e"], z["r"])], rtol=1e-3, backend=backend, threads=2)
+    want = [diff_sums(e[i], r[i], rtol=1e-3, backend="numpy") for i in range(shape[0])]
+    assert j == 0 and [_bits(g) for g in got] == [_bits(w) for w in want]
+    whole = merge_sums(want)
+    chained = want[0]
+    for w in want[1:]:
+        chained = chained.merge(w)
+    assert _bits(whole) == _bits(chained)
+
+
+def test_backend_choice_and_errors(monkeypatch):
+    monkeypatch.setenv(BACKEND_ENV, "numpy")
+    assert resolve_backend() == "numpy" and resolve_backend("numpy") == "numpy"
+    monkeypatch.setenv(BACKEND_ENV, "fortran")
+    with pytest.raises(ValueError, match=r"LEAPP_LAB_METRICS='fortran'.*numba, numpy, auto"):
+        diff_stats(np.ones(3), np.ones(3))
+    monkeypatch.delenv(BACKEND_ENV)
+    assert resolve_backend() == ("numba" if NUMBA_ERR is None else "numpy")
+
+
+def _run(code: str, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    # cwd: `python -c` imports from the current folder first
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env}, cwd=cwd)
+
+
+def test_without_numba_auto_falls_back_and_forcing_numba_says_why(tmp_path):
+    # a platform without numba: make `import numba` fail in a fresh interpreter
+    code = ("import sys; sys.modules['numba'] = None\n"
+            "import numpy as np\n"
+            "from leapp_lab.compare.metrics import diff_stats\n"
+            "from leapp_lab.compare.kernel import resolve_backend\n"
+            "print(resolve_backend(), diff_stats(np.arange(5.0), np.arange(5.0) * 2).mape)\n")
+    r = _run(code, {"PYTHONPATH": str(ROOT), BACKEND_ENV: "auto"}, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["numpy", "40.0"]  # mean(0, 1/2, 2/4, 3/6, 4/8) = 0.4
+    r = _run(code, {"PYTHONPATH": str(ROOT), BACKEND_ENV: "numba"}, tmp_path)
+    assert r.returncode != 0
+    assert "LEAPP_LAB_METRICS=numba, but numba cannot be used here" in r.stderr
+    assert "LEAPP_LAB_METRICS=numpy" in r.stderr
+
+
+def _lock(dirs: list[Path]) -> None:
+    """Make folders unwritable, for root too (whom file modes do not stop): mode 555 plus the
+    immutable attribute where running as root."""
+    for d in dirs:
+        d.chmod(0o555)
+    if os.geteuid() == 0:
+        r = subprocess.run(["chattr", "+i", *map(str, dirs)], capture_output=True, text=True)
+        if r.returncode != 0:
+            _unlock(dirs)
+            pytest.skip(f"cannot make a folder read-only for root here (chattr +i: {r.stderr.strip()})")
+
+
+def _unlock(dirs: list[Path]) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-i", *map(str, dirs)], capture_output=True)
+    for d in dirs:
+        d.chmod(0o755)
+
+
+@needs_numba
+def test_read_only_install_compiles_into_a_writable_cache(tmp_path):
+    # the package copied into folders nobody may write (a system-wide install), HOME read-only too:
+    # numba cannot cache beside the module nor in ~/.cache, so the kernel caches under TMPDIR
+    if shutil.which("chattr") is None and os.geteuid() == 0:
+        pytest.skip("running as root without chattr: a read-only folder cannot be made")
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "leapp_lab", site / "leapp_lab",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    dirs = [p for p in site.rglob("*") if p.is_dir()] + [site, home]
+    _lock(dirs)
+    try:
+        assert not os.access(site / "leapp_lab" / "compare", os.W_OK) or os.geteuid() == 0
+        code = ("import numpy as np, numba\n"
+                "from leapp_lab.compare.metrics import diff_stats\n"
+                "s = diff_stats(np.arange(10.0), np.arange(10.0) + 1, backend='numba')\n"
+                "print(s.max_abs, numba.config.CACHE_DIR)\n")
+        env = {"PYTHONPATH": str(site), "HOME": str(home), "TMPDIR": str(tmp), "NUMBA_CACHE_DIR": "",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        r = _run(code, env, tmp_path)
+        assert r.returncode == 0, r.stderr
+        val, cache = r.stdout.split()
+        assert val == "1.0" and cache.startswith(str(tmp))
+        assert list(Path(cache).rglob("*.nbi"))  # compiled code was cached there
+        assert not list(site.rglob("*.nbi"))
+        r = _run(code, env, tmp_path)  # and the next process loads it
+        assert r.returncode == 0 and r.stdout.split()[0] == "1.0", r.stderr
+    finally:
+        _unlock(dirs)
