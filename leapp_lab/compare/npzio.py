@@ -47,7 +47,7 @@ class NpzArrays(Mapping):
             self._info[info.filename[:-4]] = info
         self.mmap = mmap
         self._cache: dict[str, np.ndarray] = {}
-        self._headers: dict[str, tuple] = {}
+        self._headers: dict[str, npzcheck.NpyHeader] = {}
 
     # -- Mapping -------------------------------------------------------------------------------
     def __getitem__(self, key: str) -> np.ndarray:
@@ -74,20 +74,20 @@ class NpzArrays(Mapping):
     # -- headers only (cheap) ------------------------------------------------------------------
     def header(self, key: str) -> tuple[tuple[int, ...], np.dtype]:
         """(shape, dtype) of a member without reading its data."""
-        if key not in self._headers:
-            # checked: a sane header whose declared bytes fit in the member (npzcheck)
-            h = _checked(npzcheck.member_header, self._zip, self._info[key], self.path)
-            self._headers[key] = (h.shape, h.dtype)
-        return self._headers[key]
+        h = self._checked_header(key)
+        return h.shape, h.dtype
 
-    def _read_header(self, fh, key):
-        h = _checked(npzcheck.read_npy_header, fh, f"{self.path}: array {key!r}")
-        return h.shape, h.fortran, h.dtype
+    def _checked_header(self, key: str) -> npzcheck.NpyHeader:
+        if key not in self._headers:
+            # checked: a sane header whose declared bytes fit in the member (npzcheck); parsed once
+            # (numpy reads a header with ast.literal_eval: a compile() per member)
+            self._headers[key] = _checked(npzcheck.member_header, self._zip, self._info[key], self.path)
+        return self._headers[key]
 
     # -- data ----------------------------------------------------------------------------------
     def _load(self, key: str) -> np.ndarray:
         info = self._info[key]
-        self.header(key)          # refuses a corrupt header or a shape larger than the member
+        h = self._checked_header(key)   # refuses a corrupt header or a shape larger than the member
         if self.mmap and info.compress_type == zipfile.ZIP_STORED:
             with open(self.path, "rb") as f:
                 f.seek(info.header_offset)
@@ -95,10 +95,9 @@ class NpzArrays(Mapping):
                 if len(local) < 30 or local[:4] != b"PK\x03\x04":
                     raise NpzInputError(f"{self.path}: member {key!r}: bad zip local header")
                 n, m = struct.unpack("<HH", local[26:30])
-                start = info.header_offset + 30 + n + m
-                f.seek(start)
-                shape, fortran, dtype = self._read_header(f, key)
-                offset = f.tell()
+            start = info.header_offset + 30 + n + m
+            shape, fortran, dtype = h.shape, h.fortran, h.dtype
+            offset = start + h.header_len
             count = 1
             for d in shape:
                 count *= d        # Python ints: never overflows

@@ -36,10 +36,17 @@ def _convert(tp: Any, data: Any) -> Any:
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
-def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
+def type_hints(cls: type) -> dict[str, Any]:
+    """``get_type_hints(cls)``, once per class: it evaluates every annotation string (compile() per
+    field), which would otherwise cost more than reading a report."""
     hints = _HINTS.get(cls)
-    if hints is None:  # get_type_hints evaluates every annotation string: once per class, not per record
+    if hints is None:
         hints = _HINTS[cls] = get_type_hints(cls)
+    return hints
+
+
+def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
+    hints = type_hints(cls)
     kwargs = {f.name: _convert(hints.get(f.name, Any), data[f.name])
               for f in dataclasses.fields(cls) if f.init and f.name in data}
     return cls(**kwargs)

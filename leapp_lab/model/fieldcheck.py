@@ -9,7 +9,9 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin
+
+from .dc import type_hints
 
 from .errors import UnusableInput
 
@@ -67,7 +69,7 @@ def _problem(tp: Any, value: Any, depth: int = 0) -> str | None:
 
 def _fields_problem(cls: type, data: dict, depth: int) -> str | None:
     try:
-        hints = get_type_hints(cls)
+        hints = type_hints(cls)
     except Exception:  # noqa: BLE001 - an annotation we cannot resolve checks nothing
         return None
     for f in dataclasses.fields(cls):

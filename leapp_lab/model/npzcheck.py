@@ -26,6 +26,7 @@ class NpyHeader:
     fortran: bool
     dtype: np.dtype
     nbytes: int          # what the shape and dtype declare
+    header_len: int = 0  # bytes of the .npy header: the data start this far into the member
 
 
 def read_npy_header(fh: IO[bytes], where: str) -> NpyHeader:
@@ -80,6 +81,7 @@ def member_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> Npy
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
         raise UnusableInput(f"{where} is unreadable ({type(exc).__name__}: {exc})") from None
     check_fits(h, info.file_size - header_len, where)
+    h.header_len = header_len
     return h
 
 

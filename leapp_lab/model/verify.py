@@ -22,6 +22,7 @@ and sample). Views only read these fields.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
@@ -438,14 +439,15 @@ class VerifyReport(Viewable, Report, Plain):
 
     def save(self, directory) -> Path:
         from .base import REPORT_FILE
-        from .jsonio import atomic_write_text, dumps
+        from .jsonio import atomic_write_text
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self._save_arrays(directory)
         body = {"kind": self.kind, "schema_version": self.schema_version}
-        body.update(self.to_dict(sample_hists=False))
-        # compact: json's C encoder only runs without indent (3-4x faster on many taps x samples)
-        text, _ = dumps(body, indent=None)
+        body.update(self.to_dict(sample_hists=False))    # plain JSON values already (to_jsonable)
+        # compact: json's C encoder only runs without indent (3-4x faster on many taps x samples);
+        # one conversion pass, not two (dumps would walk the body again)
+        text = json.dumps(body, allow_nan=False, ensure_ascii=False)
         atomic_write_text(directory / REPORT_FILE, text + "\n")
         self.path = directory
         return directory
@@ -461,18 +463,22 @@ class VerifyReport(Viewable, Report, Plain):
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r
 
-    # histograms.npz: four arrays per row, keyed by the row's name: "<name>.zero", ".first_bin"
-    # and ".len" (one entry per sample) and ".counts" (samples x widest histogram)
-    _HIST_PARTS = ("zero", "first_bin", "len", "counts")
+    # histograms.npz: one int64 array per row, keyed by the row's name, one line per sample:
+    # [zero, first_bin, len, counts[0] .. counts[len-1], 0 padding to the widest sample]
+    _HIST_PARTS = ("zero", "first_bin", "len", "counts")    # files written before: four arrays a row
 
     def _load_sample_hists(self, file: Path) -> None:
         from .jsonio import load_npz
         arrays = load_npz(file)
         for i, row in enumerate(self.rows):
-            key = row.name if f"{row.name}.zero" in arrays else f"row{i}"   # row{i}: before names
-            if f"{key}.zero" not in arrays:
-                continue
-            zero, first, lens, counts = (arrays[f"{key}.{p}"] for p in self._HIST_PARTS)
+            a = arrays.get(row.name)
+            if a is not None and a.ndim == 2 and a.shape[1] >= 3:
+                zero, first, lens, counts = a[:, 0], a[:, 1], a[:, 2], a[:, 3:]
+            else:       # four arrays a row, keyed by name, or by position (row{i}) before names
+                key = row.name if f"{row.name}.zero" in arrays else f"row{i}"
+                if f"{key}.zero" not in arrays:
+                    continue
+                zero, first, lens, counts = (arrays[f"{key}.{p}"] for p in self._HIST_PARTS)
             for j, sm in enumerate(row.samples):
                 if j < len(zero) and sm.hist is None:
                     sm.hist = Hist(int(zero[j]), int(first[j]), counts[j, :int(lens[j])].tolist())
@@ -487,13 +493,11 @@ class VerifyReport(Viewable, Report, Plain):
             if not hs or any(h is None for h in hs):
                 continue
             width = max((len(h.counts) for h in hs), default=0)
-            counts = np.zeros((len(hs), width), dtype=np.int64)
+            packed = np.zeros((len(hs), 3 + width), dtype=np.int64)
             for j, h in enumerate(hs):
-                counts[j, :len(h.counts)] = h.counts
-            parts = (np.array([h.zero for h in hs], dtype=np.int64),
-                     np.array([h.first_bin for h in hs], dtype=np.int64),
-                     np.array([len(h.counts) for h in hs], dtype=np.int64), counts)
-            hists.update({f"{row.name}.{p}": a for p, a in zip(self._HIST_PARTS, parts)})
+                packed[j, :3] = (h.zero, h.first_bin, len(h.counts))
+                packed[j, 3:3 + len(h.counts)] = h.counts
+            hists[row.name] = packed
         save_npz(directory / HIST_FILE, hists)
         from .jsonio import atomic_write_text
         atomic_write_text(directory / "metrics.csv",
@@ -542,11 +546,16 @@ def _csv_text(keys: list[str], records: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
+_INF = float("inf")
+
+
 def _csv(v: Any) -> str:
     if v is None:
         return ""
-    if isinstance(v, float):
-        return repr(v) if v == v and v not in (float("inf"), float("-inf")) else ""
+    if type(v) is float:          # the common cell first: finite floats at full precision
+        return repr(v) if -_INF < v < _INF else ""
+    if isinstance(v, float):      # numpy's float64 (its repr would say np.float64(...))
+        return repr(float(v)) if -_INF < v < _INF else ""
     if isinstance(v, list):
         return "[" + ", ".join(map(str, v)) + "]"
     return str(v)
