@@ -148,6 +148,33 @@ def _worker_init(threads: int) -> None:
     os.environ.setdefault("LEAPP_LAB_ORT_THREADS", str(threads))
 
 
+#: seconds a sweep waits for a Dask scheduler's port to answer (as distributed.Client's timeout)
+CONNECT_TIMEOUT_S = 20
+
+
+def _check_address(addr: str) -> None:
+    """A malformed address, or a tcp/tls scheduler whose port does not answer, is said before a
+    ``distributed.Client`` is made: a Client whose connection failed lingers, and closing it (at the
+    latest when the process exits) waits up to 40 s more."""
+    from distributed.comm import get_address_host_port, parse_address
+    from distributed.comm.registry import get_backend
+    try:
+        scheme, _ = parse_address(addr)
+        get_backend(scheme)
+        host, port = get_address_host_port(addr) if scheme in ("tcp", "tls") else (None, None)
+    except ValueError as exc:
+        raise ExecutorUnavailable(f"--dask {addr!r} is not a Dask scheduler address ({exc}); give "
+                                  f"tcp://HOST:PORT (the scheduler's default port is 8786)") from None
+    if host is None:
+        return
+    import socket
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {addr!r} ({exc.strerror or exc}); "
+                                  f"is `dask scheduler` running there and the address right?") from None
+
+
 @contextlib.contextmanager
 def _dask(addr: Any) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
     try:
@@ -159,8 +186,9 @@ def _dask(addr: Any) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
             "process pool)") from None
     own = not isinstance(addr, distributed.Client)
     if own:
+        _check_address(str(addr))
         try:
-            client = distributed.Client(addr, timeout="20s")
+            client = distributed.Client(addr, timeout=f"{CONNECT_TIMEOUT_S}s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {addr!r} ({type(exc).__name__}: "
                                       f"{exc}); is `dask scheduler` running there and the address right?"
