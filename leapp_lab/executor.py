@@ -24,6 +24,8 @@ from typing import Any, Iterator
 
 ENV_DASK = "LEAPP_LAB_DASK"
 MAX_DEFAULT_JOBS = 8
+#: seconds a stopped sweep gives each pool worker to unwind its build before it is killed
+STOP_GRACE_S = 10
 
 
 class ExecutorUnavailable(RuntimeError):
@@ -102,7 +104,59 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
     threads = max(1, (os.cpu_count() or 1) // n)
     with cf.ProcessPoolExecutor(max_workers=n, mp_context=_process_context(),
                                 initializer=_worker_init, initargs=(threads,)) as ex:
-        yield ex, ExecutorInfo("process", n)
+        try:
+            _start_workers(ex, n)
+            yield ex, ExecutorInfo("process", n)
+        except BaseException:
+            _stop_workers(ex)
+            raise
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    """Ctrl-C is held back in the block and raised (KeyboardInterrupt) right after it."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda sig, frame: got.append(sig))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if got:
+        raise KeyboardInterrupt
+
+
+def _start_workers(ex: cf.ProcessPoolExecutor, n: int) -> None:
+    """Start every worker of the pool now, with Ctrl-C held back until they run. The pool forks a
+    worker on demand, at a submit; a Ctrl-C that lands while it does leaves a worker the pool does
+    not know, blocked on the pool's queue for ever, and the pool's shutdown waiting on it."""
+    with _sigint_held():
+        cf.wait([ex.submit(os.getpid) for _ in range(n)])
+
+
+def _stop_workers(ex: cf.ProcessPoolExecutor) -> None:
+    """The sweep stopped (Ctrl-C, an error): drop the builds not started and stop the running ones
+    now, before the caller removes their folders (a build can take minutes; waiting for it would
+    keep writing into a folder about to go)."""
+    terminate = getattr(ex, "terminate_workers", None)      # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    procs = list((getattr(ex, "_processes", None) or {}).values())   # shutdown() forgets them
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()           # a build unwinds (_worker_init): its temporary folders go
+    for p in procs:
+        p.join(timeout=STOP_GRACE_S)
+    for p in procs:
+        if p.is_alive():            # stuck in native code: no more waiting
+            p.kill()
+            p.join(timeout=STOP_GRACE_S)
 
 
 def _profiler(dask_worker, on: bool) -> bool:
@@ -144,8 +198,50 @@ def _preload() -> None:
 
 def _worker_init(threads: int) -> None:
     """A pool worker's onnxruntime sessions share the cores with the other workers (unless the
-    user set LEAPP_LAB_ORT_THREADS)."""
+    user set LEAPP_LAB_ORT_THREADS). A terminal's Ctrl-C reaches the workers too: they ignore it
+    and the sweep's process stops them (``_stop_workers``, SIGTERM); a worker that died of it while
+    taking or returning a task could leave the pool's queue locked, and the sweep hanging."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _unwind)
     os.environ.setdefault("LEAPP_LAB_ORT_THREADS", str(threads))
+
+
+def _unwind(sig: int, frame: Any) -> None:
+    """SIGTERM in a pool worker (``_stop_workers``): unwind the running build, so that its folders
+    and onnxruntime's temporary files are removed. Further SIGTERMs (the pool's own, once it sees a
+    worker gone) would cut that cleanup short: they are ignored; ``_stop_workers`` kills a worker
+    that has not ended after STOP_GRACE_S."""
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(128 + sig)
+
+
+#: seconds a sweep waits for a Dask scheduler's port to answer (as distributed.Client's timeout)
+CONNECT_TIMEOUT_S = 20
+
+
+def _check_address(addr: str) -> None:
+    """A malformed address, or a tcp/tls scheduler whose port does not answer, is said before a
+    ``distributed.Client`` is made: a Client whose connection failed lingers, and closing it (at the
+    latest when the process exits) waits up to 40 s more."""
+    from distributed.comm import get_address_host_port, parse_address
+    from distributed.comm.registry import get_backend
+    try:
+        scheme, _ = parse_address(addr)
+        get_backend(scheme)
+        host, port = get_address_host_port(addr) if scheme in ("tcp", "tls") else (None, None)
+    except ValueError as exc:
+        raise ExecutorUnavailable(f"--dask {addr!r} is not a Dask scheduler address ({exc}); give "
+                                  f"tcp://HOST:PORT (the scheduler's default port is 8786)") from None
+    if host is None:
+        return
+    import socket
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {addr!r} ({exc.strerror or exc}); "
+                                  f"is `dask scheduler` running there and the address right?") from None
 
 
 @contextlib.contextmanager
@@ -159,8 +255,9 @@ def _dask(addr: Any) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
             "process pool)") from None
     own = not isinstance(addr, distributed.Client)
     if own:
+        _check_address(str(addr))
         try:
-            client = distributed.Client(addr, timeout="20s")
+            client = distributed.Client(addr, timeout=f"{CONNECT_TIMEOUT_S}s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise ExecutorUnavailable(f"cannot reach the Dask scheduler at {addr!r} ({type(exc).__name__}: "
                                       f"{exc}); is `dask scheduler` running there and the address right?"

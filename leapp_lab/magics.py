@@ -101,6 +101,12 @@ def trace_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
     """Map parsed flags to ``leapp_lab.trace`` keyword arguments (unset flags keep the API default)."""
     opts: dict[str, Any] = {}
     if ns.save_path is not None:
+        from leapp_lab.model.errors import UserError
+        from leapp_lab.model.safepaths import check_outputs
+        try:        # a file where the folder goes, a FIFO: said now, in one line (docs/safety.md)
+            check_outputs([(ns.save_path, "out-dir", "--save-path")])
+        except UserError as exc:
+            raise UsageError(f"%%leapp_trace {exc}") from None
         opts["save_path"] = ns.save_path
     if ns.max_cached_io is not None:
         opts["max_cached_io"] = ns.max_cached_io
@@ -226,6 +232,7 @@ class LeappMagics(Magics):
                 exec(code, self.shell.user_global_ns, user_ns)
                 progress("compiling, validating and saving")
         except BaseException as exc:
+            from leapp_lab.model.errors import UserError
             report = getattr(session, "report", None)
             if report is not None and start_state is not None and isinstance(exc, Exception):
                 # LEAPP refused the compile (the cell itself ran): the deep checks still help
@@ -236,6 +243,8 @@ class LeappMagics(Magics):
                 user_ns[ns.out] = report
                 if not ns.quiet:
                     display(report)
+            if isinstance(exc, UserError):      # a file or an option to fix: one line, no traceback
+                raise UsageError(f"%%leapp_trace {ns.name}: {exc}") from None
             raise
         report = session.report
         if start_state is not None:
@@ -260,6 +269,7 @@ class LeappMagics(Magics):
         from leapp_lab.cli import UsageError as CliUsageError
         from leapp_lab.cli import build_parser
         from leapp_lab.model.errors import UserError
+        from leapp_lab.model.safepaths import ENVIRONMENT_ERRNOS, oserror_line
 
         parser, _ = build_parser()
         _no_exit(parser)
@@ -283,6 +293,12 @@ class LeappMagics(Magics):
         except (CliUsageError, UserError) as exc:     # bad input or output: one line, no traceback
             progress.finish("failed", failed=True)
             raise UsageError(f"%leapp_{command}: {exc}") from None
+        except OSError as exc:
+            # a full or read-only disk, a folder where a file goes: the machine's, one line (as the CLI)
+            progress.finish("failed", failed=True)
+            if exc.errno in ENVIRONMENT_ERRNOS or exc.filename is not None:
+                raise UsageError(f"%leapp_{command}: {oserror_line(exc)}") from None
+            raise
         except BaseException:
             progress.finish("failed", failed=True)
             raise

@@ -31,9 +31,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def execute(args: argparse.Namespace):
     """Diff through the Python API; unusable runs raise UsageError (exit 2)."""
-    from ..compare.diff import diff
+    from ..compare.diff import check_diff_outputs, diff
 
     try:
+        # the HTML is written here, after the diff: its path is checked with the others, first
+        check_diff_outputs(args.run_a, args.run_b, json_path=args.json, out=args.out, html=args.html)
         report = diff(args.run_a, args.run_b, out=args.out, json_path=args.json,
                       **given(fail_on_flip=args.fail_on_flip))
     except (FileNotFoundError, ValueError) as exc:

@@ -51,11 +51,16 @@ def execute(args: argparse.Namespace, progress=None):
     """Repair through the Python API; unusable input -> UsageError (exit 2)."""
     from ..engines.base import CompileError
     from ..executor import ExecutorUnavailable
-    from ..sweeps.repair import repair
+    from ..sweeps.repair import check_repair_options, check_repair_outputs, repair
 
     if progress is None and not getattr(args, "quiet", False):
         progress = _stderr_progress
     try:
+        # the HTML is written here, after the sweep: its path is checked with the others, first
+        check_repair_options(**given(engine=args.engine, target_nrmse=args.target_nrmse, budget=args.budget,
+                                     jobs=args.jobs))
+        check_repair_outputs(args.reference, args.onnx, npz=args.npz, out=args.out, json_path=args.json,
+                             html=getattr(args, "html", None))
         report = repair(args.reference, args.onnx, progress=progress, json_path=args.json,
                         **given(engine=args.engine, target_nrmse=args.target_nrmse, budget=args.budget,
                                 jobs=args.jobs, dask=args.dask, npz=args.npz, out=args.out))

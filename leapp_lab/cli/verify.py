@@ -119,8 +119,12 @@ def main(args: argparse.Namespace) -> int:
 def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
     """Several builds: each through ``execute`` exactly as alone (same flags, own run folder), then
     one compare report (``leapp_lab.compare.many.finish``), its --json, --html and run folder."""
-    from ..compare.many import finish
+    from ..compare.many import finish, runs_roots
+    from ..compare.verify import check_verify_outputs
 
+    # every output against every input (the reference, every build) before the first build runs
+    check_verify_outputs(args.reference, builds, json_path=args.json, html=getattr(args, "html", None),
+                         runs_root=runs_roots(builds, args.out, not getattr(args, "no_save", False)))
     reports = []
     for b in builds:
         one = argparse.Namespace(**{**vars(args), "build": b, "json": None, "html": None})

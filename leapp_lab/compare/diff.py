@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from leapp_lab.model.base import load
+from leapp_lab.model.base import load, resolve_report_path
 from leapp_lab.model.compare import CompareReport
 from leapp_lab.model.jsonio import write_json
-from leapp_lab.model.runs import RunFolder
+from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder
+from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.verify import VerifyReport
 
 
@@ -36,6 +37,7 @@ def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None) 
     (``out/runs/<id>/``, ``out/latest``; default: not saved, a diff is cheap to make again);
     ``json_path`` writes the ``--json`` rows."""
     a, b = load_verify(run_a, "RUN_A"), load_verify(run_b, "RUN_B")
+    check_diff_outputs(a, b, json_path=json_path, out=out)
     report = a.diff(b, fail_on_flip=fail_on_flip)
     if json_path is not None:
         write_json(json_path, report.json_rows())
@@ -46,4 +48,27 @@ def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None) 
     return report
 
 
-__all__ = ["diff", "load_verify"]
+def _run_folder(run) -> Path | None:
+    if isinstance(run, VerifyReport):
+        return None if run.path is None else Path(run.path)
+    if isinstance(run, (str, os.PathLike)):
+        try:
+            return resolve_report_path(run)
+        except FileNotFoundError:       # load() names it
+            return Path(run)
+    return None
+
+
+def check_diff_outputs(run_a, run_b, *, json_path=None, out=None, html=None) -> None:
+    """Refuse, before anything is written, a diff output that would land on or inside one of the two
+    runs, or replace a file leapp_lab did not write for it (docs/safety.md). The runs folder that
+    holds the runs may take the diff's own run (a run is added there, none replaced)."""
+    root = None if out is None else Path(out)
+    check_outputs(
+        [(json_path, "compare-json", "--json"), (html, "html", "--html"),
+         (None if root is None else root / LATEST, "latest", "--out"),
+         (None if root is None else root / RUNS_DIRNAME, "runs-dir", "--out")],
+        [(_run_folder(run_a), "RUN_A"), (_run_folder(run_b), "RUN_B")])
+
+
+__all__ = ["check_diff_outputs", "diff", "load_verify"]

@@ -45,6 +45,8 @@ def _skip(report: VerifyReport, why: str) -> None:
 def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_npz: Path | None,
                  progress=None) -> None:
     """Fill every compared row's local metrics in ``report`` (rows already scored)."""
+    from google.protobuf.message import DecodeError
+
     from leapp_lab.engines.base import CompileError, EngineUnavailable
 
     report.local = True
@@ -63,7 +65,11 @@ def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_
                              "<stem>.npz beside the reference) were not found")
     feedable = {r.name: (np.dtype(r.dtype_engine), tuple(r.shape_engine[1:]))
                 for r in report.rows if _feedable(r)}
-    lg = teacher_forced(artifact, build.report.manifest.taps, feedable)
+    try:
+        lg = teacher_forced(artifact, build.report.manifest.taps, feedable)
+    except (DecodeError, ValueError, OSError) as exc:    # the build's engine graph, not the user's input
+        return _skip(report, f"{artifact.name} is not a readable ONNX model ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}); compile the build again")
     scored = [r for r in report.rows if r.status == "compared" and r.name in lg.outputs]
     for r in report.rows:
         if r.status == "compared" and r.name not in lg.outputs:

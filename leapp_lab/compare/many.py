@@ -15,7 +15,15 @@ from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
 from leapp_lab.model.verify import VerifyReport
 
-from .verify import verify
+from .verify import check_verify_outputs, verify
+
+
+def runs_roots(builds: Sequence, out=None, save: bool = True) -> list[Path]:
+    """Where ``verify_many`` saves: ``out``, else each build's ``leapp_lab`` folder (the compare goes
+    to the first's); none without ``save``."""
+    if not save:
+        return []
+    return [Path(out)] if out is not None else [lab_dir(Path(b).parent) for b in builds]
 
 
 def verify_many(reference_npz, builds: Sequence, max_mape: float | None = None, max_mape_taps: bool = False,
@@ -32,6 +40,8 @@ def verify_many(reference_npz, builds: Sequence, max_mape: float | None = None, 
     if len(builds) < 2:
         raise ValueError(f"verify_many needs two or more builds, got {len(builds)}; "
                          f"leapp_lab.verify(reference, build) verifies one")
+    # every output against every input, before the first build's run is saved
+    check_verify_outputs(reference_npz, builds, json_path=json_path, runs_root=runs_roots(builds, out, save))
     reports = [verify(reference_npz, b, max_mape, max_mape_taps, out, save=save, **verify_options)
                for b in builds]
     return finish(reports, builds[0], out=out, save=save, json_path=json_path, labels=labels)
@@ -53,4 +63,4 @@ def finish(reports: list[VerifyReport], first_build, *, out=None, save: bool = T
     return report
 
 
-__all__ = ["verify_many", "finish"]
+__all__ = ["verify_many", "finish", "runs_roots"]

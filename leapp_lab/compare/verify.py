@@ -169,13 +169,16 @@ def check_options(**options) -> None:
 
 def check_verify_outputs(reference_npz, build, *, json_path=None, runs_root=None, html=None) -> None:
     """Refuse, before anything is compared, an output of verify that would destroy one of its
-    inputs or a file leapp_lab did not write (docs/safety.md)."""
-    root = None if runs_root is None else Path(runs_root)
+    inputs or a file leapp_lab did not write (docs/safety.md). ``build`` and ``runs_root`` may be
+    lists (several builds: every output is checked against every build, before the first runs)."""
+    builds = list(build) if isinstance(build, (list, tuple)) else [build]
+    roots = runs_root if isinstance(runs_root, (list, tuple)) else [runs_root]
+    unique = list({os.path.realpath(r): Path(r) for r in roots if r is not None}.values())
     check_outputs(
         [(json_path, "verify-json", "--json"), (html, "html", "--html"),
-         (None if root is None else root / LATEST, "latest", "--out"),
-         (None if root is None else root / RUNS_DIRNAME, "runs-dir", "--out")],
-        [(reference_npz, "the reference npz"), (build, "the build")])
+         *((root / LATEST, "latest", "--out") for root in unique),
+         *((root / RUNS_DIRNAME, "runs-dir", "--out") for root in unique)],
+        [(reference_npz, "the reference npz"), *((b, "the build") for b in builds)])
 
 
 def _versions() -> dict[str, str]:

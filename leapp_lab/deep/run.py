@@ -3,10 +3,13 @@ a fresh report: each check runs on its own, a failure is that section's status, 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 from leapp_lab.model.exporters import BACKENDS, ExporterMatrix
 from leapp_lab.model.isolation import IsolationResult
+from leapp_lab.model.safepaths import remove_path
 from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import TraceReport
 
@@ -51,32 +54,49 @@ def run_deep(report: TraceReport, body: Body | None, *, replay: int | None = Non
             save_section(g, res, saved)
     rerun = [g for g in graphs if g.status != "error"]
     if exporters is not None:
-        if body is None or not rerun:
-            for g in graphs:
-                save_section(g, ExporterMatrix(status="unavailable", reason=_why_not(body)))
-        else:
-            try:
-                found = run_exporters(rerun, body, exporters, BACKENDS, progress)
-            except Exception as exc:
-                found = {g.name: ExporterMatrix(status="failed", reason=failed_reason("the exporter matrix", exc))
-                         for g in rerun}
-            for g in graphs:
-                save_section(g, found.get(g.name) or ExporterMatrix(
-                    status="unavailable", reason=f"the traced code raised: {g.error}"))
+        with _dropped_if_interrupted(graphs, "exporters"):
+            if body is None or not rerun:
+                for g in graphs:
+                    save_section(g, ExporterMatrix(status="unavailable", reason=_why_not(body)))
+            else:
+                try:
+                    found = run_exporters(rerun, body, exporters, BACKENDS, progress)
+                except Exception as exc:
+                    found = {g.name: ExporterMatrix(status="failed", reason=failed_reason("the exporter matrix", exc))
+                             for g in rerun}
+                for g in graphs:
+                    save_section(g, found.get(g.name) or ExporterMatrix(
+                        status="unavailable", reason=f"the traced code raised: {g.error}"))
     if isolate:
-        if body is None or not rerun:
-            for g in graphs:
-                save_section(g, IsolationResult(status="unavailable", reason=_why_not(body)))
-        else:
-            try:
-                found = run_isolation(rerun, body, had_adapters=had_adapters, progress=progress)
-            except Exception as exc:
-                found = {g.name: IsolationResult(status="failed", reason=failed_reason("the isolation runs", exc))
-                         for g in rerun}
-            for g in graphs:
-                save_section(g, found.get(g.name) or IsolationResult(
-                    status="unavailable", reason=f"the traced code raised: {g.error}"))
+        with _dropped_if_interrupted(graphs, "isolation"):
+            if body is None or not rerun:
+                for g in graphs:
+                    save_section(g, IsolationResult(status="unavailable", reason=_why_not(body)))
+            else:
+                try:
+                    found = run_isolation(rerun, body, had_adapters=had_adapters, progress=progress)
+                except Exception as exc:
+                    found = {g.name: IsolationResult(status="failed", reason=failed_reason("the isolation runs", exc))
+                             for g in rerun}
+                for g in graphs:
+                    save_section(g, found.get(g.name) or IsolationResult(
+                        status="unavailable", reason=f"the traced code raised: {g.error}"))
     return report
+
+
+@contextlib.contextmanager
+def _dropped_if_interrupted(graphs: list, section: str) -> Iterator[None]:
+    """Ctrl-C during a check that re-runs the body: its re-run folders (``<run>/<section>/``) are
+    removed, unless a saved section of that graph names them, so the committed run is left as it was."""
+    try:
+        yield
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            for g in graphs:
+                run = Path(g.run_dir) if g.run_dir else None
+                if run is not None and run.is_dir() and not (run / f"{section}.json").exists():
+                    remove_path(run / section)
+        raise
 
 
 def _why_not(body: Any) -> str:

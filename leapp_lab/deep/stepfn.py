@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from leapp_lab.model.errors import InvalidOption, UnusableInput
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.trace.checks import to_numpy
 
@@ -35,24 +36,27 @@ def resolve_spec(spec: str, search: str | None = None) -> Callable:
 
     ``search`` (the script's folder) is put on ``sys.path`` first so a module beside the script
     imports. A file imported here runs its top level: guard a script's export with
-    ``if __name__ == "__main__":``.
+    ``if __name__ == "__main__":``. Raises InvalidOption (a malformed spec, no such function) or
+    UnusableInput (no such file or module; importing it raised or called ``sys.exit()``), both
+    ValueErrors naming the spec.
     """
     if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"--step-fn {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
+        raise InvalidOption(f"--step-fn {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
     mod_name, _, fn_name = spec.rpartition(":")
     if not mod_name or not fn_name.isidentifier():
-        raise ValueError(f"--step-fn {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
+        raise InvalidOption(f"--step-fn {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION")
     added = False
     if search and search not in sys.path:
         sys.path.insert(0, search)
         added = True
+    name = mod_name
     try:
         if mod_name.endswith(".py") or "/" in mod_name:
             path = Path(mod_name)
             if not path.is_file() and search:
                 path = Path(search) / mod_name
             if not path.is_file():
-                raise ValueError(f"--step-fn {spec!r}: no such file {mod_name}")
+                raise UnusableInput(f"--step-fn {spec!r}: no such file {mod_name}")
             name = f"leapp_lab_step_fn_{path.stem}"
             loader = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(loader)
@@ -62,20 +66,32 @@ def resolve_spec(spec: str, search: str | None = None) -> Callable:
             try:
                 mod = importlib.import_module(mod_name)
             except ModuleNotFoundError as exc:
-                raise ValueError(f"--step-fn {spec!r}: cannot import {mod_name!r} ({exc}); the "
-                                 f"script's folder is on sys.path, or give FILE.py:FUNCTION") from None
+                if exc.name != mod_name:
+                    raise
+                raise UnusableInput(f"--step-fn {spec!r}: cannot import {mod_name!r} ({exc}); the "
+                                    f"script's folder is on sys.path, or give FILE.py:FUNCTION") from None
+    except UnusableInput:
+        raise
+    except SystemExit as exc:       # the user's module, imported: its own exit is not ours
+        sys.modules.pop(name, None)
+        raise UnusableInput(f"--step-fn {spec!r}: {mod_name} called sys.exit({exc.code!r}) while being "
+                            f"imported; keep script code under `if __name__ == \"__main__\":`") from None
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise UnusableInput(f"--step-fn {spec!r}: importing {mod_name} failed: {type(exc).__name__}: "
+                            f"{exc}") from None
     finally:
         if added:
             sys.path.remove(search)
     fn = getattr(mod, fn_name, None)
     if not callable(fn):
-        raise ValueError(f"--step-fn {spec!r}: {mod_name} has no function {fn_name!r}")
+        raise InvalidOption(f"--step-fn {spec!r}: {mod_name} has no function {fn_name!r}")
     if isinstance(fn, type):        # a stateful step class: one instance for the whole run
         try:
             fn = fn()
-        except TypeError as exc:
-            raise ValueError(f"--step-fn {spec!r}: {fn_name} is a class; it must be constructible "
-                             f"with no arguments ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - the user's constructor
+            raise UnusableInput(f"--step-fn {spec!r}: {fn_name} is a class; it must be constructible "
+                                f"with no arguments ({type(exc).__name__}: {exc})") from None
     return fn
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from leapp_lab.model.build import (COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
-from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.errors import InvalidOption, UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
 from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
 from leapp_lab.taps.manifest import read_manifest, strip_taps
@@ -166,7 +166,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
 
 
 def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
-    """The ``keep_fp32`` node names, checked against the model (ValueError naming what is wrong)."""
+    """The ``keep_fp32`` node names, checked against the model (InvalidOption, a ValueError, naming
+    what is wrong)."""
     if keep_fp32 is None:
         return []
     if isinstance(keep_fp32, str):
@@ -175,12 +176,12 @@ def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
     if not keep:
         return []
     if eng.precision == "fp32":
-        raise ValueError(f"keep_fp32 applies to reduced-precision engines (ort-fp16, ort-int8, trt-fp16); "
+        raise InvalidOption(f"keep_fp32 applies to reduced-precision engines (ort-fp16, ort-int8, trt-fp16); "
                          f"{eng.name} already computes every node in fp32")
     names = {n.name for n in model.graph.node if n.name}
     unknown = [k for k in keep if k not in names]
     if unknown:
-        raise ValueError(f"{onnx_path}: keep_fp32 names {len(unknown)} node(s) the model does not have: "
+        raise InvalidOption(f"{onnx_path}: keep_fp32 names {len(unknown)} node(s) the model does not have: "
                          f"{unknown[:5]}{' ...' if len(unknown) > 5 else ''}; pass ONNX node names "
                          f"(e.g. {sorted(names)[:3]})")
     return keep

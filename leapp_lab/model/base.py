@@ -149,6 +149,8 @@ def load(path: str | os.PathLike) -> Report:
     check_fields(cls, d, str(file))
     try:
         report = cls.from_dict(d, run)
+    except UnusableInput:       # a file the report refers to (a compare's side), already named
+        raise
     except (TypeError, KeyError, AttributeError, ValueError) as exc:
         raise UnusableInput(f"{file}: malformed {kind} report ({type(exc).__name__}: {exc}); write it "
                             f"again with leapp_lab") from None

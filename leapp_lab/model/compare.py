@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from .base import Report, Viewable, register
 from .columns import Column, row_columns
 from .dc import Plain
+from .fieldcheck import check_fields
 from .tap import TapEntry, model_order_key
 from .verify import VerifyReport, VerifyRow
 
@@ -297,7 +298,9 @@ class CompareReport(Viewable, Report, Plain):
                     raise FileNotFoundError(
                         f"{path}: side {s.key}'s verify run is missing ({folder}); a compare run keeps "
                         f"a copy of every run it compares; make it again (leapp-lab diff / verify)")
-                s.report = VerifyReport.from_dict(_read(folder / "report.json"), folder)
+                d = _read(folder / "report.json")
+                check_fields(VerifyReport, d, str(folder / "report.json"))    # names the side's file
+                s.report = VerifyReport.from_dict(d, folder)
         return r
 
     # -- views ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from .jsonio import atomic_file, atomic_write_text
-from .safepaths import check_replaceable, writing
+from .safepaths import check_replaceable, make_folders, remove_made, writing
 
 RUNS_DIRNAME = "runs"
 REPORT_FILE = "report.json"       # base.REPORT_FILE (base imports this module lazily)
@@ -61,8 +61,9 @@ class RunFolder:
         # a file where the runs folder or 'latest' should be, or a 'latest' leapp_lab did not write
         check_replaceable(self.root / RUNS_DIRNAME, "runs-dir")
         check_replaceable(self.root / LATEST, "latest")
+        self._made = make_folders(self.root / RUNS_DIRNAME)    # removed again if nothing commits
         with writing(self.path):
-            self.path.mkdir(parents=True, exist_ok=False)
+            self.path.mkdir(exist_ok=False)
         return self
 
     def commit(self) -> Path:
@@ -96,6 +97,7 @@ class RunFolder:
         finally:
             if not self.committed:
                 shutil.rmtree(self.path, ignore_errors=True)
+                remove_made(getattr(self, "_made", []))
         if isinstance(exc, OSError) and exc.errno is not None and str(self.path) in str(exc.filename):
             # the hidden temporary folder is gone: name the runs folder the user can look at
             raise OSError(exc.errno, exc.strerror, str(self.final_path.parent)) from exc

@@ -151,20 +151,42 @@ def npz_has_member(path: Path, member: str) -> bool:
 @dataclass(frozen=True)
 class Purpose:
     """What an output is for: ``what`` (said in messages), ``folder`` (a folder rather than a file),
-    ``ours(path)`` (an existing path leapp_lab wrote for this purpose, so it may be replaced)."""
+    ``ours(path)`` (an existing path leapp_lab wrote for this purpose, so it may be replaced),
+    ``adds`` (a folder that new entries are only added to, never replacing one: it may hold an input,
+    such as the runs folder holding the verify runs that ``diff`` compares)."""
     what: str
     folder: bool
     ours: Callable[[Path], bool]
+    adds: bool = False
+
+
+def is_node_data(path: Path) -> bool:
+    """A Model Explorer node-data file ``report.to_model_explorer`` wrote: ``{graph id: {"results":
+    ..., "thresholds": ...}}``."""
+    try:
+        if not path.is_file() or path.stat().st_size > _JSON_LIMIT:
+            return False
+        with open(path, encoding="utf-8") as fh:
+            d = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (isinstance(d, dict) and bool(d)
+            and all(isinstance(v, dict) and set(v) == {"results", "thresholds"} for v in d.values()))
 
 
 PURPOSES: dict[str, Purpose] = {
     "build": Purpose("a build (folder or .tgz) written by leapp-lab compile", True, is_build),
     "html": Purpose("an HTML report written by leapp_lab", False, is_html_report),
+    # one build writes a verify's rows, several builds a compare's: both are `verify --json`
     "verify-json": Purpose("a `leapp-lab verify --json` file", False,
-                           lambda p: json_kind(p) == "verify-rows"),
+                           lambda p: json_kind(p) in ("verify-rows", "compare-rows")),
+    "compare-json": Purpose("a `leapp-lab diff --json` file", False, lambda p: json_kind(p) == "compare-rows"),
+    "repair-json": Purpose("a `leapp-lab repair --json` file", False, lambda p: json_kind(p) == "repair"),
     "trace-json": Purpose("a `leapp-lab run --json` file", False, lambda p: json_kind(p) == "trace"),
     "latest": Purpose("a runs folder's 'latest' pointer", False, is_latest_pointer),
-    "runs-dir": Purpose("a folder of leapp_lab runs", True, lambda p: p.is_dir()),
+    "runs-dir": Purpose("a folder of leapp_lab runs", True, lambda p: p.is_dir(), adds=True),
+    "repair-dir": Purpose("a folder of leapp-lab repair's kept builds", True, lambda p: p.is_dir(), adds=True),
+    "node-data": Purpose("a Model Explorer node-data file written by leapp_lab", False, is_node_data),
     "prepare-report": Purpose("a prepare record folder (report.json of kind prepare)", True,
                               lambda p: json_kind(p / "report.json") == "prepare"),
     "out-dir": Purpose("a folder", True, lambda p: p.is_dir()),
@@ -326,6 +348,7 @@ def check_outputs(outputs: Iterable[tuple[str | os.PathLike | None, str | Purpos
         if path is None:
             continue
         p = Path(path)
+        pur = PURPOSES[purpose] if isinstance(purpose, str) else purpose
         name = f"{flag} {p}" if flag else str(p)
         r = _real(p)
         if r in seen:
@@ -336,13 +359,13 @@ def check_outputs(outputs: Iterable[tuple[str | os.PathLike | None, str | Purpos
             if _same(p, i):
                 raise UnsafeOutput(f"{name}: is the input {i} ({what}); writing it would destroy it: "
                                    f"choose another output path")
-            if _inside(i, p):
+            if _inside(i, p) and not pur.adds:
                 raise UnsafeOutput(f"{name}: contains the input {i} ({what}); writing it would destroy "
                                    f"that input: choose another output path")
             if _inside(p, i) and _real(i) not in ok:
                 raise UnsafeOutput(f"{name}: lies inside the input {i} ({what}); choose an output path "
                                    f"outside it")
-        check_replaceable(p, purpose, flag)
+        check_replaceable(p, pur, flag)
 
 
 # -- writing -------------------------------------------------------------------------------------
@@ -379,6 +402,23 @@ def room_problem(folder: Path, nbytes: int) -> OSError | None:
     finally:
         with contextlib.suppress(OSError):
             probe.unlink()
+
+
+def make_folders(path: str | os.PathLike) -> list[Path]:
+    """``mkdir -p path``; returns the folders it made, innermost first (for :func:`remove_made`)."""
+    p = Path(path)
+    made = [q for q in (p, *p.parents) if not (q.exists() or q.is_symlink())]
+    with writing(p):
+        p.mkdir(parents=True, exist_ok=True)
+    return made
+
+
+def remove_made(made: Sequence[Path]) -> None:
+    """Undo :func:`make_folders` after a failure: each folder it made is removed when empty (the
+    innermost first), so a failed command leaves no empty folder of its own behind."""
+    for q in made:
+        with contextlib.suppress(OSError):
+            q.rmdir()
 
 
 def remove_path(p: Path) -> None:

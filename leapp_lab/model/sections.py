@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonio import load_npz, read_json, save_npz, write_json
+from .safepaths import staged
 
 SECTION_NAMES = ("replay", "parity", "adapters", "exporters", "isolation")
 STATUSES = ("ok", "diverged", "failed", "unavailable", "skipped")
@@ -84,17 +85,22 @@ def load_section(run_dir: str | Path | None, name: str):
 
 
 def save_section(graph: Any, section: Any, arrays: dict | None = None) -> Any:
-    """Attach ``section`` to ``graph`` and write it into the graph's run folder (atomically, each
-    file renamed into place). A graph without a run folder keeps it in memory only."""
+    """Attach ``section`` to ``graph`` and write it into the graph's run folder: ``<name>.npz`` and
+    ``<name>.json`` are written completely to temporary siblings and renamed into place together,
+    so a full disk or Ctrl-C leaves the run as it was (never an npz without its json, never a
+    half file). A graph without a run folder keeps it in memory only."""
     name = section.section
     graph.sections[name] = section
     if graph.run_dir and Path(graph.run_dir).is_dir():
         run = Path(graph.run_dir)
+        finals = [run / f"{name}.json"] + ([run / f"{name}.npz"] if arrays else [])
+        with staged(finals) as tmps:
+            if arrays:
+                save_npz(tmps[1], arrays)
+            write_json(tmps[0], section.to_dict())
         if arrays:
-            save_npz(run / f"{name}.npz", arrays)
-            section._arrays_path = run / f"{name}.npz"
+            section._arrays_path = finals[1]
             section._arrays = dict(arrays)
-        write_json(run / f"{name}.json", section.to_dict())
     elif arrays:
         section._arrays = dict(arrays)
     return section

@@ -26,11 +26,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from leapp_lab.engines.base import CompileError
 from leapp_lab.executor import InlineExecutor, sweep_executor
+from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
-from leapp_lab.model.runs import RunFolder, lab_dir
+from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
+from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made
 
 from .segments import keep_fp32, segments
 from .tasks import build_and_verify
@@ -55,59 +59,107 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     many it runs at once). ``progress(stage, done, total)``: after each build.
     The run is saved under ``out`` (a runs root, default ``<onnx dir>/leapp_lab``): ``runs/<id>/``
     (report.json) and ``repair/<id>/`` (the baseline and final build folders and their verify runs).
-    ``json_path``: also write the report there. Raises FileNotFoundError / ValueError on unusable
-    input, EngineUnavailable when the engine cannot run here, CompileError when the baseline cannot
-    be built.
+    ``json_path``: also write the report there. Raises InvalidOption (a ValueError) on an option
+    that means nothing (a NaN or non-positive target, ``budget`` or ``jobs`` < 1), FileNotFoundError /
+    UnusableInput / UnsafeOutput (ValueErrors) on unusable input or output paths, all before anything
+    is built or written; ExecutorUnavailable when the cluster cannot be reached, EngineUnavailable
+    when the engine cannot run here, CompileError when the baseline cannot be built. A repair that
+    fails or is interrupted leaves nothing behind (docs/safety.md).
     """
     from leapp_lab.engines import get_engine
     from leapp_lab.engines.build import default_npz
 
     t_start = time.perf_counter()
+    check_repair_options(engine=engine, target_nrmse=target_nrmse, budget=budget, jobs=jobs)
     onnx_path, ref_path = Path(onnx).resolve(), Path(reference).resolve()
     npz_path = Path(npz).resolve() if npz is not None else default_npz(onnx_path)
     for p, what in ((onnx_path, "ONNX model (run leapp-lab prepare first)"), (ref_path, "reference npz"),
                     (npz_path, "input npz (default <onnx stem>.npz beside the model; pass --npz)")):
-        if not p.is_file():
+        if not (p.exists() or p.is_symlink()):
             raise FileNotFoundError(f"{p}: no such {what}")
-    if engine not in REPAIRABLE:
-        raise ValueError(f"engine {engine!r} cannot be repaired: choose one of {', '.join(REPAIRABLE)} "
-                         "(repair keeps parts of a reduced-precision engine in fp32)")
+        check_input_file(p, f"the {what.split(' (')[0]}")       # a FIFO or a device is never read
+    root = Path(out) if out is not None else lab_dir(onnx_path.parent)
+    check_repair_outputs(reference, onnx, npz=npz, out=root, json_path=json_path, save=save)
     target = float(target_nrmse)
-    if not (math.isfinite(target) and target > 0):
-        raise ValueError(f"target_nrmse {target_nrmse!r}: must be a positive number (0.01 = 1 %)")
-    if budget is not None and (isinstance(budget, bool) or int(budget) != budget or budget < 1):
-        raise ValueError(f"budget {budget!r}: must be a whole number of builds >= 1")
     get_engine(engine).check_available()       # EngineUnavailable names what is missing
     segs, warnings = segments(onnx_path, engine)
     if not segs:
         raise ValueError(f"{onnx_path}: no named ONNX node to keep in fp32; nothing to sweep")
 
-    root = Path(out) if out is not None else lab_dir(onnx_path.parent)
     run = RunFolder(root, label=f"repair-{engine}")
     art = (root / "repair" / run.run_id).resolve()
     sweep_dir = art / ".sweep"
-    sweep_dir.mkdir(parents=True)
     report = RepairReport(onnx=str(onnx_path), npz=str(npz_path), reference=str(ref_path), engine=engine,
                           target_nrmse=target, budget=None if budget is None else int(budget),
                           segments=segs, warnings=warnings)
+    made: list[Path] = []
     try:
         with sweep_executor(jobs, dask, executor) as (ex, info):
+            # made once the executor is up: an unreachable cluster leaves no folder behind
+            made = make_folders(sweep_dir)
             report.workers, report.executor, report.address = info.workers, info.kind, info.address
             _Sweep(report, ex, art, sweep_dir, progress).run()
+        shutil.rmtree(sweep_dir, ignore_errors=True)
+        report.seconds = round(time.perf_counter() - t_start, 3)
+        report.created = _dt.datetime.now().isoformat(timespec="seconds")
+        report.versions = _versions()
+        if save:
+            # the run commits only with every file of it written (--json too); else the kept builds
+            # and verify runs under repair/<id>/ go with it: nothing is left that no run names
+            with run:
+                report.save(run.path)
+                if json_path is not None:
+                    _write_json(json_path, report)
+            report.path = run.final_path
     except BaseException:
         shutil.rmtree(art, ignore_errors=True)
+        remove_made(made)
         raise
-    shutil.rmtree(sweep_dir, ignore_errors=True)
-    report.seconds = round(time.perf_counter() - t_start, 3)
-    report.created = _dt.datetime.now().isoformat(timespec="seconds")
-    report.versions = _versions()
-    if save:
-        with run:
-            report.save(run.path)
-        report.path = run.final_path
-    if json_path is not None:
-        write_json(json_path, {"kind": report.kind, "schema_version": report.schema_version, **report.to_dict()})
+    if json_path is not None and not save:
+        _write_json(json_path, report)
     return report
+
+
+def _write_json(path, report: RepairReport) -> None:
+    write_json(path, {"kind": report.kind, "schema_version": report.schema_version, **report.to_dict()})
+
+
+def check_repair_options(*, engine: str = "ort-int8", target_nrmse: Any = 0.01, budget: Any = None,
+                         jobs: Any = None) -> None:
+    """Refuse an option that cannot mean anything before anything is read, built or written:
+    InvalidOption (a ValueError) naming the option (docs/safety.md)."""
+    def bad(flag: str, value: Any, want: str) -> InvalidOption:
+        return InvalidOption(f"--{flag} {value} ({flag.replace('-', '_')}={value!r}): must be {want}")
+
+    if engine not in REPAIRABLE:
+        raise InvalidOption(f"--engine {engine!r}: {engine!r} cannot be repaired: choose one of "
+                            f"{', '.join(REPAIRABLE)} (repair keeps parts of a reduced-precision engine in fp32)")
+    if isinstance(target_nrmse, bool) or not isinstance(target_nrmse, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(target_nrmse) or target_nrmse <= 0:
+        raise bad("target-nrmse", target_nrmse, "a finite number > 0, a fraction (0.01 = 1 %)")
+    for flag, v, want in (("budget", budget, "a whole number of builds >= 1"),
+                          ("jobs", jobs, "a whole number >= 1 (1 runs the builds in this process)")):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise bad(flag, v, want)
+
+
+def check_repair_outputs(reference, onnx, *, npz=None, out=None, json_path=None, html=None,
+                         save: bool = True) -> None:
+    """Refuse, before any build, an output of repair that is, contains or lies inside one of its
+    inputs (the reference, the ONNX, the input npz), or replaces a file leapp_lab did not write for
+    it (docs/safety.md). ``out``: the runs root (default ``<onnx dir>/leapp_lab``): its ``latest``,
+    ``runs/`` and ``repair/`` (the kept builds, saved with ``save=False`` too)."""
+    from leapp_lab.engines.build import default_npz
+
+    onnx_path = Path(onnx)
+    root = Path(out) if out is not None else lab_dir(onnx_path.resolve().parent)
+    check_outputs(
+        [(json_path, "repair-json", "--json"), (html, "html", "--html"),
+         (root / LATEST if save else None, "latest", "--out"),
+         (root / RUNS_DIRNAME if save else None, "runs-dir", "--out"),
+         (root / "repair", "repair-dir", "--out")],
+        [(onnx_path, "the ONNX model"), (reference, "the reference npz"),
+         (Path(npz) if npz is not None else default_npz(onnx_path), "the input npz")])
 
 
 def _versions() -> dict[str, str]:

@@ -71,13 +71,21 @@ def node_data(report: Any, metric: str, graph_id: str = DEFAULT_GRAPH_ID) -> dic
 
 def to_model_explorer(report: Any, directory: str | os.PathLike, model_name: str = "model",
                       graph_id: str = DEFAULT_GRAPH_ID, metrics: tuple[str, ...] = METRICS) -> list[Path]:
-    """Write ``<directory>/<model_name>_<metric>.json`` for each metric; returns the paths."""
+    """Write ``<directory>/<model_name>_<metric>.json`` for each metric; returns the paths.
+
+    As every output of leapp_lab (docs/safety.md): refused (UnsafeOutput) when a file would land on
+    or inside one of the report's inputs (the build, the reference; the run folder itself may hold
+    them) or replace a file that is not node data leapp_lab wrote; the files are written together,
+    all or none."""
     from leapp_lab.model.jsonio import atomic_write_text
+    from leapp_lab.model.safepaths import check_outputs, staged
+
+    from .html import _inputs_of, _run_folder
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for m in metrics:
-        p = out / f"{model_name}_{m}.json"
-        atomic_write_text(p, json.dumps(node_data(report, m, graph_id), indent=2, allow_nan=False) + "\n")
-        paths.append(p)
+    paths = [out / f"{model_name}_{m}.json" for m in metrics]
+    check_outputs([(p, "node-data", None) for p in paths], _inputs_of(report), inside_ok=_run_folder(report))
+    texts = [json.dumps(node_data(report, m, graph_id), indent=2, allow_nan=False) + "\n" for m in metrics]
+    with staged(paths) as tmps:
+        for t, text in zip(tmps, texts):
+            atomic_write_text(t, text)
     return paths

@@ -87,6 +87,26 @@ def refused_many(root: Path, cases: list[tuple[list, tuple]], **kw) -> list[str]
     return lines
 
 
+def interrupting(cli_args: list, hook: str, cwd: Path, tmpdir: Path | None = None,
+                 timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the CLI with ``hook`` (Python run first, with ``os``, ``signal``, ``sys`` and
+    ``leapp_lab.model.jsonio as j`` imported) in place: a hook sends a real SIGINT to the process
+    when a given point is reached (or raises the OSError a full disk would), then does the real work."""
+    driver = f"""
+import os, signal, sys
+import leapp_lab.model.jsonio as j
+{hook}
+from leapp_lab.cli import main
+sys.exit(main({[str(a) for a in cli_args]!r}))
+"""
+    env = dict(os.environ)
+    env.pop("LEAPP_LAB_DEBUG", None)
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    return subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=timeout)
+
+
 def tree(root: Path) -> dict[str, str]:
     """Every path under ``root`` (hidden ones too) -> sha256 of a file, or what else it is."""
     out = {}

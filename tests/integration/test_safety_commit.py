@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from safety_helpers import assert_refused, cli, copy_prepared, tree
+from safety_helpers import interrupting as _interrupting
 
 
 @pytest.fixture
@@ -27,22 +28,6 @@ def w(tmp_path_factory, tmp_path):
 
 def _runs(root: Path) -> list[str]:
     return sorted(p.name for p in (root / "runs").iterdir())
-
-
-def _interrupting(cli_args: list[str], hook: str, cwd: Path, tmpdir: Path | None = None):
-    """Run the CLI with a real SIGINT sent to itself when ``hook`` is reached, then the real write."""
-    driver = f"""
-import os, signal, sys
-import leapp_lab.model.jsonio as j
-{hook}
-from leapp_lab.cli import main
-sys.exit(main({[str(a) for a in cli_args]!r}))
-"""
-    env = dict(os.environ)
-    if tmpdir is not None:
-        env["TMPDIR"] = str(tmpdir)
-    return subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300)
 
 
 # SIGINT while report.json, the last file of a verify run, is written (the files before it are done)

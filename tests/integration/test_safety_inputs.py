@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -232,26 +231,6 @@ def test_an_output_location_of_the_wrong_kind_is_named(w):
         (["demo", "--out", "adir/keep.txt"], ("adir/keep.txt",)),
         (["run", "model.py", "--json", "adir"], ("adir",)),
     ])
-
-
-@pytest.fixture
-def mounted(tmp_path):
-    """A read-only and a full (16 KiB) tmpfs; mounting needs root (CI and this machine run as root)."""
-    made = []
-
-    def mount(name, opts):
-        d = tmp_path / name
-        d.mkdir()
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(d)], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here ({r.stderr.strip() or 'mount failed'}); "
-                        f"the full-disk cases are covered with RLIMIT_FSIZE in test_safety_commit.py")
-        made.append(d)
-        return d
-    yield mount
-    for d in reversed(made):
-        subprocess.run(["umount", "-l", str(d)], capture_output=True)
 
 
 def test_a_read_only_or_full_location_is_named(w, mounted):
