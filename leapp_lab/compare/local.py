@@ -2,7 +2,7 @@
 
 The engine graph is cut at every tap and fed the reference values there
 (``leapp_lab.engines.ort_local``), run once per sample, and each row's local value is scored
-against its reference with the same kernel as the cumulative metrics (``diff_sums`` -> ``Metrics``).
+against its reference with the same kernel as the cumulative metrics (``diff_sums_rows`` -> ``Metrics``).
 Per row: ``local_nrmse``, ``local_cosine``, ``local_max_abs``, ``local_share`` (local_nrmse / nrmse
 clipped to [0, 1]), ``locally_diverged`` (the report's DivergenceRule judging the local record);
 per report: ``first_locally_divergent`` and ``worst_local``. Nothing here raises for a build it
@@ -20,7 +20,7 @@ from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import VerifyReport, VerifyRow
 
 from .buildio import OpenBuild
-from .metrics import diff_sums
+from .metrics import diff_sums_rows, merge_sums
 from .npzio import NpzArrays
 
 #: local values held before they are scored (bounds memory on large runs)
@@ -80,15 +80,16 @@ def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_
     first = 0
 
     def score(upto: int) -> None:
-        # one kernel call per row over a block of samples (the merge of the samples' sums is exact):
-        # per-call overhead, not arithmetic, dominated on small taps
+        # every row's block of samples in one kernel call, scored side by side (as verify scores):
+        # per-call overhead, not arithmetic, dominated on small taps; the merge of sums is exact
         nonlocal first
-        for r in scored:
-            vals = pending.pop(r.name, [])
-            if vals:
-                # rtol 0: min_atol is not reported for local values, and the kernel skips it
-                st = diff_sums(np.stack(vals), ref[r.name][first:upto], rtol=0.0)
-                sums[r.name] = st if r.name not in sums else sums[r.name].merge(st)
+        names = [r.name for r in scored if pending.get(r.name)]
+        # rtol 0: min_atol is not reported for local values, and the kernel skips it
+        rows = [(np.stack(pending.pop(n)), ref[n][first:upto]) for n in names]
+        for j, per_sample in diff_sums_rows(rows, rtol=0.0):
+            st = merge_sums(per_sample)
+            n = names[j]
+            sums[n] = st if n not in sums else sums[n].merge(st)
         first = upto
 
     try:
