@@ -3,9 +3,8 @@ by row. Exit 0; 1 with --fail-on-flip when a row passing in A fails in B; 2 when
 from __future__ import annotations
 
 import argparse
-import sys
 
-from . import UsageError, given
+from . import UsageError, given, show, write_html
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -40,17 +39,9 @@ def execute(args: argparse.Namespace):
                       **given(fail_on_flip=args.fail_on_flip))
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    if args.html:
-        from ..views.html import to_html
-        try:
-            to_html(report, args.html)
-        except OSError as exc:
-            raise UsageError(f"{args.html}: cannot write the report: {exc}") from None
+    write_html(report, args.html)
     return report
 
 
 def main(args: argparse.Namespace) -> int:
-    report = execute(args)
-    print(report)
-    sys.stdout.flush()
-    return int(report.exit_code)
+    return show(execute(args))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given
+from . import UsageError, given, show, write_html
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -66,14 +66,9 @@ def execute(args: argparse.Namespace, progress=None):
                                 jobs=args.jobs, dask=args.dask, npz=args.npz, out=args.out))
     except (CompileError, ExecutorUnavailable, FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    if getattr(args, "html", None):
-        from ..views.html import to_html
-        to_html(report, args.html)
+    write_html(report, getattr(args, "html", None))
     return report
 
 
 def main(args: argparse.Namespace) -> int:
-    report = execute(args)
-    print(report)
-    sys.stdout.flush()
-    return int(report.exit_code)
+    return show(execute(args))

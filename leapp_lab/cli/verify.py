@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given
+from . import UsageError, given, show, write_html
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -103,17 +103,12 @@ def execute(args: argparse.Namespace, progress=None):
                                 local=getattr(args, "local", None), expected=getattr(args, "expected", None)))
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
-    if getattr(args, "html", None):
-        from ..views.html import to_html
-        to_html(report, args.html)
+    write_html(report, getattr(args, "html", None))
     return report
 
 
 def main(args: argparse.Namespace) -> int:
-    report = execute(args)
-    print(report)
-    sys.stdout.flush()
-    return int(report.exit_code)
+    return show(execute(args))
 
 
 def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
@@ -131,7 +126,5 @@ def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
         reports.append(execute(one, progress))
     report = finish(reports, builds[0], out=args.out, save=not getattr(args, "no_save", False),
                     json_path=args.json)
-    if getattr(args, "html", None):
-        from ..views.html import to_html
-        to_html(report, args.html)
+    write_html(report, getattr(args, "html", None))
     return report
