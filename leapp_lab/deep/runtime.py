@@ -18,7 +18,6 @@ still have the sha256 the run recorded.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.trace.checks import to_numpy
+from leapp_lab.trace.persist import sha256_of
 
 from .common import Unavailable
 
@@ -47,14 +47,6 @@ class _RecordingNode:
 
     def __getattr__(self, name: str):
         return getattr(self._node, name)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 @contextlib.contextmanager
@@ -103,7 +95,7 @@ def check_loadable(graph: GraphReport) -> Path:
             for line in hashes.read_text(encoding="utf-8").splitlines():
                 digest, _, rel = line.partition("  ")
                 p = Path(graph.graph_dir) / rel
-                if not p.is_file() or _sha256(p) != digest:
+                if not p.is_file() or sha256_of(p) != digest:
                     raise Unavailable(
                         f"{p} is not the model of this run any more (missing or another sha256: a "
                         f"later trace of graph {graph.name!r} overwrote it); trace again")

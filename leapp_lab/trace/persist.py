@@ -49,7 +49,8 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray]) -> None:
         print(f"leapp_lab: hazard diagnosis failed for graph {graph.name!r}: {exc}", file=sys.stderr)
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB pieces (artifacts can be large)."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -85,7 +86,7 @@ def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
             if n.artifact:
                 p = gdir / n.artifact
                 if p.is_file():
-                    lines.append(f"{_sha256(p)}  {n.artifact}")
+                    lines.append(f"{sha256_of(p)}  {n.artifact}")
         if lines:
             atomic_write_text(run.path / HASHES_FILE, "\n".join(lines) + "\n")
         save_npz(run.path / ARRAYS_FILE, arrays)
