@@ -77,15 +77,20 @@ def check_input_path(path: str | os.PathLike, what: str = "file or folder") -> P
 
 # -- what leapp_lab wrote ----------------------------------------------------------------------------
 
-def json_kind(path: Path) -> str | None:
-    """The ``kind`` of a leapp_lab JSON file, or None when it is not one (never raises)."""
+def _small_json(path: Path):
+    """The JSON value of a regular file of at most _JSON_LIMIT bytes, or None (never raises)."""
     try:
         if not path.is_file() or path.stat().st_size > _JSON_LIMIT:
             return None
         with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
+            return json.load(fh)
     except (OSError, ValueError, RecursionError):
         return None
+
+
+def json_kind(path: Path) -> str | None:
+    """The ``kind`` of a leapp_lab JSON file, or None when it is not one (never raises)."""
+    d = _small_json(path)
     k = d.get("kind") if isinstance(d, dict) else None
     return k if isinstance(k, str) else None
 
@@ -163,13 +168,7 @@ class Purpose:
 def is_node_data(path: Path) -> bool:
     """A Model Explorer node-data file ``report.to_model_explorer`` wrote: ``{graph id: {"results":
     ..., "thresholds": ...}}``."""
-    try:
-        if not path.is_file() or path.stat().st_size > _JSON_LIMIT:
-            return False
-        with open(path, encoding="utf-8") as fh:
-            d = json.load(fh)
-    except (OSError, ValueError, RecursionError):
-        return False
+    d = _small_json(path)
     return (isinstance(d, dict) and bool(d)
             and all(isinstance(v, dict) and set(v) == {"results", "thresholds"} for v in d.values()))
 
