@@ -1,11 +1,18 @@
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+
+# A shell without job control starts background commands (`pytest ... &`) with SIGINT ignored, and an
+# ignored signal stays ignored across exec: the Ctrl-C tests' subprocesses would never see their
+# SIGINT. A handler here is reset to the default in every child, as a terminal's Ctrl-C expects.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
