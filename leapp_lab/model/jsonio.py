@@ -26,6 +26,21 @@ from .npzcheck import check_npz
 from .safepaths import check_input_file, writing
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _saved_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a record dataclass that JSON holds (not the transient ones), once per class."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                     if not f.metadata.get("transient"))
+    return names
+
+
+_INF = math.inf
+
+
 def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
     """Convert ``obj`` to plain JSON types; non-finite floats become ``None``.
 
@@ -33,7 +48,24 @@ def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
     """
     if _counter is None:
         _counter = [0]
-    if obj is None or isinstance(obj, (bool, str)):
+    # the common leaves first, by exact type: a report holds tens of thousands of them
+    t = type(obj)
+    if t is float:
+        if -_INF < obj < _INF:
+            return obj
+        _counter[0] += 1
+        return None
+    if obj is None or t is str or t is bool or t is int:
+        return obj
+    if t is list or t is tuple:
+        return [to_jsonable(v, _counter) for v in obj]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        d = {k: to_jsonable(getattr(obj, k), _counter) for k in _saved_fields(t)}
+        extra = getattr(obj, "_json_extra", None)   # derived values a record adds for JSON readers
+        if extra is not None:
+            d.update(to_jsonable(extra(), _counter))
+        return d
+    if isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
         return int(obj)
@@ -49,13 +81,6 @@ def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
         return obj.value
     if isinstance(obj, Path):
         return str(obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        d = {f.name: to_jsonable(getattr(obj, f.name), _counter) for f in dataclasses.fields(obj)
-             if not f.metadata.get("transient")}
-        extra = getattr(obj, "_json_extra", None)   # derived values a record adds for JSON readers
-        if extra is not None:
-            d.update(to_jsonable(extra(), _counter))
-        return d
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v, _counter) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):

@@ -541,8 +541,19 @@ def _csv_text(keys: list[str], records: list[dict[str, Any]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(keys)
+    # the csv module writes None as an empty cell, str/int as they are and a float as its repr:
+    # only non-finite floats, numpy scalars and lists need a look (a per-sample table has ~20 k cells)
+    plain = (str, int, bool, type(None))
     for rec in records:
-        w.writerow([_csv(rec[k]) for k in keys])
+        row = [rec[k] for k in keys]
+        for i, v in enumerate(row):
+            t = type(v)
+            if t is float:
+                if not -_INF < v < _INF:
+                    row[i] = None
+            elif t not in plain:
+                row[i] = _csv(v)
+        w.writerow(row)
     return buf.getvalue()
 
 
