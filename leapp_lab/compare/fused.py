@@ -188,21 +188,29 @@ def finish(hist):
     return lo, hi
 
 @njit(**_OPTS)
-def serial(e, r, he, hr, size, rtol):
-    """(parts[nblocks, NSUMS], [max|d|, max(|d| - rtol|r|)], [non-finite e, r, pairs], hist[NBINS],
-    first non-zero bin >= 1, one past the last) of 1-D ``e``, ``r`` cut into blocks of ``size``."""
-    n = e.size
+def serial(e, r, he, hr, ns, n, size, rtol):
+    """Per sample, for ``ns`` consecutive samples of ``n`` elements each in 1-D ``e``, ``r``, cut
+    into blocks of ``size``: (parts[ns, nblocks, NSUMS], [max|d|, max(|d| - rtol|r|)] [ns, 2],
+    [non-finite e, r, pairs] [ns, 3], hist[ns, NBINS], [first non-zero bin >= 1, one past the
+    last] [ns, 2]). Several small samples in one call: a call costs more than a 64 Ki-element
+    block of arithmetic, so Python calls once per run of samples, not once per sample."""
     nb = (n + size - 1) // size
-    parts = np.zeros((nb, NSUMS))
-    wmax = np.full(2, -np.inf)
-    nf = np.zeros(3, np.int64)
-    hist = np.zeros(NBINS, np.int64)
-    buf = np.empty(min(size, n))
-    for b in range(nb):
-        lo = b * size
-        block(e, r, he, hr, lo, min(lo + size, n), rtol, parts[b], wmax, nf, hist, buf)
-    lo, hi = finish(hist)
-    return parts, wmax, nf, hist, lo, hi
+    parts = np.zeros((ns, nb, NSUMS))
+    wmax = np.full((ns, 2), -np.inf)
+    nf = np.zeros((ns, 3), np.int64)
+    hist = np.zeros((ns, NBINS), np.int64)
+    lohi = np.empty((ns, 2), np.int64)
+    buf = np.empty(max(min(size, n), 1))
+    for s in range(ns):
+        base = s * n
+        for b in range(nb):
+            lo = b * size
+            block(e, r, he, hr, base + lo, base + min(lo + size, n), rtol, parts[s, b], wmax[s], nf[s],
+                  hist[s], buf)
+        lo, hi = finish(hist[s])
+        lohi[s, 0] = lo
+        lohi[s, 1] = hi
+    return parts, wmax, nf, hist, lohi
 
 
 def threads() -> int:

@@ -69,10 +69,11 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
     """``diff_pass`` of every sample (index along the leading axis) of every (engine, reference)
     pair of ``rows``; yields ``(row index, [Pass per sample])`` as rows complete.
 
-    The work is cut into items, a sample or (for a large one) a run of at most ``PIECE`` whole
-    blocks of it, which ``threads`` threads (default: numba's thread count; numpy: 1) take one
-    after the other as they come free; the kernel releases the GIL. Runs of blocks start on block
-    boundaries, so items change no bit: their partials are put back in block order.
+    The work is cut into items: a run of whole samples of at most ``PIECE`` blocks in all (small
+    samples: one kernel call scores several), or, for a sample larger than that, a run of at most
+    ``PIECE`` whole blocks of it; ``threads`` threads (default: numba's thread count; numpy: 1)
+    take items one after the other as they come free; the kernel releases the GIL. Items start on
+    block boundaries, so they change no bit: each sample's partials are put back in block order.
     """
     size = max(1, int(chunk))
     rtol = float(rtol)
@@ -81,37 +82,44 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
     forced = backend == "numba" or (backend is None and _env() == "numba")
     nthreads = (threads if threads is not None else (_fused.threads() if use_numba else 1))
     prepared = [_prepare(e, r, use_numba) for e, r in rows]
-    items = []          # (row, sample, first block, end block)
+    items = []          # (row, first sample, end sample, first block, end block)
     left = []           # items not yet done, per row
     for j, (_, _, ns, n, _, _, contiguous) in enumerate(prepared):
         nb = -(-n // size)
-        step = PIECE if contiguous else max(nb, 1)  # a strided sample is copied once, as a whole
         before = len(items)
-        for s in range(ns):
-            items.extend((j, s, b, min(b + step, nb)) for b in range(0, max(nb, 1), step))
+        if contiguous and 0 < nb <= PIECE:
+            per = max(1, PIECE // nb)
+            items.extend((j, s, min(s + per, ns), 0, nb) for s in range(0, ns, per))
+        else:
+            step = PIECE if contiguous else max(nb, 1)  # a strided sample is copied once, as a whole
+            for s in range(ns):
+                items.extend((j, s, s + 1, b, min(b + step, nb)) for b in range(0, max(nb, 1), step))
         left.append(len(items) - before)
-    results: dict = {}
+    pieces: dict = {}   # row -> sample -> [(first block, compacted output)]
 
     def work(k: int):
-        j, s, b0, b1 = items[k]
-        e1, r1, ns, n, he, hr, contiguous = prepared[j]
-        lo, hi = s * n + b0 * size, s * n + min(b1 * size, n)
+        j, s0, s1, b0, b1 = items[k]
+        e1, r1, _, n, he, hr, contiguous = prepared[j]
         if contiguous:
+            lo, hi = s0 * n + b0 * size, (s1 - 1) * n + min(b1 * size, n)
             e, r = e1[lo:hi], r1[lo:hi]
         else:
-            e, r = np.ascontiguousarray(e1[s]).reshape(-1), np.ascontiguousarray(r1[s]).reshape(-1)
-        return _compact(_blocks(e, r, he, hr, size, rtol, use_numba, forced))
+            e, r = np.ascontiguousarray(e1[s0]).reshape(-1), np.ascontiguousarray(r1[s0]).reshape(-1)
+        k_n = n if s1 - s0 > 1 else int(e.size)   # elements per sample of this item
+        return _blocks(e, r, he, hr, s1 - s0, k_n, size, rtol, use_numba, forced)
 
     for j in (j for j, c in enumerate(left) if c == 0):  # rows without samples
         yield j, []
-    for k, out in _side_by_side(range(len(items)), work, nthreads):
-        results[k] = out
-        j = items[k][0]
+    for k, outs in _side_by_side(range(len(items)), work, nthreads):
+        j, s0, _, b0, _ = items[k]
+        mine = pieces.setdefault(j, {})
+        for i, out in enumerate(outs):
+            mine.setdefault(s0 + i, []).append((b0, out))
         left[j] -= 1
         if left[j] == 0:
-            mine = sorted(x for x in results if items[x][0] == j)
-            yield j, _assemble(prepared[j][2], prepared[j][3], [items[x] for x in mine],
-                               [results.pop(x) for x in mine])
+            mine = pieces.pop(j)
+            yield j, _assemble(prepared[j][3], [[o for _, o in sorted(mine[s], key=lambda t: t[0])]
+                                                for s in range(prepared[j][2])])
 
 
 def _prepare(e: Any, r: Any, use_numba: bool):
@@ -132,13 +140,16 @@ def _prepare(e: Any, r: Any, use_numba: bool):
     return e, r, ns, n, bool(he), bool(hr), contiguous
 
 
-def _blocks(e, r, he, hr, size, rtol, use_numba, forced):
-    """One item: the kernel's output for 1-D ``e``, ``r`` (numba where it takes the dtypes)."""
+def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced) -> list:
+    """One item: ``ns`` consecutive samples of ``n`` elements in 1-D ``e``, ``r``; the kernel's
+    compacted output per sample (numba where it takes the dtypes)."""
     global _fused, _fused_error
     f = _fused
     if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
         try:
-            return f.serial(e, r, he, hr, size, rtol)
+            parts, wmax, nf, hist, lohi = f.serial(e, r, he, hr, ns, n, size, rtol)
+            return [_compact(parts[s], wmax[s], nf[s], hist[s], int(lohi[s, 0]), int(lohi[s, 1]))
+                    for s in range(ns)]
         except f.NumbaError as exc:
             if forced:
                 raise
@@ -151,24 +162,24 @@ def _blocks(e, r, he, hr, size, rtol, use_numba, forced):
         e = e.view(np.float16)
     if hr:
         r = r.view(np.float16)
+    out = []
     with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
-        return _numpy_blocks(e, r, size, rtol)
+        for s in range(ns):
+            parts, mx, nf, hist, lo, hi = _numpy_blocks(e[s * n:(s + 1) * n], r[s * n:(s + 1) * n], size, rtol)
+            out.append(_compact(parts, mx, nf, hist, lo, hi))
+    return out
 
 
-def _compact(out):
-    """An item's kernel output with the histogram cut to its non-empty bins (an item holds
+def _compact(parts, mx, nf, hist, lo, hi):
+    """A sample's kernel output with the histogram cut to its non-empty bins (an item holds
     on to it until its row is complete: 64 KiB each in full)."""
-    parts, mx, nf, hist, lo, hi = out
     lo, hi = (int(lo), int(hi)) if lo < hi else (1, 1)
     return (parts, float(mx[0]), float(mx[1]), tuple(int(x) for x in nf), int(hist[0]), lo, hi,
             np.array(hist[lo:hi], dtype=np.int64))
 
 
-def _assemble(ns: int, n: int, items: list, outs: list) -> list[Pass]:
-    """Per sample, the items' (compacted) outputs put back together in block order."""
-    by_sample: list[list] = [[] for _ in range(ns)]
-    for (_, s, _, _), out in zip(items, outs):
-        by_sample[s].append(out)
+def _assemble(n: int, by_sample: list) -> list[Pass]:
+    """Per sample, its items' (compacted) outputs, in block order, put back together."""
     passes = []
     for pieces in by_sample:
         if len(pieces) == 1:

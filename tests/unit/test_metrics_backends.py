@@ -178,3 +178,19 @@ def test_read_only_install_compiles_into_a_writable_cache(tmp_path):
         assert r.returncode == 0 and r.stdout.split()[0] == "1.0", r.stderr
     finally:
         _unlock(dirs)
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+@pytest.mark.parametrize("chunk", [16, 20, 1000])
+def test_runs_of_small_samples_in_one_kernel_call_change_no_bit(backend, chunk):
+    """Small samples go to the kernel several at a time (at most PIECE blocks per call); a sample's
+    non-finite pairs, maxima and histogram stay its own, whatever run of samples it shares a call with."""
+    rng = np.random.default_rng(3)
+    r = rng.standard_normal((7, 50)) * np.exp(rng.uniform(-20, 20, (7, 50)))
+    e = r * (1 + 1e-5 * rng.standard_normal(r.shape))
+    e[1, 3], r[2, 7], e[4, :] = np.nan, np.inf, -np.inf          # one sample entirely non-finite
+    e[5] = r[5]                                                  # one sample exactly equal
+    (j, got), = diff_sums_rows([(e, r)], rtol=1e-3, chunk=chunk, backend=backend, threads=2)
+    want = [diff_sums(e[i], r[i], rtol=1e-3, chunk=chunk, backend="numpy") for i in range(7)]
+    assert j == 0 and [_bits(g) for g in got] == [_bits(w) for w in want]
+    assert [g.nonfinite_pairs for g in got] == [0, 1, 1, 0, 50, 0, 0]
