@@ -13,6 +13,14 @@ from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 _QUANT_INPUT_SLOTS = (0, 3)  # (data, scale, zero point) triples of QLinear*/QGemm/DequantizeLinear inputs
 
 
+def _data_slots(node: onnx.NodeProto):
+    """Where the (data, scale, zero point) triples of a quantized node's inputs start. QLinearConcat
+    puts its output's (scale, zero point) first, then one triple per input."""
+    if node.op_type == "QLinearConcat":
+        return range(2, len(node.input), 3)
+    return _QUANT_INPUT_SLOTS
+
+
 def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[TapEntry]
               ) -> tuple[onnx.ModelProto, list[TapEntry]]:
     """Expose ``taps`` as outputs of a copy of the engine graph. Returns the tapped graph and a copy
@@ -40,6 +48,7 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
         return keys[k]
 
     conv_producer = {o: n.op_type for n in converted.graph.node for o in n.output if o}
+    conv_nodes = {n.name: n for n in converted.graph.node if n.name}
     bound: list[TapEntry] = []
     for t in taps:
         value = t.value
@@ -64,7 +73,7 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
             for n in g.node:
                 if n.op_type == "QuantizeLinear":  # its slot 0 is the float input
                     continue
-                for s in _QUANT_INPUT_SLOTS:
+                for s in _data_slots(n):
                     if len(n.input) > s + 1 and (n.input[s + 1] == scale or (
                             want is not None and scale_key(engine_inits, n.input[s + 1]) == want)):
                         cands.setdefault(n.input[s], (n.input[s], n.input[s + 1],
@@ -72,7 +81,8 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
             # a scale is shared along data-movement ops (MaxPool, Reshape, Transpose ...) and by the
             # QuantizeLinear of their float outputs: those tensors hold *another* value (another
             # shape), so they are no candidates unless the tap's own value comes from such an op
-            cands = {k: c for k, c in cands.items() if _may_hold(k, value, producers, conv_producer)}
+            cands = {k: c for k, c in cands.items()
+                     if _may_hold(k, value, producers, conv_producer, conv_nodes)}
             # one quantized tensor per scale, or the scale was shared (ConstantSharing) and the
             # match would be ambiguous: then fall back to the float value
             if len(cands) == 1:
@@ -118,7 +128,7 @@ _SCALE_SHARING_OPS = frozenset({"MaxPool", "GlobalMaxPool", "Reshape", "Transpos
                                 "SpaceToDepth", "Expand", "Tile", "Identity"})
 
 
-def _may_hold(tensor: str, value: str, producers: dict, conv_producer: dict) -> bool:
+def _may_hold(tensor: str, value: str, producers: dict, conv_producer: dict, conv_nodes: dict) -> bool:
     """Could the quantized engine tensor ``tensor`` hold float ``value`` of the converted graph?"""
     n = producers.get(tensor)
     if n is None:
@@ -127,6 +137,12 @@ def _may_hold(tensor: str, value: str, producers: dict, conv_producer: dict) -> 
         return n.input[0] == value
     if n.op_type in _SCALE_SHARING_OPS:
         return conv_producer.get(value) == n.op_type
+    if n.op_type.startswith("QLinear") or n.op_type == "QGemm":
+        # a quantized kernel's output is its own node's value: QLinearConcat shares one scale
+        # between its inputs and its output, so the scale alone cannot tell a branch from the join
+        c = conv_nodes.get(n.name)
+        if c is not None:
+            return value in c.output
     return True
 
 
