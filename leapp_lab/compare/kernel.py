@@ -163,14 +163,21 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced) -> list:
     if hr:
         r = r.view(np.float16)
     out = []
+    # one-block samples go side by side, at most one block's worth of elements at a time (memory
+    # stays that of one block, as on the per-sample path)
+    per = max(1, size // n) if 0 < n <= size else 1
     with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
-        if ns > 1 and 0 < n <= size:
-            got = _numpy_small_samples(e, r, ns, n, rtol)
+        for s0 in range(0, ns, per):
+            k = min(per, ns - s0)
+            got = (_numpy_small_samples(e[s0 * n:(s0 + k) * n], r[s0 * n:(s0 + k) * n], k, n, rtol)
+                   if k > 1 else None)
             if got is not None:
-                return got
-        for s in range(ns):
-            parts, mx, nf, hist, lo, hi = _numpy_blocks(e[s * n:(s + 1) * n], r[s * n:(s + 1) * n], size, rtol)
-            out.append(_compact(parts, mx, nf, hist, lo, hi))
+                out.extend(got)
+                continue
+            for s in range(s0, s0 + k):
+                parts, mx, nf, hist, lo, hi = _numpy_blocks(e[s * n:(s + 1) * n], r[s * n:(s + 1) * n],
+                                                            size, rtol)
+                out.append(_compact(parts, mx, nf, hist, lo, hi))
     return out
 
 
@@ -373,9 +380,10 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
 
 
 def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: float) -> list | None:
-    """``_numpy_blocks`` of ``ns`` samples of one block each, as (ns, n) arrays: the same
-    operations in the same order per sample (so the same bits), a dozen numpy calls for the run
-    instead of a dozen per sample. None when a value is non-finite (the per-sample path counts it)."""
+    """``_numpy_blocks`` of ``ns`` samples of one block each (ns * n at most a block), as (ns, n)
+    arrays: the same operations in the same order per sample (so the same bits), a dozen numpy
+    calls for the run instead of a dozen per sample. None when a value is non-finite (the
+    per-sample path counts it)."""
     E = np.empty((ns, n))
     R = np.empty((ns, n))
     E[...] = e[:ns * n].reshape(ns, n)

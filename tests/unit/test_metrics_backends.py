@@ -181,7 +181,7 @@ def test_read_only_install_compiles_into_a_writable_cache(tmp_path):
 
 
 @pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
-@pytest.mark.parametrize("chunk", [16, 20, 1000])
+@pytest.mark.parametrize("chunk", [16, 20, 100, 1000])
 def test_runs_of_small_samples_in_one_kernel_call_change_no_bit(backend, chunk):
     """Small samples go to the kernel several at a time (at most PIECE blocks per call); a sample's
     non-finite pairs, maxima and histogram stay its own, whatever run of samples it shares a call with."""
@@ -194,3 +194,8 @@ def test_runs_of_small_samples_in_one_kernel_call_change_no_bit(backend, chunk):
     want = [diff_sums(e[i], r[i], rtol=1e-3, chunk=chunk, backend="numpy") for i in range(7)]
     assert j == 0 and [_bits(g) for g in got] == [_bits(w) for w in want]
     assert [g.nonfinite_pairs for g in got] == [0, 1, 1, 0, 50, 0, 0]
+    # all finite: numpy scores runs of one-block samples side by side (2 at a time at chunk 100)
+    f = r * (1 + 1e-5 * rng.standard_normal(r.shape))
+    (_, got), = diff_sums_rows([(f, r)], rtol=1e-3, chunk=chunk, backend=backend, threads=2)
+    assert [_bits(g) for g in got] == [_bits(diff_sums(f[i], r[i], rtol=1e-3, chunk=chunk, backend="numpy"))
+                                       for i in range(7)]
