@@ -130,6 +130,7 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     timings["export"] = time.perf_counter() - t
     say(f"exported with the {exported.exporter} exporter", 0.6)
     proto = exported.proto
+    _check_io_names(proto, src)
 
     warnings: list[str] = []
     if exported.fallback_reason:
@@ -200,6 +201,19 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         report.path = record
     say(f"done: {len(manifest.outputs)} output(s), {len(manifest.taps)} tap(s)", 1.0)
     return report
+
+
+def _check_io_names(proto, src) -> None:
+    """An output named like a graph input (``def forward(self, x): return {"x": ...}``) makes an
+    ONNX graph no runtime loads (the exporter writes it anyway): say so here, naming both."""
+    inputs = {i.name for i in proto.graph.input}
+    clash = [o.name for o in proto.graph.output if o.name in inputs]
+    if clash:
+        n = clash[0]
+        raise PrepareError(f"{src.label}: the output {n!r} has the name of the model input {n!r} (a "
+                           f"forward() parameter); an ONNX graph cannot hold both, and no runtime would "
+                           f"load it. Rename the output (its dict key, e.g. {n + '_out'!r}) or the "
+                           f"parameter")
 
 
 def _check_paths(model, onnx_out, npz_out, reference_out, record) -> None:

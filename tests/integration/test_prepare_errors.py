@@ -130,3 +130,35 @@ def test_tap_outside_prepare_is_identity():
     assert leapp_lab.tap(x, "anything") is x
     m = leapp_lab.Tap("t")
     assert m(x) is x and "tap_errors" not in m.site.file and m.site.line > 0
+
+
+class _OutputNamedLikeInput(torch.nn.Module):
+    """Found trying a new model: the exporter writes a graph whose output 'x' is also its input
+    'x', which no runtime loads; compile then failed with onnxruntime's 'Duplicate definition'."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return {"x": torch.tanh(self.lin(x)) + x}
+
+
+def test_an_output_named_like_an_input_is_refused_naming_both(tmp_path, capsys):
+    ns = {"model": _OutputNamedLikeInput().eval(), "samples": [(torch.randn(2, 8),)]}
+    with pytest.raises(PrepareError, match=r"output 'x' has the name of the model input 'x'.*'x_out'"):
+        _prepare(tmp_path, ns)
+    assert not any(tmp_path.iterdir())                 # nothing written
+    model_py = tmp_path / "same_name.py"
+    model_py.write_text("import torch\n"
+                        "class Model(torch.nn.Module):\n"
+                        "    def forward(self, x):\n"
+                        "        return {'x': x * 2}\n"
+                        "def get_fwd_args():\n"
+                        "    return (torch.ones(2, 3),)\n")
+    out = tmp_path / "out"
+    rc = cli_main(["prepare", str(model_py), "--onnx-out", str(out / "m.onnx"), "--npz-out",
+                   str(out / "m.npz"), "--reference-out", str(out / "r.npz"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "output 'x' has the name of the model input 'x'" in err and "Traceback" not in err
+    assert not out.exists() or not any(out.iterdir())
