@@ -335,7 +335,6 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
     cap = min(size, n) or 1
     be, br, bd, bt = (np.empty(cap) for _ in range(4))
     X = np.empty((NSUMS, cap))
-    floor = np.full(cap, MAPE_FLOOR)
     for b in range(nb):
         lo = b * size
         m = min(size, n - lo)
@@ -357,13 +356,7 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
             r[bad] = 0.0
             d[bad] = 0.0
         np.abs(r, out=t)
-        x[0] = d
-        np.multiply(d, d, out=x[1])
-        np.fmax(t, floor[:m], out=x[2])
-        np.divide(d, x[2], out=x[2])
-        np.multiply(e, r, out=x[3])
-        np.multiply(e, e, out=x[4])
-        np.multiply(r, r, out=x[5])
+        _terms(e, r, d, t, x)
         parts[b] = _fold(_lanes(x, m))
         if ok is not None:
             d, t = d[ok], t[ok]
@@ -374,9 +367,25 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
         np.subtract(d, t, out=t)
         max_excess = max(max_excess, float(t.max()))
         counts += np.bincount(np.right_shift(d.view(np.int64), _SHIFT), minlength=_NBINS)
+    return parts, (max_abs, max_excess), (nfe, nfr, nfp), counts, *_span(counts)
+
+
+def _terms(e: np.ndarray, r: np.ndarray, d: np.ndarray, t: np.ndarray, x: np.ndarray) -> None:
+    """The six summed terms of the pairs (``e``, ``r``; ``d`` = |e - r|, ``t`` = |r|, any shape)
+    into ``x[0]`` .. ``x[5]``, in the kernel's operations."""
+    x[0] = d
+    np.multiply(d, d, out=x[1])
+    np.fmax(t, MAPE_FLOOR, out=x[2])
+    np.divide(d, x[2], out=x[2])
+    np.multiply(e, r, out=x[3])
+    np.multiply(e, e, out=x[4])
+    np.multiply(r, r, out=x[5])
+
+
+def _span(counts: np.ndarray) -> tuple[int, int]:
+    """First non-empty bin >= 1 of a full-length count array and one past the last ((1, 1): none)."""
     nz = np.flatnonzero(counts[1:])
-    lo_bin, hi_bin = (int(nz[0]) + 1, int(nz[-1]) + 2) if nz.size else (1, 1)
-    return parts, (max_abs, max_excess), (nfe, nfr, nfp), counts, lo_bin, hi_bin
+    return (int(nz[0]) + 1, int(nz[-1]) + 2) if nz.size else (1, 1)
 
 
 def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: float) -> list | None:
@@ -394,13 +403,7 @@ def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: fl
         return None
     T = np.abs(R)
     X = np.empty((NSUMS, ns, n))
-    X[0] = D
-    np.multiply(D, D, out=X[1])
-    np.fmax(T, MAPE_FLOOR, out=X[2])
-    np.divide(D, X[2], out=X[2])
-    np.multiply(E, R, out=X[3])
-    np.multiply(E, E, out=X[4])
-    np.multiply(R, R, out=X[5])
+    _terms(E, R, D, T, X)
     parts = _fold(_lanes(X, n))                       # (NSUMS, ns)
     max_abs = D.max(axis=1)
     np.multiply(T, rtol, out=T)
@@ -409,13 +412,8 @@ def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: fl
     bins = np.right_shift(D.view(np.int64), _SHIFT)
     bins += (np.arange(ns, dtype=np.int64) * _NBINS)[:, None]
     counts = np.bincount(bins.reshape(-1), minlength=ns * _NBINS).reshape(ns, _NBINS)
-    out = []
-    for s in range(ns):
-        nz = np.flatnonzero(counts[s, 1:])
-        lo, hi = (int(nz[0]) + 1, int(nz[-1]) + 2) if nz.size else (1, 1)
-        out.append(_compact(parts[:, s].reshape(1, NSUMS), (max_abs[s], max_excess[s]), (0, 0, 0),
-                            counts[s], lo, hi))
-    return out
+    return [_compact(parts[:, s].reshape(1, NSUMS), (max_abs[s], max_excess[s]), (0, 0, 0), counts[s],
+                     *_span(counts[s])) for s in range(ns)]
 
 
 def _lanes(x: np.ndarray, m: int) -> np.ndarray:
