@@ -561,10 +561,7 @@ _INF = float("inf")
 
 
 def _csv(v: Any) -> str:
-    if v is None:
-        return ""
-    if type(v) is float:          # the common cell first: finite floats at full precision
-        return repr(v) if -_INF < v < _INF else ""
+    """A cell the csv module would not write right by itself (``_csv_text``)."""
     if isinstance(v, float):      # numpy's float64 (its repr would say np.float64(...))
         return repr(float(v)) if -_INF < v < _INF else ""
     if isinstance(v, list):
