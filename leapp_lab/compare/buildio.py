@@ -73,6 +73,16 @@ class OpenBuild:
                 raise NpzInputError(f"{self.path}: {BUILD_FILE} is unusable ({exc})") from None
             self.report.path = self.path
 
+    def onnx_split(self, path: Path):
+        """The ONNX file ``path`` split into graph and weights (``engines.onnx_split``), read once
+        per open build: the accuracy graph and teacher forcing share it, and neither parses a weight."""
+        cache = self.__dict__.setdefault("_splits", {})
+        key = str(path)
+        if key not in cache:
+            from leapp_lab.engines.onnx_split import load_split
+            cache[key] = load_split(path)
+        return cache[key]
+
     @property
     def name(self) -> str:
         n = self.path.name

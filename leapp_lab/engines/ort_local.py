@@ -35,6 +35,7 @@ from leapp_lab.model.tap import TapEntry
 from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import EngineUnavailable
+from .onnx_split import SplitModel, split_model
 from .ort_session import OrtRunner
 
 #: prefix of the graph inputs that carry reference values, and of the nodes teacher forcing adds
@@ -102,14 +103,14 @@ def _subgraph_reads(g: onnx.GraphProto) -> set[str]:
     return out
 
 
-def teacher_forced(engine: onnx.ModelProto | str | Path, taps: list[TapEntry],
+def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list[TapEntry],
                    feedable: dict[str, tuple[np.dtype, tuple]]) -> LocalGraph:
     """The engine graph with every tap in ``taps`` (build.json's, with their binding) cut.
 
-    ``engine``: the engine graph, or the path of ``engine.onnx`` (then its weights are passed
-    through as bytes, never parsed: see ``_split``). ``feedable``: row name -> (dtype to feed,
-    per-sample shape) for every row whose reference can be fed (compared, same shape as the
-    engine's). Model outputs are never cut (nothing downstream of them is compared), but their
+    ``engine``: the engine graph, the path of ``engine.onnx``, or that file already split
+    (``onnx_split.SplitModel``: its weights are passed through as bytes, never parsed).
+    ``feedable``: row name -> (dtype to feed, per-sample shape) for every row whose reference can
+    be fed (compared, same shape as the engine's). Model outputs are never cut (nothing downstream of them is compared), but their
     local value is an output like any tap's."""
     weights: list = []
     if isinstance(engine, onnx.ModelProto):
@@ -117,7 +118,10 @@ def teacher_forced(engine: onnx.ModelProto | str | Path, taps: list[TapEntry],
         m.CopyFrom(engine)
         inits = {i.name for i in m.graph.initializer}
     else:
-        m, weights, inits = _split(Path(engine).read_bytes())
+        split = engine if isinstance(engine, SplitModel) else split_model(Path(engine).read_bytes())
+        m = onnx.ModelProto()
+        m.CopyFrom(split.model)         # the edit below must not touch a shared (cached) skeleton
+        weights, inits = split.weights, split.initializer_names
     g = m.graph
     producers = {o: n for n in g.node for o in n.output if o}
     consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
@@ -195,93 +199,3 @@ def teacher_forced(engine: onnx.ModelProto | str | Path, taps: list[TapEntry],
     del g.node[:]
     g.node.extend(nodes)
     return LocalGraph(m, list(cuts.values()), outputs, reasons, weights)
-
-
-# -- the engine's weights as bytes -------------------------------------------------------------------
-# Parsing a 45 MB engine.onnx and serializing the edited copy again took ~0.3 s of a ~0.1 s verify
-# (upb copies every initializer twice); the edit never touches a weight. So the initializers'
-# serialized bytes are cut out of the file as they are, the small rest is parsed and edited, and
-# the session is given ``edited + graph{initializers}``: protobuf merges a repeated embedded field
-# (ModelProto.graph, field 7) by appending its repeated fields, so the result parses as the edited
-# graph with the original weights.
-_GRAPH, _INITIALIZER, _NAME = 7, 5, 8
-
-
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return v, i
-        shift += 7
-
-
-def _fields(b: bytes, start: int, end: int):
-    """(field number, start of the field, start of its value, end) of each field in b[start:end]."""
-    i = start
-    while i < end:
-        fs = i
-        key, i = _varint(b, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            _, i = _varint(b, i)
-            vs = i
-        elif wt == 1:
-            vs, i = i, i + 8
-        elif wt == 2:
-            n, vs = _varint(b, i)
-            i = vs + n
-        elif wt == 5:
-            vs, i = i, i + 4
-        else:
-            raise ValueError(f"unexpected protobuf wire type {wt}")
-        if i > end:
-            raise ValueError("truncated protobuf field")
-        yield num, fs, vs, i
-
-
-def _key_len(num: int, n: int) -> bytes:
-    out = bytearray()
-    for v in ((num << 3) | 2, n):
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-    return bytes(out)
-
-
-def _split(data: bytes) -> tuple[onnx.ModelProto, list, set[str]]:
-    """(the model without initializers, the pieces of a serialized ``graph`` field holding the
-    initializers, as views of ``data`` (nothing copied), their names). Falls back to parsing
-    everything when the bytes are not laid out as expected."""
-    try:
-        view = memoryview(data)
-        top, inits, names = [], [], set()
-        size = 0
-        graphs = 0
-        for num, fs, vs, end in _fields(data, 0, len(data)):
-            if num != _GRAPH:
-                top.append(view[fs:end])
-                continue
-            graphs += 1
-            rest = []
-            for gnum, gfs, gvs, gend in _fields(data, vs, end):
-                if gnum == _INITIALIZER:
-                    inits.append(view[gfs:gend])
-                    size += gend - gfs
-                    names.update(bytes(view[nvs:nend]).decode() for nnum, _, nvs, nend
-                                 in _fields(data, gvs, gend) if nnum == _NAME)
-                else:
-                    rest.append(view[gfs:gend])
-            body = b"".join(rest)
-            top.append(_key_len(_GRAPH, len(body)) + body)
-        if graphs != 1:
-            raise ValueError(f"{graphs} graph fields")
-        m = onnx.ModelProto()
-        m.ParseFromString(b"".join(top))
-        return m, ([_key_len(_GRAPH, size), *inits] if inits else []), names
-    except (ValueError, IndexError, UnicodeDecodeError):
-        m = onnx.load_from_string(data)
-        return m, [], {i.name for i in m.graph.initializer}

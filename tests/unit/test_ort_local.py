@@ -8,7 +8,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from leapp_lab.engines.base import EngineUnavailable
-from leapp_lab.engines.ort_local import LOCAL_PREFIX, _split, check_engine, teacher_forced
+from leapp_lab.engines.onnx_split import split_model
+from leapp_lab.engines.ort_local import LOCAL_PREFIX, check_engine, teacher_forced
 from leapp_lab.model.tap import TapEntry
 from leapp_lab.taps.manifest import IDENTITY_PREFIX
 
@@ -94,8 +95,10 @@ def test_weights_pass_through_gives_the_same_model(tmp_path):
                           [helper.make_tensor_value_info("h3", F, None)], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     data = m.SerializeToString()
-    skel, pieces, names = _split(data)
+    split = split_model(data)
+    skel, pieces, names = split.model, split.weights, split.initializer_names
     assert names == {"w0", "w1", "w2"} and not skel.graph.initializer
+    assert split.serialized() == b"".join([skel.SerializeToString(), *pieces])
     assert len(skel.SerializeToString()) < len(data) // 20
     back = onnx.ModelProto()
     back.ParseFromString(b"".join([skel.SerializeToString(), *pieces]))
@@ -103,6 +106,8 @@ def test_weights_pass_through_gives_the_same_model(tmp_path):
     p = tmp_path / "engine.onnx"
     onnx.save(m, str(p))
     lg = teacher_forced(p, [], {})
+    again = teacher_forced(split, [], {})      # a shared split: teacher forcing edits a copy
+    assert again.serialized() == lg.serialized() and split.model == skel
     x = rng.standard_normal((2, 64)).astype(np.float32)
     want = x @ numpy_helper.to_array(inits[0]) @ numpy_helper.to_array(inits[1]) @ numpy_helper.to_array(inits[2])
     np.testing.assert_allclose(_run(lg, {"x": x})["h3"], want, rtol=1e-4, atol=1e-4)
