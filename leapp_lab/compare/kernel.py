@@ -65,7 +65,7 @@ def diff_pass(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int, bac
 
 
 def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | None = None,
-                   threads: int | None = None) -> Iterator[tuple[int, list[Pass]]]:
+                   threads: int | None = None, light: bool = False) -> Iterator[tuple[int, list[Pass]]]:
     """``diff_pass`` of every sample (index along the leading axis) of every (engine, reference)
     pair of ``rows``; yields ``(row index, [Pass per sample])`` as rows complete.
 
@@ -74,6 +74,11 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
     ``PIECE`` whole blocks of it; ``threads`` threads (default: numba's thread count; numpy: 1)
     take items one after the other as they come free; the kernel releases the GIL. Items start on
     block boundaries, so they change no bit: each sample's partials are put back in block order.
+
+    ``light``: only what an nrmse, a cosine and a max |d| need (sums of d², e·r, e², r², max |d|,
+    non-finite counts), for records that report nothing else (local error): sum |d| and the APE sum
+    are NaN, ``max_excess`` -inf, the histogram empty. The sums it keeps have the full pass's bits
+    (each sum is its own lanes); the numpy backend then skips the rest of the arithmetic.
     """
     size = max(1, int(chunk))
     rtol = float(rtol)
@@ -82,22 +87,40 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
     forced = backend == "numba" or (backend is None and _env() == "numba")
     nthreads = (threads if threads is not None else (_fused.threads() if use_numba else 1))
     prepared = [_prepare(e, r, use_numba) for e, r in rows]
-    items = []          # (row, first sample, end sample, first block, end block)
-    left = []           # items not yet done, per row
+    items: list = []    # (row, first sample, end sample, first block, end block), or a group
+    groups: dict = {}   # numpy: elements per sample -> the group item being filled
     for j, (_, _, ns, n, _, _, contiguous) in enumerate(prepared):
         nb = -(-n // size)
-        before = len(items)
-        if contiguous and 0 < nb <= PIECE:
+        if not use_numba and contiguous and 0 < n <= size:
+            # numpy: one-block samples of every row of this size are scored together, a dozen
+            # numpy calls for many rows (per-call overhead, not arithmetic, is what small taps cost)
+            cap = max(1, min(GROUP_SAMPLES, GROUP_ELEMENTS // n))
+            s = 0
+            while s < ns:
+                g = groups.get(n)
+                if g is None or g.count >= cap:
+                    g = groups[n] = _Group(n)
+                    items.append(g)
+                take = min(ns - s, cap - g.count)
+                g.members.append((j, s, s + take))
+                g.count += take
+                s += take
+        elif contiguous and 0 < nb <= PIECE:
             per = max(1, PIECE // nb)
             items.extend((j, s, min(s + per, ns), 0, nb) for s in range(0, ns, per))
         else:
             step = PIECE if contiguous else max(nb, 1)  # a strided sample is copied once, as a whole
             for s in range(ns):
                 items.extend((j, s, s + 1, b, min(b + step, nb)) for b in range(0, max(nb, 1), step))
-        left.append(len(items) - before)
+    left = [0] * len(prepared)      # items not yet done, per row
+    for it in items:
+        for j in ({m[0] for m in it.members} if isinstance(it, _Group) else (it[0],)):
+            left[j] += 1
     pieces: dict = {}   # row -> sample -> [(first block, compacted output)]
 
     def work(k: int):
+        if isinstance(items[k], _Group):
+            return _group(items[k], prepared, size, rtol, light)
         j, s0, s1, b0, b1 = items[k]
         e1, r1, _, n, he, hr, contiguous = prepared[j]
         if contiguous:
@@ -106,20 +129,67 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
         else:
             e, r = np.ascontiguousarray(e1[s0]).reshape(-1), np.ascontiguousarray(r1[s0]).reshape(-1)
         k_n = n if s1 - s0 > 1 else int(e.size)   # elements per sample of this item
-        return _blocks(e, r, he, hr, s1 - s0, k_n, size, rtol, use_numba, forced)
+        return _blocks(e, r, he, hr, s1 - s0, k_n, size, rtol, use_numba, forced, light)
 
     for j in (j for j, c in enumerate(left) if c == 0):  # rows without samples
         yield j, []
     for k, outs in _side_by_side(range(len(items)), work, nthreads):
-        j, s0, _, b0, _ = items[k]
-        mine = pieces.setdefault(j, {})
-        for i, out in enumerate(outs):
-            mine.setdefault(s0 + i, []).append((b0, out))
-        left[j] -= 1
-        if left[j] == 0:
-            mine = pieces.pop(j)
-            yield j, _assemble(prepared[j][3], [[o for _, o in sorted(mine[s], key=lambda t: t[0])]
-                                                for s in range(prepared[j][2])])
+        it = items[k]
+        got = ([(j, s0, 0, outs[i]) for (j, s0, _), i in zip(it.members, it.offsets())]
+               if isinstance(it, _Group) else [(it[0], it[1], it[3], outs)])
+        for j, s0, b0, outs_j in got:
+            mine = pieces.setdefault(j, {})
+            for i, out in enumerate(outs_j):
+                mine.setdefault(s0 + i, []).append((b0, out))
+        for j in dict.fromkeys(g[0] for g in got):
+            left[j] -= 1
+            if left[j] == 0:
+                mine = pieces.pop(j)
+                yield j, _assemble(prepared[j][3], [[o for _, o in sorted(mine[s], key=lambda t: t[0])]
+                                                    for s in range(prepared[j][2])])
+
+
+#: numpy backend: most samples, and most elements, one call scores side by side (bounds memory:
+#: about ten float64 arrays of this many elements, and 64 KiB of bin counts per sample)
+GROUP_SAMPLES = 64
+GROUP_ELEMENTS = 1 << 17
+
+
+class _Group:
+    """A numpy work item: runs of one-block samples of ``n`` elements from several rows,
+    ``members`` (row, first sample, end sample), ``count`` samples in all."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.members: list = []
+        self.count = 0
+
+    def offsets(self) -> list[slice]:
+        out, at = [], 0
+        for _, s0, s1 in self.members:
+            out.append(slice(at, at + s1 - s0))
+            at += s1 - s0
+        return out
+
+
+def _group(g: _Group, prepared: list, size: int, rtol: float, light: bool) -> list:
+    """A group's samples side by side (``_numpy_2d``: the bits of one call per sample), else, with
+    a non-finite value among them, each sample on its own (``_numpy_blocks`` counts them)."""
+    n = g.n
+    E = np.empty((g.count, n))
+    R = np.empty((g.count, n))
+    for (j, s0, s1), at in zip(g.members, g.offsets()):
+        e1, r1 = prepared[j][0], prepared[j][1]
+        E[at] = e1[s0 * n:s1 * n].reshape(-1, n)
+        R[at] = r1[s0 * n:s1 * n].reshape(-1, n)
+    with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
+        got = _numpy_2d(E, R, rtol, light)
+        if got is None:
+            got = []
+            for i in range(g.count):
+                parts, mx, nf, hist, lo, hi = _numpy_blocks(E[i], R[i], size, rtol, light)
+                got.append(_light(parts, mx, nf) if light else _compact(parts, mx, nf, hist, lo, hi))
+    return got
 
 
 def _prepare(e: Any, r: Any, use_numba: bool):
@@ -140,7 +210,7 @@ def _prepare(e: Any, r: Any, use_numba: bool):
     return e, r, ns, n, bool(he), bool(hr), contiguous
 
 
-def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced) -> list:
+def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced, light=False) -> list:
     """One item: ``ns`` consecutive samples of ``n`` elements in 1-D ``e``, ``r``; the kernel's
     compacted output per sample (numba where it takes the dtypes)."""
     global _fused, _fused_error
@@ -148,6 +218,8 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced) -> list:
     if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
         try:
             parts, wmax, nf, hist, lohi = f.serial(e, r, he, hr, ns, n, size, rtol)
+            if light:   # what the numpy backend leaves out, left out here too (same records)
+                return [_light(parts[s], wmax[s], nf[s]) for s in range(ns)]
             return [_compact(parts[s], wmax[s], nf[s], hist[s], int(lohi[s, 0]), int(lohi[s, 1]))
                     for s in range(ns)]
         except f.NumbaError as exc:
@@ -169,16 +241,28 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced) -> list:
     with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
         for s0 in range(0, ns, per):
             k = min(per, ns - s0)
-            got = (_numpy_small_samples(e[s0 * n:(s0 + k) * n], r[s0 * n:(s0 + k) * n], k, n, rtol)
+            got = (_numpy_small_samples(e[s0 * n:(s0 + k) * n], r[s0 * n:(s0 + k) * n], k, n, rtol, light)
                    if k > 1 else None)
             if got is not None:
                 out.extend(got)
                 continue
             for s in range(s0, s0 + k):
                 parts, mx, nf, hist, lo, hi = _numpy_blocks(e[s * n:(s + 1) * n], r[s * n:(s + 1) * n],
-                                                            size, rtol)
-                out.append(_compact(parts, mx, nf, hist, lo, hi))
+                                                            size, rtol, light)
+                out.append(_light(parts, mx, nf) if light else _compact(parts, mx, nf, hist, lo, hi))
     return out
+
+
+#: the sums a light pass leaves out (sum |d|, sum APE): NaN, never a wrong number; and the ones it keeps
+_LIGHT_SKIPPED = (0, 2)
+_LIGHT_KEPT = (1, 3, 4, 5)
+
+
+def _light(parts, mx, nf):
+    """A light pass's compacted output: the skipped sums NaN, no max_excess, no histogram."""
+    parts = np.array(parts, dtype=np.float64, copy=True)
+    parts[:, list(_LIGHT_SKIPPED)] = math.nan
+    return (parts, float(mx[0]), -math.inf, tuple(int(x) for x in nf), 0, 1, 1, np.zeros(0, dtype=np.int64))
 
 
 def _compact(parts, mx, nf, hist, lo, hi):
@@ -318,11 +402,12 @@ def _combine(parts: np.ndarray) -> list[float]:
     return out if out else [0.0] * NSUMS
 
 
-def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
-    """The kernel's arithmetic in numpy, block by block; returns what ``fused.run`` returns.
+def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float, light: bool = False):
+    """The kernel's arithmetic in numpy, block by block; returns what ``fused.run`` returns
+    (``light``: the sums of ``_LIGHT_SKIPPED``, max_excess and the histogram not computed).
 
-    Per block, each of the six terms goes into one row of ``X``; ``np.add.reduce`` over the
-    (rows of LANES) axis adds each lane row after row, which is the kernel's lane order. Pairs with
+    Per block, the six terms go into lanes (``_lane_sums``: each lane adds its terms one after
+    the other, the kernel's lane order). Pairs with
     a non-finite side are set to zero before the sums (adding +0.0 changes no lane: a lane is never
     -0.0) and left out of the maxima and the histogram.
     """
@@ -334,11 +419,11 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
     nfe = nfr = nfp = 0
     cap = min(size, n) or 1
     be, br, bd, bt = (np.empty(cap) for _ in range(4))
-    X = np.empty((NSUMS, cap))
+    slab = np.empty((cap // LANES, len(_LIGHT_KEPT) if light else NSUMS, LANES))
     for b in range(nb):
         lo = b * size
         m = min(size, n - lo)
-        e, r, d, t, x = be[:m], br[:m], bd[:m], bt[:m], X[:, :m]
+        e, r, d, t = be[:m], br[:m], bd[:m], bt[:m]
         e[...] = e_all[lo:lo + m]
         r[...] = r_all[lo:lo + m]
         np.subtract(e, r, out=d)
@@ -355,14 +440,18 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float):
             e[bad] = 0.0
             r[bad] = 0.0
             d[bad] = 0.0
-        np.abs(r, out=t)
-        _terms(e, r, d, t, x)
-        parts[b] = _fold(_lanes(x, m))
+        if light:
+            parts[b, list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, (e, r, d), len(_LIGHT_KEPT), slab))
+        else:
+            np.abs(r, out=t)
+            parts[b] = _fold(_lane_sums(_terms, (e, r, d, t), NSUMS, slab))
         if ok is not None:
             d, t = d[ok], t[ok]
             if not d.size:
                 continue
         max_abs = max(max_abs, float(d.max()))
+        if light:
+            continue
         np.multiply(t, rtol, out=t)
         np.subtract(d, t, out=t)
         max_excess = max(max_excess, float(t.max()))
@@ -382,13 +471,23 @@ def _terms(e: np.ndarray, r: np.ndarray, d: np.ndarray, t: np.ndarray, x: np.nda
     np.multiply(r, r, out=x[5])
 
 
+def _terms_light(e: np.ndarray, r: np.ndarray, d: np.ndarray, x: np.ndarray) -> None:
+    """The terms a light pass keeps (``_LIGHT_KEPT``, in that order) into ``x[0]`` .. ``x[3]``,
+    in ``_terms``' operations."""
+    np.multiply(d, d, out=x[0])
+    np.multiply(e, r, out=x[1])
+    np.multiply(e, e, out=x[2])
+    np.multiply(r, r, out=x[3])
+
+
 def _span(counts: np.ndarray) -> tuple[int, int]:
     """First non-empty bin >= 1 of a full-length count array and one past the last ((1, 1): none)."""
     nz = np.flatnonzero(counts[1:])
     return (int(nz[0]) + 1, int(nz[-1]) + 2) if nz.size else (1, 1)
 
 
-def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: float) -> list | None:
+def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: float,
+                         light: bool = False) -> list | None:
     """``_numpy_blocks`` of ``ns`` samples of one block each (ns * n at most a block), as (ns, n)
     arrays: the same operations in the same order per sample (so the same bits), a dozen numpy
     calls for the run instead of a dozen per sample. None when a value is non-finite (the
@@ -397,14 +496,23 @@ def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: fl
     R = np.empty((ns, n))
     E[...] = e[:ns * n].reshape(ns, n)
     R[...] = r[:ns * n].reshape(ns, n)
+    return _numpy_2d(E, R, rtol, light)
+
+
+def _numpy_2d(E: np.ndarray, R: np.ndarray, rtol: float, light: bool = False) -> list | None:
+    """``_numpy_small_samples`` of samples already in float64 (ns, n) arrays (overwritten)."""
+    ns, n = E.shape
     D = np.subtract(E, R)
     np.abs(D, out=D)
     if not D.max() < math.inf:
         return None
+    if light:
+        parts = np.zeros((NSUMS, ns))
+        parts[list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, (E, R, D), len(_LIGHT_KEPT)))
+        max_abs = D.max(axis=1)
+        return [_light(parts[:, s].reshape(1, NSUMS), (max_abs[s],), (0, 0, 0)) for s in range(ns)]
     T = np.abs(R)
-    X = np.empty((NSUMS, ns, n))
-    _terms(E, R, D, T, X)
-    parts = _fold(_lanes(X, n))                       # (NSUMS, ns)
+    parts = _fold(_lane_sums(_terms, (E, R, D, T), NSUMS))     # (NSUMS, ns)
     max_abs = D.max(axis=1)
     np.multiply(T, rtol, out=T)
     np.subtract(D, T, out=T)
@@ -416,16 +524,29 @@ def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: fl
                      *_span(counts[s])) for s in range(ns)]
 
 
-def _lanes(x: np.ndarray, m: int) -> np.ndarray:
-    """(..., LANES) lane sums of the (..., m) terms: element i into lane i % LANES, in order."""
-    k = (m // LANES) * LANES
-    lead = x.shape[:-1]
-    if k:
-        acc = np.add.reduce(x[..., :k].reshape(*lead, k // LANES, LANES), axis=-2)
+def _lane_sums(terms, args: tuple, nterms: int, slab: np.ndarray | None = None) -> np.ndarray:
+    """(nterms, ..., LANES) lane sums of the ``nterms`` terms ``terms(*args, out)`` writes for the
+    (..., m) arrays ``args``: element i of each sum into lane i % LANES, added in order.
+
+    The terms of whole rows of LANES are written into a slab laid out (step, term, ..., lane), so
+    ``np.add.reduce`` over the step axis (the outermost: numpy adds slab after slab, never
+    pairwise) runs one long vector add per step over every lane of every term, instead of one
+    16-element add per step and term (5x faster here); the tail (m % LANES) is added last.
+    ``slab``: a reusable buffer of at least (m // LANES, nterms, ..., LANES)."""
+    lead = args[0].shape[:-1]
+    m = args[0].shape[-1]
+    q = m // LANES
+    k = q * LANES
+    if q:
+        b = slab[:q] if slab is not None else np.empty((q, nterms, *lead, LANES))
+        terms(*(a[..., :k].reshape(*lead, q, LANES) for a in args), np.moveaxis(b, 0, -2))
+        acc = np.add.reduce(b, axis=0)
     else:
-        acc = np.zeros((*lead, LANES))
+        acc = np.zeros((nterms, *lead, LANES))
     if k < m:
-        acc[..., :m - k] += x[..., k:m]
+        tail = np.empty((nterms, *lead, m - k))
+        terms(*(a[..., k:] for a in args), tail)
+        acc[..., :m - k] += tail
     return acc
 
 

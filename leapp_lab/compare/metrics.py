@@ -44,14 +44,16 @@ def diff_sums(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CH
 
 
 def diff_sums_rows(rows: list, *, rtol: float = 0.0, chunk: int = CHUNK, backend: str | None = None,
-                   threads: int | None = None):
+                   threads: int | None = None, light: bool = False):
     """``diff_sums`` of every sample (index along the leading axis) of every (engine, reference)
     pair of ``rows``, all scored side by side on ``threads`` threads; yields ``(row index,
     [Sums per sample])`` as rows complete (``compare.kernel.diff_pass_rows``). The same numbers
-    as one ``diff_sums`` per sample."""
+    as one ``diff_sums`` per sample. ``light``: only the sums an nrmse, a cosine and a max |d|
+    need, the others NaN and no histogram (``diff_pass_rows``)."""
     from .kernel import diff_pass_rows
     rtol = float(rtol)
-    for j, passes in diff_pass_rows(rows, rtol=rtol, chunk=chunk, backend=backend, threads=threads):
+    for j, passes in diff_pass_rows(rows, rtol=rtol, chunk=chunk, backend=backend, threads=threads,
+                                    light=light):
         yield j, [_sums(p, rtol) for p in passes]
 
 

@@ -117,12 +117,24 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
-        report = _compare(ref, eng, b, ref_path, rule, rtol, workers, progress)
-        report.inputs = _input_summaries(b, ref_path)
-        report.graph = engine_graph(b, report.rows)
-        if local:
-            from .local import local_errors
-            local_errors(report, b, ref, _inputs_npz(b, ref_path), progress)
+        job = None
+
+        def paired(rows: list[VerifyRow], n_samples: int) -> None:
+            # --local: the teacher-forced engine runs on a thread while the rows are scored
+            nonlocal job
+            if local:
+                from .local import LocalJob
+                job = LocalJob(rows, n_samples, b, ref, _inputs_npz(b, ref_path))
+                job.start()
+        try:
+            report = _compare(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
+            report.inputs = _input_summaries(b, ref_path)
+            report.graph = engine_graph(b, report.rows)
+            if job is not None:
+                job.finish(report, progress)
+        finally:
+            if job is not None:
+                job.cancel()
         if exp_rule is not None:
             from .expected import expected_drift
             expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path))
@@ -187,7 +199,9 @@ def _versions() -> dict[str, str]:
 
 
 def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, rule: DivergenceRule,
-             rtol: float, workers: int | None, progress=None) -> VerifyReport:
+             rtol: float, workers: int | None, progress=None, paired=None) -> VerifyReport:
+    """The report of every row, scored. ``paired(rows, samples)``: called once every row has its
+    status and shapes, before any is scored."""
     engine = build.report.engine if build.report is not None else None
     ref_names = [k for k in ref if k not in REFERENCE_META_KEYS]
     eng_names = list(eng)
@@ -247,6 +261,8 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
             row.self_compare = engine == "ort" and row.reference_source == "onnxruntime"
             jobs.append((row, eng[name], ref[name]))
         rows.append(row)
+    if paired is not None:
+        paired(rows, n_samples)
     backend = _score(jobs, n_samples, rtol, workers, progress)
     _explain_unjudged([j[0] for j in jobs])
 

@@ -199,3 +199,63 @@ def test_runs_of_small_samples_in_one_kernel_call_change_no_bit(backend, chunk):
     (_, got), = diff_sums_rows([(f, r)], rtol=1e-3, chunk=chunk, backend=backend, threads=2)
     assert [_bits(g) for g in got] == [_bits(diff_sums(f[i], r[i], rtol=1e-3, chunk=chunk, backend="numpy"))
                                        for i in range(7)]
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+@pytest.mark.parametrize("chunk", [20, 100, 1 << 16])
+def test_light_pass_keeps_the_full_pass_bits_of_what_it_reports(backend, chunk):
+    """The light pass (local error records) gives the full pass's bits for nrmse, cosine, max_abs
+    and the non-finite counts, on either backend, small and multi-block samples alike, and leaves
+    what it skips NaN or empty (never a plausible wrong number)."""
+    rng = np.random.default_rng(4)
+    rows = []
+    for shape in ((7, 50), (3, 70_000), (4, 1)):
+        r = rng.standard_normal(shape) * np.exp(rng.uniform(-20, 20, shape))
+        rows.append(((r * (1 + 1e-4 * rng.standard_normal(shape))).astype(np.float32), r))
+    rows[0][0][1, 3], rows[0][1][2, 7] = np.nan, np.inf
+    full = dict(diff_sums_rows(rows, rtol=0.0, chunk=chunk, backend="numpy", threads=1))
+    light = dict(diff_sums_rows(rows, rtol=0.0, chunk=chunk, backend=backend, threads=2, light=True))
+    kept = ("n", "nonfinite_engine", "nonfinite_reference", "nonfinite_pairs", "sum_sq", "sum_er",
+            "sum_ee", "sum_rr", "max_abs")
+    from leapp_lab.model.metrics import Metrics
+    for j in full:
+        assert len(light[j]) == len(full[j])
+        for a, b in zip(light[j], full[j]):
+            assert {k: repr(getattr(a, k)) for k in kept} == {k: repr(getattr(b, k)) for k in kept}
+            assert np.isnan(a.sum_abs) and np.isnan(a.sum_ape) and a.max_excess == -np.inf
+            assert not a.hist.counts and a.hist.zero == 0
+        ma, mb = Metrics().fill(merge_sums(light[j])), Metrics().fill(merge_sums(full[j]))
+        assert (repr(ma.nrmse), repr(ma.cosine), repr(ma.max_abs)) == (repr(mb.nrmse), repr(mb.cosine),
+                                                                        repr(mb.max_abs))
+        assert ma.p50 is None
+    assert [s.nonfinite_pairs for s in light[0]] == [0, 1, 1, 0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("light", [False, True])
+def test_rows_of_one_size_scored_together_change_no_bit(monkeypatch, light):
+    """numpy scores the one-block samples of every row of a size in one group (several rows, a
+    row split over groups at the cap, a non-finite value making its group fall back to one
+    sample at a time): each sample's record has the bits of a call of its own."""
+    import leapp_lab.compare.kernel as K
+    monkeypatch.setattr(K, "GROUP_SAMPLES", 5)
+    rng = np.random.default_rng(5)
+    rows = []
+    for shape in ((3, 40), (4, 40), (2, 7, 9), (6, 40), (1, 63), (2, 200)):
+        r = rng.standard_normal(shape) * np.exp(rng.uniform(-20, 20, shape))
+        rows.append(((r * (1 + 1e-5 * rng.standard_normal(shape))).astype(np.float32), r))
+    rows[3][0][4, 2] = np.nan            # in the second group of size 40
+    got = dict(diff_sums_rows(rows, rtol=1e-3, chunk=100, backend="numpy", threads=1, light=light))
+    assert sorted(got) == list(range(len(rows)))
+    for j, (e, r) in enumerate(rows):
+        e2, r2 = e.reshape(e.shape[0], -1), r.reshape(r.shape[0], -1)
+        want = [next(iter(diff_sums_rows([(e2[i:i + 1], r2[i:i + 1])], rtol=1e-3, chunk=100,
+                                         backend="numpy", threads=1, light=light)))[1][0]
+                for i in range(e.shape[0])]
+        if not light:   # and each of those is the plain one-array pass
+            assert [_bits(w) for w in want] == [_bits(diff_sums(e2[i], r2[i], rtol=1e-3, chunk=100,
+                                                                backend="numpy")) for i in range(e.shape[0])]
+        assert [_bits(g) for g in got[j]] == [_bits(w) for w in want], j
+    assert [s.nonfinite_pairs for s in got[3]] == [0, 0, 0, 0, 1, 0]
+    if NUMBA_ERR is None:   # the compiled kernel (no groups, its own loops) agrees to the bit
+        nb = dict(diff_sums_rows(rows, rtol=1e-3, chunk=100, backend="numba", threads=2, light=light))
+        assert {j: [_bits(s) for s in v] for j, v in nb.items()} == {j: [_bits(s) for s in v] for j, v in got.items()}
