@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from typing import Any, Iterator, NamedTuple
 
@@ -82,11 +83,11 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
     """
     size = max(1, int(chunk))
     rtol = float(rtol)
-    rows = [(np.asarray(e), np.asarray(r)) for e, r in rows]
-    use_numba = resolve_backend(backend, pairs=sum(e.size for e, _ in rows)) == "numba"
+    rows = [(e if isinstance(e, list) else np.asarray(e), np.asarray(r)) for e, r in rows]
+    use_numba = resolve_backend(backend, pairs=sum(r.size for _, r in rows)) == "numba"
     forced = backend == "numba" or (backend is None and _env() == "numba")
     nthreads = (threads if threads is not None else (_fused.threads() if use_numba else 1))
-    prepared = [_prepare(e, r, use_numba) for e, r in rows]
+    prepared = [_prepare(e, r, use_numba, size) for e, r in rows]
     items: list = []    # (row, first sample, end sample, first block, end block), or a group
     groups: dict = {}   # numpy: elements per sample -> the group item being filled
     for j, (_, _, ns, n, _, _, contiguous) in enumerate(prepared):
@@ -176,26 +177,63 @@ def _group(g: _Group, prepared: list, size: int, rtol: float, light: bool) -> li
     """A group's samples side by side (``_numpy_2d``: the bits of one call per sample), else, with
     a non-finite value among them, each sample on its own (``_numpy_blocks`` counts them)."""
     n = g.n
-    E = np.empty((g.count, n))
-    R = np.empty((g.count, n))
-    for (j, s0, s1), at in zip(g.members, g.offsets()):
+    es, rs = [], []
+    for j, s0, s1 in g.members:
         e1, r1 = prepared[j][0], prepared[j][1]
-        E[at] = e1[s0 * n:s1 * n].reshape(-1, n)
-        R[at] = r1[s0 * n:s1 * n].reshape(-1, n)
+        es.extend(_samples(e1, s0, s1, n))
+        rs.extend(_samples(r1, s0, s1, n))
     with np.errstate(all="ignore"):  # non-finite pairs are counted, not warned about
-        got = _numpy_2d(E, R, rtol, light)
+        got = _numpy_2d(_step_major(es, g.count, n, "e"), _step_major(rs, g.count, n, "r"), rtol, light)
         if got is None:
             got = []
-            for i in range(g.count):
-                parts, mx, nf, hist, lo, hi = _numpy_blocks(E[i], R[i], size, rtol, light)
+            for e, r in zip((x for p in es for x in p), (x for p in rs for x in p)):   # sample by sample
+                parts, mx, nf, hist, lo, hi = _numpy_blocks(e, r, size, rtol, light)
                 got.append(_light(parts, mx, nf) if light else _compact(parts, mx, nf, hist, lo, hi))
     return got
 
 
-def _prepare(e: Any, r: Any, use_numba: bool):
+def _samples(a, s0: int, s1: int, n: int) -> list[np.ndarray]:
+    """Samples s0..s1 of a prepared side as (count, n) arrays: one view of a flat array, or one
+    (1, n) view per sample of a list (``diff_pass_rows`` takes those without stacking them)."""
+    if isinstance(a, list):
+        return [x.reshape(1, n) for x in a[s0:s1]]
+    return [a[s0 * n:s1 * n].reshape(-1, n)]
+
+
+def _step_major(pieces: list, ns: int, n: int, tag: str) -> tuple[np.ndarray, np.ndarray]:
+    """float64 copies of ``pieces`` ((count, n) arrays, ``ns`` samples in all), laid out for the
+    lane sums: the whole rows of LANES as (step, sample, lane), the last n % LANES elements of each
+    sample as (sample, element); in this thread's scratch buffers ``tag``."""
+    q = n // LANES
+    k = q * LANES
+    A = _scratch(tag + "q", (q, ns, LANES))
+    B = _scratch(tag + "t", (ns, n - k))
+    at = 0
+    for p in pieces:
+        c = p.shape[0]
+        if q:
+            A[:, at:at + c] = p[:, :k].reshape(c, q, LANES).transpose(1, 0, 2)
+        if k < n:
+            B[at:at + c] = p[:, k:]
+        at += c
+    return A, B
+
+
+def _prepare(e: Any, r: Any, use_numba: bool, size: int):
     """(engine, reference) as the kernel reads them: flat when C-contiguous (else kept, copied per
-    sample), float16 as its bits; with the sample count, elements per sample, float16 flags."""
-    e, r = np.asarray(e), np.asarray(r)
+    sample), float16 as its bits; with the sample count, elements per sample, float16 flags.
+    ``e`` may be a list of per-sample arrays (local values, as the engine returned them): kept as
+    it is where the numpy backend scores its samples in groups (copied once, into the group),
+    else stacked."""
+    r = np.asarray(r)
+    if isinstance(e, list):
+        if len(e) != (r.shape[0] if r.ndim else -1) or any(np.shape(x) != r.shape[1:] for x in e):
+            raise ValueError(f"shape mismatch: {len(e)} samples of {[np.shape(x) for x in e[:3]]} vs {r.shape}")
+        n = int(np.prod(r.shape[1:], dtype=np.int64))
+        if not use_numba and 0 < n <= size and r.flags.c_contiguous:
+            return [np.asarray(x) for x in e], r.reshape(-1), len(e), n, False, False, True
+        e = np.stack(e) if e else np.empty(r.shape, dtype=r.dtype)
+    e = np.asarray(e)
     if e.shape != r.shape or e.ndim < 1:
         raise ValueError(f"shape mismatch: {e.shape} vs {r.shape} (or no leading sample axis)")
     ns = e.shape[0]
@@ -418,8 +456,8 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float, 
     max_abs = max_excess = -math.inf
     nfe = nfr = nfp = 0
     cap = min(size, n) or 1
-    be, br, bd, bt = (np.empty(cap) for _ in range(4))
-    slab = np.empty((cap // LANES, len(_LIGHT_KEPT) if light else NSUMS, LANES))
+    be, br, bd, bt = (_scratch(k, (cap,)) for k in ("be", "br", "bd", "bt"))
+    slab = _scratch("bslab", (cap // LANES, len(_LIGHT_KEPT) if light else NSUMS, LANES))
     for b in range(nb):
         lo = b * size
         m = min(size, n - lo)
@@ -492,36 +530,103 @@ def _numpy_small_samples(e: np.ndarray, r: np.ndarray, ns: int, n: int, rtol: fl
     arrays: the same operations in the same order per sample (so the same bits), a dozen numpy
     calls for the run instead of a dozen per sample. None when a value is non-finite (the
     per-sample path counts it)."""
-    E = np.empty((ns, n))
-    R = np.empty((ns, n))
-    E[...] = e[:ns * n].reshape(ns, n)
-    R[...] = r[:ns * n].reshape(ns, n)
-    return _numpy_2d(E, R, rtol, light)
+    return _numpy_2d(_step_major([e[:ns * n].reshape(ns, n)], ns, n, "e"),
+                     _step_major([r[:ns * n].reshape(ns, n)], ns, n, "r"), rtol, light)
 
 
-def _numpy_2d(E: np.ndarray, R: np.ndarray, rtol: float, light: bool = False) -> list | None:
-    """``_numpy_small_samples`` of samples already in float64 (ns, n) arrays (overwritten)."""
-    ns, n = E.shape
-    D = np.subtract(E, R)
-    np.abs(D, out=D)
-    if not D.max() < math.inf:
+def _numpy_2d(E: tuple, R: tuple, rtol: float, light: bool = False) -> list | None:
+    """``_numpy_small_samples`` of samples laid out by ``_step_major`` (engine ``E``, reference
+    ``R``): every array operation runs over all samples at once, in long contiguous vectors."""
+    (Eq, Et), (Rq, Rt) = E, R
+    ns = Et.shape[0]
+    Dq, Dt = _scratch("dq", Eq.shape), _scratch("dt", Et.shape)
+    for E_, R_, D_ in ((Eq, Rq, Dq), (Et, Rt, Dt)):
+        np.subtract(E_, R_, out=D_)
+        np.abs(D_, out=D_)
+    if not (Dq.max(initial=0.0) < math.inf and Dt.max(initial=0.0) < math.inf):   # NaN propagates
         return None
+    max_abs = _sample_max(Dq, Dt)
     if light:
         parts = np.zeros((NSUMS, ns))
-        parts[list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, (E, R, D), len(_LIGHT_KEPT)))
-        max_abs = D.max(axis=1)
+        parts[list(_LIGHT_KEPT)] = _fold(_lane_sums_2d(_terms_light, (Eq, Rq, Dq), (Et, Rt, Dt),
+                                                       len(_LIGHT_KEPT)))
         return [_light(parts[:, s].reshape(1, NSUMS), (max_abs[s],), (0, 0, 0)) for s in range(ns)]
-    T = np.abs(R)
-    parts = _fold(_lane_sums(_terms, (E, R, D, T), NSUMS))     # (NSUMS, ns)
-    max_abs = D.max(axis=1)
-    np.multiply(T, rtol, out=T)
-    np.subtract(D, T, out=T)
-    max_excess = T.max(axis=1)
-    bins = np.right_shift(D.view(np.int64), _SHIFT)
-    bins += (np.arange(ns, dtype=np.int64) * _NBINS)[:, None]
-    counts = np.bincount(bins.reshape(-1), minlength=ns * _NBINS).reshape(ns, _NBINS)
-    return [_compact(parts[:, s].reshape(1, NSUMS), (max_abs[s], max_excess[s]), (0, 0, 0), counts[s],
-                     *_span(counts[s])) for s in range(ns)]
+    Tq, Tt = np.abs(Rq, out=_scratch("tq", Rq.shape)), np.abs(Rt, out=_scratch("tt", Rt.shape))
+    parts = _fold(_lane_sums_2d(_terms, (Eq, Rq, Dq, Tq), (Et, Rt, Dt, Tt), NSUMS))     # (NSUMS, ns)
+    for D, T in ((Dq, Tq), (Dt, Tt)):
+        np.multiply(T, rtol, out=T)
+        np.subtract(D, T, out=T)
+    max_excess = _sample_max(Tq, Tt)
+    # bins per sample, offset by sample over the group's range of bins only (not 8192 a sample)
+    # the bins overwrite T (no longer needed): an int64 view of the same scratch
+    bq = np.right_shift(Dq.view(np.int64), _SHIFT, out=Tq.view(np.int64))
+    bt = np.right_shift(Dt.view(np.int64), _SHIFT, out=Tt.view(np.int64))
+    b0 = int(min(bq.min(initial=_NBINS), bt.min(initial=_NBINS)))
+    width = int(max(bq.max(initial=0), bt.max(initial=0))) - b0 + 1
+    off = np.arange(ns, dtype=np.int64) * width - b0
+    bq += off[None, :, None]
+    bt += off[:, None]
+    counts = (np.bincount(bq.reshape(-1), minlength=ns * width)
+              + np.bincount(bt.reshape(-1), minlength=ns * width)).reshape(ns, width)
+    out = []
+    for s in range(ns):
+        c = counts[s]
+        nz = np.flatnonzero(c)
+        zero = int(c[0]) if b0 == 0 else 0
+        nz = nz[nz + b0 >= 1]
+        lo, hi = (int(nz[0]) + b0, int(nz[-1]) + b0 + 1) if nz.size else (1, 1)
+        out.append((parts[:, s].reshape(1, NSUMS), float(max_abs[s]), float(max_excess[s]), (0, 0, 0), zero,
+                    lo, hi, np.array(c[lo - b0:hi - b0], dtype=np.int64)))
+    return out
+
+
+def _sample_max(q: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per sample, the max of a (step, sample, lane) part and its (sample, element) tail (-inf
+    for none), over the long axis first."""
+    a = np.maximum.reduce(q, axis=0).max(axis=1) if q.shape[0] else np.full(t.shape[0], -math.inf)
+    return np.maximum(a, t.max(axis=1)) if t.shape[1] else a
+
+
+def _lane_sums_2d(terms, q_args: tuple, t_args: tuple, nterms: int) -> np.ndarray:
+    """(nterms, samples, LANES) lane sums of ``terms`` over samples laid out by ``_step_major``
+    (``q_args``: the (step, sample, lane) parts; ``t_args``: the (sample, element) tails). Every
+    term is written whole (one long vector) and summed over steps with the samples' lanes as the
+    inner loop (numpy adds step after step in order: never pairwise, as the contiguous axis
+    would be), 16 x samples elements per add instead of 16."""
+    q, ns = q_args[0].shape[:2]
+    if q:
+        slab = _scratch("slab", (nterms, q, ns, LANES))
+        terms(*q_args, slab)
+        acc = np.add.reduce(slab, axis=1)
+    else:
+        acc = np.zeros((nterms, ns, LANES))
+    t = t_args[0].shape[1]
+    if t:
+        tail = _scratch("tail", (nterms, ns, t))
+        terms(*t_args, tail)
+        acc[..., :t] += tail
+    return acc
+
+
+#: scratch arrays up to this many float64s (4 MiB) are kept per thread and reused
+SCRATCH_MAX = 1 << 19
+_tls = threading.local()
+
+
+def _scratch(key: str, shape: tuple) -> np.ndarray:
+    """A float64 array of ``shape`` (contents undefined), from this thread's reusable buffer
+    ``key`` when small enough. A fresh array over 128 KiB is a new memory map that is page-faulted
+    in on every call: on one-block samples that, not the arithmetic, dominated the numpy backend."""
+    size = 1
+    for d in shape:
+        size *= int(d)
+    if size > SCRATCH_MAX:
+        return np.empty(shape)
+    bufs = _tls.__dict__.setdefault("bufs", {})
+    b = bufs.get(key)
+    if b is None or b.size < size:
+        b = bufs[key] = np.empty(max(size, 1 << 12))
+    return b[:size].reshape(shape)
 
 
 def _lane_sums(terms, args: tuple, nterms: int, slab: np.ndarray | None = None) -> np.ndarray:

@@ -179,7 +179,8 @@ class LocalJob:
             # skips the histogram, the |d| and APE sums and min_atol
             nonlocal first
             names = [r.name for r in scored if pending.get(r.name)]
-            rows = [(np.stack(pending.pop(n)), ref[n][first:upto]) for n in names]
+            # the values as the engine returned them: the kernel copies them once (no stacking)
+            rows = [(pending.pop(n), ref[n][first:upto]) for n in names]
             for j, per_sample in diff_sums_rows(rows, rtol=0.0, light=True):
                 st = merge_sums(per_sample)
                 n = names[j]

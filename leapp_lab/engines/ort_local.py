@@ -72,8 +72,9 @@ class LocalGraph:
         return b"".join([self.model.SerializeToString(), *self.weights])
 
     def runner(self) -> OrtRunner:
-        """A runner of the graph exactly as the engine runs (graph optimisations off)."""
-        return OrtRunner(self.serialized(), optimize=False)
+        """A runner of the graph exactly as the engine runs (graph optimisations off); its
+        threads do not spin (it runs beside verify's scoring: ``compare.local``)."""
+        return OrtRunner(self.serialized(), optimize=False, spin=False)
 
     def feed(self, sample: int, references) -> dict[str, np.ndarray]:
         """The reference values of sample ``sample`` for every cut (``references[name]``: the

@@ -19,10 +19,14 @@ _DEFAULT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 ENV_THREADS = "LEAPP_LAB_ORT_THREADS"
 
 
-def session_options(optimize: bool, optimized_path: Path | None = None):
+def session_options(optimize: bool, optimized_path: Path | None = None, spin: bool = True):
+    """``spin=False``: idle intra-op threads sleep instead of spinning (for a session that runs
+    beside other work in this process: spinning threads took the CPU the scoring needed)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.log_severity_level = 3
     so.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED if optimize
                                    else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
@@ -49,13 +53,13 @@ def custom_ops(model: onnx.ModelProto) -> dict[str, str]:
 
 
 def make_session(model: onnx.ModelProto | bytes | str | Path, *, optimize: bool,
-                 optimized_path: Path | None = None, what: str = "model"):
+                 optimized_path: Path | None = None, what: str = "model", spin: bool = True):
     import onnxruntime as ort
 
     src = model.SerializeToString() if isinstance(model, onnx.ModelProto) else (
         str(model) if isinstance(model, Path) else model)
     try:
-        return ort.InferenceSession(src, session_options(optimize, optimized_path),
+        return ort.InferenceSession(src, session_options(optimize, optimized_path, spin),
                                     providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - rethrown with the op named
         msg = str(exc)
@@ -99,15 +103,16 @@ def session_kernels(model: onnx.ModelProto, workdir: Path, tag: str, optimize: b
 class OrtRunner(Runner):
     name = "onnxruntime"
 
-    def __init__(self, artifact: Path | onnx.ModelProto | bytes, optimize: bool = False):
+    def __init__(self, artifact: Path | onnx.ModelProto | bytes, optimize: bool = False, spin: bool = True):
         super().__init__()
         self.artifact = artifact
         self.optimize = optimize
+        self.spin = spin
         self.session = None
 
     def _activate_impl(self) -> None:
         self.session = make_session(self.artifact, optimize=self.optimize, what=str(
-            self.artifact if isinstance(self.artifact, Path) else "the engine"))
+            self.artifact if isinstance(self.artifact, Path) else "the engine"), spin=self.spin)
 
     def _run_impl(self, feed, output_names):
         names = output_names or self.output_names

@@ -259,3 +259,24 @@ def test_rows_of_one_size_scored_together_change_no_bit(monkeypatch, light):
     if NUMBA_ERR is None:   # the compiled kernel (no groups, its own loops) agrees to the bit
         nb = dict(diff_sums_rows(rows, rtol=1e-3, chunk=100, backend="numba", threads=2, light=light))
         assert {j: [_bits(s) for s in v] for j, v in nb.items()} == {j: [_bits(s) for s in v] for j, v in got.items()}
+
+
+@pytest.mark.parametrize("backend", [pytest.param("numba", marks=needs_numba), "numpy"])
+def test_rows_given_as_lists_of_samples_score_as_stacked(backend):
+    """Local values come as one array per sample: scored as they are (numpy groups copy them once)
+    or stacked, they give the bits of the stacked array, a non-finite sample included."""
+    rng = np.random.default_rng(6)
+    rows = []
+    for shape in ((5, 40), (3, 70_000), (4, 8, 5)):
+        r = rng.standard_normal(shape)
+        rows.append((list((r + 1e-3 * rng.standard_normal(shape)).astype(np.float32)), r))
+    rows[0][0][2] = rows[0][0][2].copy()
+    rows[0][0][2][7] = np.inf
+    for light in (False, True):
+        got = dict(diff_sums_rows(rows, rtol=1e-3, chunk=100, backend=backend, threads=2, light=light))
+        want = dict(diff_sums_rows([(np.stack(e), r) for e, r in rows], rtol=1e-3, chunk=100, backend="numpy",
+                                   threads=1, light=light))
+        assert {j: [_bits(s) for s in v] for j, v in got.items()} == {j: [_bits(s) for s in v] for j, v in want.items()}
+    assert [s.nonfinite_pairs for s in got[0]] == [0, 0, 1, 0, 0]
+    with pytest.raises(ValueError, match="shape mismatch"):
+        list(diff_sums_rows([(rows[0][0][:3], rows[0][1])], backend="numpy"))
