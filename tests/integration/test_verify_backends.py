@@ -70,8 +70,10 @@ def _saved(run: Path) -> dict:
     text = (run / "report.json").read_text()
     masked = re.sub(r'"created": "[^"]*"', '"created": "-"', text)
     masked = re.sub(r'"metrics_backend": "(numba|numpy)"', '"metrics_backend": "-"', masked)
-    with np.load(run / "histograms.npz", allow_pickle=False) as z:
-        hists = {k: z[k] for k in z.files}
+    hists = {}
+    for f in ("histograms.npz", "samples.npz"):     # per-sample histograms and records
+        with np.load(run / f, allow_pickle=False) as z:
+            hists.update({f"{f}:{k}": z[k] for k in z.files})
     return {"json": masked, "metrics.csv": (run / "metrics.csv").read_text(),
             "per_sample.csv": (run / "per_sample.csv").read_text(), "hists": hists}
 

@@ -1,6 +1,7 @@
 """The memory-mapped npz reader and the verify report model (no engines involved)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -67,11 +68,16 @@ def test_report_round_trip_with_sample_histograms(tmp_path):
                        exceeded=["output_0"], exit_code=1)
     rep.save(tmp_path)
     doc = json.loads((tmp_path / "report.json").read_text())
-    assert doc["kind"] == "verify" and doc["rows"][0]["samples"][0]["hist"] is None  # in histograms.npz
+    # per-sample records in samples.npz, their histograms in histograms.npz
+    assert doc["kind"] == "verify" and doc["rows"][0]["samples"] == [] and doc["samples_file"] == "samples.npz"
     back = load(tmp_path)
     assert isinstance(back, VerifyReport)
+    keys = [f.name for f in dataclasses.fields(SampleMetrics) if f.name not in ("hist", "sums")]
     for a, b in zip(rep.rows, back.rows):
         assert (a.name, a.mape, a.cosine, a.hist.counts) == (b.name, b.mape, b.cosine, b.hist.counts)
+        assert [{k: getattr(s, k) for k in keys} for s in b.samples] == \
+            [{k: getattr(s, k) for k in keys} for s in a.samples]
+        assert type(b.samples[0].n) is int and type(b.samples[0].mape) is float
         assert b.samples[0].hist.counts == a.samples[0].hist.counts
         assert b.samples[0].hist.edges() == pytest.approx(a.samples[0].hist.edges())
     assert not back and back.first_divergent == "output_0"
@@ -94,3 +100,52 @@ def test_hist_json_round_trip_and_edges_from_bins():
         i = int(np.searchsorted(h.edges(), v, side="right")) - 1
         assert h.edges()[i] <= v < h.edges()[i + 1]
         assert bin_lower_edge(h.first_bin + i) == h.edges()[i]
+
+
+def test_sample_records_file_none_metrics_missing_corrupt_and_older_reports(tmp_path):
+    """samples.npz keeps None metrics as None; a run folder without it still loads and says
+    what is missing; a foreign one is refused naming it; a report.json of an earlier version
+    (records inline, no samples_file) loads as before."""
+    from leapp_lab.model.errors import UnusableInput
+    r = np.linspace(-1, 1, 50)
+    nan = np.full(50, np.nan)
+    rows = [_row("t0", 0, r + 1e-3, r), _row("dead", 1, nan, r)]
+    rep = VerifyReport(reference="ref.npz", build="b", engine="ort", samples=1, rows=rows)
+    rep.save(tmp_path / "run")
+    back = load(tmp_path / "run")
+    dead = back.row("dead").samples[0]
+    assert dead.mape is None and dead.cosine is None and dead.nonfinite_engine == 50
+    assert back.row("t0").samples[0].mape == pytest.approx(rows[0].samples[0].mape, rel=0, abs=0)
+
+    (tmp_path / "run" / "samples.npz").rename(tmp_path / "elsewhere.npz")
+    gone = load(tmp_path / "run")
+    assert gone.row("t0").samples == [] and any("samples.npz: missing" in w for w in gone.warnings)
+
+    np.savez(tmp_path / "run" / "samples.npz", records=np.zeros((3, 2)), row=np.array([0, 7, 0]),
+             fields=np.array(["sample", "mape"]))
+    with pytest.raises(UnusableInput, match=r"samples\.npz: not a samples file of this report"):
+        load(tmp_path / "run")
+
+    doc = json.loads((tmp_path / "run" / "report.json").read_text())
+    del doc["samples_file"]
+    doc["rows"][0]["samples"] = [{"sample": 0, "n": 50, "mape": 1.5, "hist": None}]
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "report.json").write_text(json.dumps(doc))
+    back = load(old)
+    assert back.row("t0").samples[0].mape == 1.5 and not back.warnings
+
+
+def test_per_sample_csv_is_the_csv_of_the_sample_records():
+    """per_sample.csv is written without a dict per record; its text is exactly the csv module's
+    text of ``sample_records`` (names needing quotes, no order, None, NaN, numpy floats)."""
+    from leapp_lab.model.columns import SAMPLE_ID_KEYS, sample_columns
+    from leapp_lab.model.verify import _csv_text, _per_sample_csv
+    r = np.linspace(-1, 1, 40)
+    rows = [_row('a,"b"\nc', 0, r + 1e-3, r), _row("dead", None, np.full(40, np.nan), r), _row("z", 2, r, r)]
+    rows[2].samples[0].mape = np.float64(np.nan)
+    rows[2].samples[0].mse = np.float64(0.25)
+    rep = VerifyReport(samples=1, rows=rows)
+    want = _csv_text([*SAMPLE_ID_KEYS, *(c.key for c in sample_columns())], rep.sample_records(verbose=True))
+    assert _per_sample_csv(rep.table(verbose=True)) == want
+    assert '"a,""b""\nc"' in want and ",0.25," in want
