@@ -66,6 +66,10 @@ class LocalGraph:
     reasons: dict[str, str]
     #: the engine's initializers as pieces of a serialized ``graph`` field, when ``model`` lacks them
     weights: list = field(default_factory=list)
+    #: the same with the large ones read in place from the engine file in ``folder``
+    #: (``onnx_split.SplitModel.external``; empty: not available)
+    external: list = field(default_factory=list)
+    folder: Path | None = None
 
     def serialized(self) -> bytes:
         """The whole graph as onnxruntime loads it (``model`` with ``weights`` merged in)."""
@@ -73,14 +77,39 @@ class LocalGraph:
 
     def runner(self) -> OrtRunner:
         """A runner of the graph exactly as the engine runs (graph optimisations off); its
-        threads do not spin (it runs beside verify's scoring: ``compare.local``)."""
-        return OrtRunner(self.serialized(), optimize=False, spin=False)
+        threads do not spin (it runs beside verify's scoring: ``compare.local``). Its large
+        weights are read from the engine file in place when onnxruntime can (else from bytes)."""
+        return _LocalRunner(self)
 
     def feed(self, sample: int, references) -> dict[str, np.ndarray]:
         """The reference values of sample ``sample`` for every cut (``references[name]``: the
         row's reference array with its leading sample axis)."""
         return {c.feed: np.ascontiguousarray(np.asarray(references[c.name][sample]), dtype=c.dtype)
                 for c in self.cuts}
+
+
+class _LocalRunner(OrtRunner):
+    """``LocalGraph.runner``: the session made with the weights as external data in the engine
+    file; should onnxruntime refuse that (a version without the folder option), from bytes."""
+
+    def __init__(self, lg: LocalGraph):
+        super().__init__(b"", optimize=False, spin=False)
+        self.lg = lg
+
+    def _activate_impl(self) -> None:
+        from .base import CompileError
+        from .ort_session import make_session
+        lg = self.lg
+        if lg.external and lg.folder is not None:
+            try:
+                self.session = make_session(b"".join([lg.model.SerializeToString(), *lg.external]),
+                                            optimize=False, what="the teacher-forced engine", spin=False,
+                                            external_folder=lg.folder)
+                return
+            except CompileError:
+                pass
+        self.session = make_session(lg.serialized(), optimize=False, what="the teacher-forced engine",
+                                    spin=False)
 
 
 def check_engine(engine: str | None) -> None:
@@ -114,6 +143,8 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
     be fed (compared, same shape as the engine's). Model outputs are never cut (nothing downstream of them is compared), but their
     local value is an output like any tap's."""
     weights: list = []
+    external: list = []
+    folder = None
     if isinstance(engine, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(engine)
@@ -123,6 +154,7 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
         m = onnx.ModelProto()
         m.CopyFrom(split.model)         # the edit below must not touch a shared (cached) skeleton
         weights, inits = split.weights, split.initializer_names
+        external, folder = split.external, split.folder
     g = m.graph
     producers = {o: n for n in g.node for o in n.output if o}
     consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
@@ -199,4 +231,4 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
     nodes = new_nodes + list(g.node)
     del g.node[:]
     g.node.extend(nodes)
-    return LocalGraph(m, list(cuts.values()), outputs, reasons, weights)
+    return LocalGraph(m, list(cuts.values()), outputs, reasons, weights, external, folder)

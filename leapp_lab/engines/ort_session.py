@@ -19,12 +19,16 @@ _DEFAULT_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 ENV_THREADS = "LEAPP_LAB_ORT_THREADS"
 
 
-def session_options(optimize: bool, optimized_path: Path | None = None, spin: bool = True):
+def session_options(optimize: bool, optimized_path: Path | None = None, spin: bool = True,
+                    external_folder: Path | None = None):
     """``spin=False``: idle intra-op threads sleep instead of spinning (for a session that runs
-    beside other work in this process: spinning threads took the CPU the scoring needed)."""
+    beside other work in this process: spinning threads took the CPU the scoring needed).
+    ``external_folder``: where the external data of a model given as bytes lies."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    if external_folder is not None:
+        so.add_session_config_entry("session.model_external_initializers_file_folder_path", str(external_folder))
     if not spin:
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.log_severity_level = 3
@@ -53,13 +57,14 @@ def custom_ops(model: onnx.ModelProto) -> dict[str, str]:
 
 
 def make_session(model: onnx.ModelProto | bytes | str | Path, *, optimize: bool,
-                 optimized_path: Path | None = None, what: str = "model", spin: bool = True):
+                 optimized_path: Path | None = None, what: str = "model", spin: bool = True,
+                 external_folder: Path | None = None):
     import onnxruntime as ort
 
     src = model.SerializeToString() if isinstance(model, onnx.ModelProto) else (
         str(model) if isinstance(model, Path) else model)
     try:
-        return ort.InferenceSession(src, session_options(optimize, optimized_path, spin),
+        return ort.InferenceSession(src, session_options(optimize, optimized_path, spin, external_folder),
                                     providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - rethrown with the op named
         msg = str(exc)

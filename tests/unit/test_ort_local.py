@@ -118,3 +118,41 @@ def test_check_engine_refuses_what_it_cannot_cut():
     for e in ("trt-fp16", None):
         with pytest.raises(EngineUnavailable, match="local error needs the engine's graph"):
             check_engine(e)
+
+
+def test_large_weights_are_read_in_place_from_the_engine_file(tmp_path):
+    """Split from a file, the large weights become external data at their own offsets in that
+    file (the small ones stay inline: onnxruntime reads some while inferring shapes); the runner
+    gives the values of the in-bytes model, and falls back to bytes where the file is not there."""
+    from leapp_lab.engines.onnx_split import EXTERNAL_MIN_BYTES, load_split
+    rng = np.random.default_rng(1)
+    big = numpy_helper.from_array(rng.standard_normal((3, 512)).astype(np.float32), "big")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "big"], ["h"]),
+                           helper.make_node("ReduceMean", ["h", "axes"], ["y"], keepdims=1)], "g",
+                          [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("y", F, None)],
+                          [big, axes])
+    p = tmp_path / "engine.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), str(p))
+    split = load_split(p)
+    assert split.folder == tmp_path and split.external
+    skel = onnx.ModelProto()
+    skel.ParseFromString(b"".join([split.model.SerializeToString(), *split.external]))
+    kinds = {i.name: i.data_location for i in skel.graph.initializer}
+    assert kinds == {"big": TensorProto.EXTERNAL, "axes": TensorProto.DEFAULT}
+    assert big.ByteSize() > EXTERNAL_MIN_BYTES
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    lg = teacher_forced(split, [], {})
+    want = _run(lg, {"x": x})["y"]
+    np.testing.assert_allclose(want, (x @ numpy_helper.to_array(big)).mean(axis=1, keepdims=True), rtol=1e-5)
+    from leapp_lab.engines.base import CompileError
+    from leapp_lab.engines.ort_session import make_session
+    ext = b"".join([lg.model.SerializeToString(), *lg.external])
+    make_session(ext, optimize=False, external_folder=tmp_path)        # the in-place path loads
+    with pytest.raises(CompileError):
+        make_session(ext, optimize=False, external_folder=tmp_path / "elsewhere")
+    with lg.runner() as r:
+        np.testing.assert_array_equal(r.run({"x": x}, ["y"])["y"], want)
+    lg.folder = tmp_path / "elsewhere"          # the weights cannot be found there: from bytes
+    with lg.runner() as r:
+        np.testing.assert_array_equal(r.run({"x": x}, ["y"])["y"], want)
