@@ -106,6 +106,10 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
                 g.members.append((j, s, s + take))
                 g.count += take
                 s += take
+        elif isinstance(prepared[j][0], list):
+            # per-sample arrays (not stacked): each sample's runs of blocks, read in place
+            for s in range(ns):
+                items.extend((j, s, s + 1, b, min(b + PIECE, nb)) for b in range(0, max(nb, 1), PIECE))
         elif contiguous and 0 < nb <= PIECE:
             per = max(1, PIECE // nb)
             items.extend((j, s, min(s + per, ns), 0, nb) for s in range(0, ns, per))
@@ -124,7 +128,10 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
             return _group(items[k], prepared, size, rtol, light)
         j, s0, s1, b0, b1 = items[k]
         e1, r1, _, n, he, hr, contiguous = prepared[j]
-        if contiguous:
+        if isinstance(e1, list):        # one sample, a run of its blocks
+            lo, hi = b0 * size, min(b1 * size, n)
+            e, r = e1[s0][lo:hi], r1[s0 * n + lo:s0 * n + hi]
+        elif contiguous:
             lo, hi = s0 * n + b0 * size, (s1 - 1) * n + min(b1 * size, n)
             e, r = e1[lo:hi], r1[lo:hi]
         else:
@@ -223,15 +230,21 @@ def _prepare(e: Any, r: Any, use_numba: bool, size: int):
     """(engine, reference) as the kernel reads them: flat when C-contiguous (else kept, copied per
     sample), float16 as its bits; with the sample count, elements per sample, float16 flags.
     ``e`` may be a list of per-sample arrays (local values, as the engine returned them): kept as
-    it is where the numpy backend scores its samples in groups (copied once, into the group),
-    else stacked."""
+    a list of flat arrays, never stacked (copying ~100 MB of local values cost more than scoring
+    them); the numpy backend copies one-block samples once, into its groups."""
     r = np.asarray(r)
     if isinstance(e, list):
         if len(e) != (r.shape[0] if r.ndim else -1) or any(np.shape(x) != r.shape[1:] for x in e):
             raise ValueError(f"shape mismatch: {len(e)} samples of {[np.shape(x) for x in e[:3]]} vs {r.shape}")
         n = int(np.prod(r.shape[1:], dtype=np.int64))
-        if not use_numba and 0 < n <= size and r.flags.c_contiguous:
-            return [np.asarray(x) for x in e], r.reshape(-1), len(e), n, False, False, True
+        if r.flags.c_contiguous:
+            he = use_numba and r.dtype == np.float16 and all(np.asarray(x).dtype == np.float16 for x in e)
+            hr = use_numba and r.dtype == np.float16
+            flat = [np.ascontiguousarray(x).reshape(-1) for x in e]
+            if use_numba and any(x.dtype == np.float16 for x in flat) and not he:
+                flat = [x.astype(np.float32) if x.dtype == np.float16 else x for x in flat]
+            return ([x.view(np.uint16) for x in flat] if he else flat), (r.view(np.uint16) if hr else r).reshape(-1), \
+                len(e), n, bool(he), bool(hr), True
         e = np.stack(e) if e else np.empty(r.shape, dtype=r.dtype)
     e = np.asarray(e)
     if e.shape != r.shape or e.ndim < 1:
