@@ -80,9 +80,10 @@ def ld(a, i, half):
 
 
 @njit(**_OPTS)
-def block(e0, r0, he, hr, lo, hi, rtol, part, wmax, nf, hist, buf):
+def block(e0, r0, he, hr, lo, hi, rtol, part, wmax, nf, hist, buf, light):
     """Sums of elements lo..hi into ``part`` (NSUMS), maxima into ``wmax``, non-finite counts
-    into ``nf``, bin counts into ``hist``; ``buf`` is scratch (|d| of the block)."""
+    into ``nf``, bin counts into ``hist`` (not when ``light``: the histogram was about half the
+    time of a block, and a light pass reports none); ``buf`` is scratch (|d| of the block)."""
     # indices from 0 on slices: numba then knows they are not negative (no wraparound select)
     e = e0[lo:hi]
     r = r0[lo:hi]
@@ -156,7 +157,9 @@ def block(e0, r0, he, hr, lo, hi, rtol, part, wmax, nf, hist, buf):
             acc[6, j] = max(ad, acc[6, j])
             acc[7, j] = max(ad - rtol * t, acc[7, j])
     bits = buf[:m].view(np.int64)
-    if ok:
+    if light:
+        pass
+    elif ok:
         for idx in range(m):
             hist[bits[idx] >> SHIFT] += 1
     else:
@@ -188,12 +191,13 @@ def finish(hist):
     return lo, hi
 
 @njit(**_OPTS)
-def serial(e, r, he, hr, ns, n, size, rtol):
+def serial(e, r, he, hr, ns, n, size, rtol, light):
     """Per sample, for ``ns`` consecutive samples of ``n`` elements each in 1-D ``e``, ``r``, cut
     into blocks of ``size``: (parts[ns, nblocks, NSUMS], [max|d|, max(|d| - rtol|r|)] [ns, 2],
     [non-finite e, r, pairs] [ns, 3], hist[ns, NBINS], [first non-zero bin >= 1, one past the
     last] [ns, 2]). Several small samples in one call: a call costs more than a 64 Ki-element
-    block of arithmetic, so Python calls once per run of samples, not once per sample."""
+    block of arithmetic, so Python calls once per run of samples, not once per sample. ``light``:
+    no histogram (``kernel.diff_pass_rows``)."""
     nb = (n + size - 1) // size
     parts = np.zeros((ns, nb, NSUMS))
     wmax = np.full((ns, 2), -np.inf)
@@ -206,7 +210,7 @@ def serial(e, r, he, hr, ns, n, size, rtol):
         for b in range(nb):
             lo = b * size
             block(e, r, he, hr, base + lo, base + min(lo + size, n), rtol, parts[s, b], wmax[s], nf[s],
-                  hist[s], buf)
+                  hist[s], buf, light)
         lo, hi = finish(hist[s])
         lohi[s, 0] = lo
         lohi[s, 1] = hi

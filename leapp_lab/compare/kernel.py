@@ -268,7 +268,7 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced, light=False) -> 
     f = _fused
     if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
         try:
-            parts, wmax, nf, hist, lohi = f.serial(e, r, he, hr, ns, n, size, rtol)
+            parts, wmax, nf, hist, lohi = f.serial(e, r, he, hr, ns, n, size, rtol, bool(light))
             if light:   # what the numpy backend leaves out, left out here too (same records)
                 return [_light(parts[s], wmax[s], nf[s]) for s in range(ns)]
             return [_compact(parts[s], wmax[s], nf[s], hist[s], int(lohi[s, 0]), int(lohi[s, 1]))
