@@ -158,9 +158,9 @@ def diff_pass_rows(rows: list, *, rtol: float = 0.0, chunk: int, backend: str | 
 
 
 #: numpy backend: most samples, and most elements, one call scores side by side (bounds memory:
-#: about ten float64 arrays of this many elements, and 64 KiB of bin counts per sample)
+#: about a dozen float64 arrays of this many elements, all within SCRATCH_MAX, so reused)
 GROUP_SAMPLES = 64
-GROUP_ELEMENTS = 1 << 17
+GROUP_ELEMENTS = 1 << 16
 
 
 class _Group:
@@ -238,11 +238,11 @@ def _prepare(e: Any, r: Any, use_numba: bool, size: int):
             raise ValueError(f"shape mismatch: {len(e)} samples of {[np.shape(x) for x in e[:3]]} vs {r.shape}")
         n = int(np.prod(r.shape[1:], dtype=np.int64))
         if r.flags.c_contiguous:
-            he = use_numba and r.dtype == np.float16 and all(np.asarray(x).dtype == np.float16 for x in e)
-            hr = use_numba and r.dtype == np.float16
             flat = [np.ascontiguousarray(x).reshape(-1) for x in e]
-            if use_numba and any(x.dtype == np.float16 for x in flat) and not he:
+            he = use_numba and bool(flat) and all(x.dtype == np.float16 for x in flat)
+            if use_numba and not he:    # one flag per row: float16 among others is widened (exactly)
                 flat = [x.astype(np.float32) if x.dtype == np.float16 else x for x in flat]
+            hr = use_numba and r.dtype == np.float16
             return ([x.view(np.uint16) for x in flat] if he else flat), (r.view(np.uint16) if hr else r).reshape(-1), \
                 len(e), n, bool(he), bool(hr), True
         e = np.stack(e) if e else np.empty(r.shape, dtype=r.dtype)

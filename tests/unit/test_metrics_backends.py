@@ -272,6 +272,10 @@ def test_rows_given_as_lists_of_samples_score_as_stacked(backend):
         rows.append((list((r + 1e-3 * rng.standard_normal(shape)).astype(np.float32)), r))
     rows[0][0][2] = rows[0][0][2].copy()
     rows[0][0][2][7] = np.inf
+    r16 = rng.standard_normal((3, 70_000)).astype(np.float16)
+    rows.append((list(r16 + np.float16(0.01)), r16))                          # float16 on both sides
+    rows.append((list(r16), r16.astype(np.float32) * 1.001))                  # float16 against float32
+    rows.append(([r16[0], r16[1].astype(np.float32), r16[2]], r16))           # mixed dtypes in one row
     for light in (False, True):
         got = dict(diff_sums_rows(rows, rtol=1e-3, chunk=100, backend=backend, threads=2, light=light))
         want = dict(diff_sums_rows([(np.stack(e), r) for e, r in rows], rtol=1e-3, chunk=100, backend="numpy",
