@@ -1,8 +1,9 @@
 """Local vs inherited error (``verify(..., local=True)``): score each row's teacher-forced value.
 
 The engine graph is cut at every tap and fed the reference values there
-(``leapp_lab.engines.ort_local``), run once per sample, and each row's local value is scored
-against its reference with the same kernel as the cumulative metrics (``diff_sums_rows`` -> ``Metrics``).
+(``leapp_lab.engines.ort_local``), run once per sample on a thread while verify scores the
+cumulative rows (``LocalJob``), and each row's local value is scored against its reference with the
+same kernel as the cumulative metrics, in its light mode (``diff_sums_rows(light=True)`` -> ``Metrics``).
 Per row: ``local_nrmse``, ``local_cosine``, ``local_max_abs``, ``local_share`` (local_nrmse / nrmse
 clipped to [0, 1]), ``locally_diverged`` (the report's DivergenceRule judging the local record);
 per report: ``first_locally_divergent`` and ``worst_local``. Nothing here raises for a build it
@@ -39,17 +40,6 @@ def _skip(report: VerifyReport, why: str) -> None:
     for r in report.rows:
         if r.status == "compared":
             r.local_note = why
-
-
-def local_errors(report: VerifyReport, build: OpenBuild, ref: NpzArrays, inputs_npz: Path | None,
-                 progress=None) -> None:
-    """Fill every compared row's local metrics in ``report`` (rows already scored)."""
-    job = LocalJob(report.rows, report.samples, build, ref, inputs_npz)
-    try:
-        job.start()
-        job.finish(report, progress)
-    finally:
-        job.cancel()
 
 
 class LocalJob:
