@@ -24,6 +24,7 @@ class OpenBuild:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self._tmp: str | None = None
+        self._splits: dict = {}         # ONNX file -> onnx_split.SplitModel (onnx_split)
         if not self.path.exists():
             raise NpzInputError(f"{self.path}: no such build (a build/model.<engine>/ folder or .tgz "
                                 f"written by leapp-lab compile)")
@@ -76,12 +77,11 @@ class OpenBuild:
     def onnx_split(self, path: Path):
         """The ONNX file ``path`` split into graph and weights (``engines.onnx_split``), read once
         per open build: the accuracy graph and teacher forcing share it, and neither parses a weight."""
-        cache = self.__dict__.setdefault("_splits", {})
         key = str(path)
-        if key not in cache:
+        if key not in self._splits:
             from leapp_lab.engines.onnx_split import load_split
-            cache[key] = load_split(path)
-        return cache[key]
+            self._splits[key] = load_split(path)
+        return self._splits[key]
 
     @property
     def name(self) -> str:

@@ -457,8 +457,8 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float, 
     """The kernel's arithmetic in numpy, block by block; returns what ``fused.run`` returns
     (``light``: the sums of ``_LIGHT_SKIPPED``, max_excess and the histogram not computed).
 
-    Per block, the six terms go into lanes (``_lane_sums``: each lane adds its terms one after
-    the other, the kernel's lane order). Pairs with
+    Per block, the six terms go into lanes (``_lane_sums`` of the block as one sample: each lane
+    adds its terms one after the other, the kernel's lane order). Pairs with
     a non-finite side are set to zero before the sums (adding +0.0 changes no lane: a lane is never
     -0.0) and left out of the maxima and the histogram.
     """
@@ -470,7 +470,6 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float, 
     nfe = nfr = nfp = 0
     cap = min(size, n) or 1
     be, br, bd, bt = (_scratch(k, (cap,)) for k in ("be", "br", "bd", "bt"))
-    slab = _scratch("bslab", (cap // LANES, len(_LIGHT_KEPT) if light else NSUMS, LANES))
     for b in range(nb):
         lo = b * size
         m = min(size, n - lo)
@@ -492,10 +491,11 @@ def _numpy_blocks(e_all: np.ndarray, r_all: np.ndarray, size: int, rtol: float, 
             r[bad] = 0.0
             d[bad] = 0.0
         if light:
-            parts[b, list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, (e, r, d), len(_LIGHT_KEPT), slab))
+            parts[b, list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, *_one_sample((e, r, d)),
+                                                           len(_LIGHT_KEPT)))[:, 0]
         else:
             np.abs(r, out=t)
-            parts[b] = _fold(_lane_sums(_terms, (e, r, d, t), NSUMS, slab))
+            parts[b] = _fold(_lane_sums(_terms, *_one_sample((e, r, d, t)), NSUMS))[:, 0]
         if ok is not None:
             d, t = d[ok], t[ok]
             if not d.size:
@@ -561,11 +561,11 @@ def _numpy_2d(E: tuple, R: tuple, rtol: float, light: bool = False) -> list | No
     max_abs = _sample_max(Dq, Dt)
     if light:
         parts = np.zeros((NSUMS, ns))
-        parts[list(_LIGHT_KEPT)] = _fold(_lane_sums_2d(_terms_light, (Eq, Rq, Dq), (Et, Rt, Dt),
+        parts[list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, (Eq, Rq, Dq), (Et, Rt, Dt),
                                                        len(_LIGHT_KEPT)))
         return [_light(parts[:, s].reshape(1, NSUMS), (max_abs[s],), (0, 0, 0)) for s in range(ns)]
     Tq, Tt = np.abs(Rq, out=_scratch("tq", Rq.shape)), np.abs(Rt, out=_scratch("tt", Rt.shape))
-    parts = _fold(_lane_sums_2d(_terms, (Eq, Rq, Dq, Tq), (Et, Rt, Dt, Tt), NSUMS))     # (NSUMS, ns)
+    parts = _fold(_lane_sums(_terms, (Eq, Rq, Dq, Tq), (Et, Rt, Dt, Tt), NSUMS))     # (NSUMS, ns)
     for D, T in ((Dq, Tq), (Dt, Tt)):
         np.multiply(T, rtol, out=T)
         np.subtract(D, T, out=T)
@@ -593,6 +593,14 @@ def _numpy_2d(E: tuple, R: tuple, rtol: float, light: bool = False) -> list | No
     return out
 
 
+def _one_sample(arrays: tuple) -> tuple[tuple, tuple]:
+    """1-D arrays as one sample laid out step-major (views, no copy): the (step, 1, lane) parts
+    and the (1, element) tails."""
+    m = arrays[0].shape[0]
+    k = (m // LANES) * LANES
+    return (tuple(a[:k].reshape(-1, 1, LANES) for a in arrays), tuple(a[k:].reshape(1, -1) for a in arrays))
+
+
 def _sample_max(q: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Per sample, the max of a (step, sample, lane) part and its (sample, element) tail (-inf
     for none), over the long axis first."""
@@ -600,17 +608,26 @@ def _sample_max(q: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.maximum(a, t.max(axis=1)) if t.shape[1] else a
 
 
-def _lane_sums_2d(terms, q_args: tuple, t_args: tuple, nterms: int) -> np.ndarray:
-    """(nterms, samples, LANES) lane sums of ``terms`` over samples laid out by ``_step_major``
-    (``q_args``: the (step, sample, lane) parts; ``t_args``: the (sample, element) tails). Every
-    term is written whole (one long vector) and summed over steps with the samples' lanes as the
-    inner loop (numpy adds step after step in order: never pairwise, as the contiguous axis
-    would be), 16 x samples elements per add instead of 16."""
+def _lane_sums(terms, q_args: tuple, t_args: tuple, nterms: int) -> np.ndarray:
+    """(nterms, samples, LANES) lane sums of ``terms`` (``_terms``-like: inputs, then the output
+    with one row per term) over samples laid out step-major (``q_args``: the (step, sample, lane)
+    parts; ``t_args``: the (sample, element) tails, added last): element i of each sum into lane
+    i % LANES, added in order.
+
+    numpy adds a reduced axis that is not the contiguous one step after step, in order (never
+    pairwise), so the slab is laid out for long vectors: with several samples, each term written
+    whole and the reduction's inner loop over every sample's lanes; with one sample, (step, term,
+    lane), so each add of the reduction covers every term's lanes (16-element adds were 5x slower).
+    Both give the same bits."""
     q, ns = q_args[0].shape[:2]
-    if q:
+    if q and ns > 1:
         slab = _scratch("slab", (nterms, q, ns, LANES))
         terms(*q_args, slab)
         acc = np.add.reduce(slab, axis=1)
+    elif q:
+        slab = _scratch("slab", (q, nterms, ns, LANES))
+        terms(*q_args, np.moveaxis(slab, 0, 1))
+        acc = np.add.reduce(slab, axis=0)
     else:
         acc = np.zeros((nterms, ns, LANES))
     t = t_args[0].shape[1]
@@ -640,32 +657,6 @@ def _scratch(key: str, shape: tuple) -> np.ndarray:
     if b is None or b.size < size:
         b = bufs[key] = np.empty(max(size, 1 << 12))
     return b[:size].reshape(shape)
-
-
-def _lane_sums(terms, args: tuple, nterms: int, slab: np.ndarray | None = None) -> np.ndarray:
-    """(nterms, ..., LANES) lane sums of the ``nterms`` terms ``terms(*args, out)`` writes for the
-    (..., m) arrays ``args``: element i of each sum into lane i % LANES, added in order.
-
-    The terms of whole rows of LANES are written into a slab laid out (step, term, ..., lane), so
-    ``np.add.reduce`` over the step axis (the outermost: numpy adds slab after slab, never
-    pairwise) runs one long vector add per step over every lane of every term, instead of one
-    16-element add per step and term (5x faster here); the tail (m % LANES) is added last.
-    ``slab``: a reusable buffer of at least (m // LANES, nterms, ..., LANES)."""
-    lead = args[0].shape[:-1]
-    m = args[0].shape[-1]
-    q = m // LANES
-    k = q * LANES
-    if q:
-        b = slab[:q] if slab is not None else np.empty((q, nterms, *lead, LANES))
-        terms(*(a[..., :k].reshape(*lead, q, LANES) for a in args), np.moveaxis(b, 0, -2))
-        acc = np.add.reduce(b, axis=0)
-    else:
-        acc = np.zeros((nterms, *lead, LANES))
-    if k < m:
-        tail = np.empty((nterms, *lead, m - k))
-        terms(*(a[..., k:] for a in args), tail)
-        acc[..., :m - k] += tail
-    return acc
 
 
 def _fold(acc: np.ndarray) -> np.ndarray:

@@ -112,9 +112,9 @@ class LocalJob:
         self._thread.start()
 
     def _produce(self) -> None:
-        """The thread: one run of the teacher-forced graph per sample, each run's values queued
-        (or the exception that stopped it; then None)."""
-        q, stop, lg = self._queue, self._stop, self.lg
+        """The thread: one run of the teacher-forced graph per sample, each run's values queued;
+        an exception that stops it is queued instead (``finish`` says or raises it)."""
+        stop, lg = self._stop, self.lg
         try:
             inputs = load_npz(self.inputs_npz)
             with lg.runner() as runner:

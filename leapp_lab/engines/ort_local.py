@@ -35,7 +35,7 @@ from leapp_lab.model.tap import TapEntry
 from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import EngineUnavailable
-from .onnx_split import SplitModel, split_model
+from .onnx_split import SplitModel, load_split
 from .ort_session import OrtRunner
 
 #: prefix of the graph inputs that carry reference values, and of the nodes teacher forcing adds
@@ -64,16 +64,13 @@ class LocalGraph:
     cuts: list[Cut]
     outputs: dict[str, str]
     reasons: dict[str, str]
-    #: the engine's initializers as pieces of a serialized ``graph`` field, when ``model`` lacks them
-    weights: list = field(default_factory=list)
-    #: the same with the large ones read in place from the engine file in ``folder``
-    #: (``onnx_split.SplitModel.external``; empty: not available)
-    external: list = field(default_factory=list)
-    folder: Path | None = None
+    #: the engine file split into graph and weights, when ``model`` lacks the weights: they are
+    #: merged back as bytes (``weights``), or read in place from the file (``external``)
+    source: SplitModel | None = None
 
     def serialized(self) -> bytes:
-        """The whole graph as onnxruntime loads it (``model`` with ``weights`` merged in)."""
-        return b"".join([self.model.SerializeToString(), *self.weights])
+        """The whole graph as onnxruntime loads it (``model`` with the source's weights merged in)."""
+        return b"".join([self.model.SerializeToString(), *(self.source.weights if self.source else [])])
 
     def runner(self) -> OrtRunner:
         """A runner of the graph exactly as the engine runs (graph optimisations off); its
@@ -100,11 +97,12 @@ class _LocalRunner(OrtRunner):
         from .base import CompileError
         from .ort_session import make_session
         lg = self.lg
-        if lg.external and lg.folder is not None:
+        src = lg.source
+        if src is not None and src.external and src.folder is not None:
             try:
-                self.session = make_session(b"".join([lg.model.SerializeToString(), *lg.external]),
+                self.session = make_session(b"".join([lg.model.SerializeToString(), *src.external]),
                                             optimize=False, what="the teacher-forced engine", spin=False,
-                                            external_folder=lg.folder)
+                                            external_folder=src.folder)
                 return
             except CompileError:
                 pass
@@ -140,21 +138,18 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
     ``engine``: the engine graph, the path of ``engine.onnx``, or that file already split
     (``onnx_split.SplitModel``: its weights are passed through as bytes, never parsed).
     ``feedable``: row name -> (dtype to feed, per-sample shape) for every row whose reference can
-    be fed (compared, same shape as the engine's). Model outputs are never cut (nothing downstream of them is compared), but their
-    local value is an output like any tap's."""
-    weights: list = []
-    external: list = []
-    folder = None
+    be fed (compared, same shape as the engine's). Model outputs are never cut (nothing downstream
+    of them is compared), but their local value is an output like any tap's."""
+    source = None
     if isinstance(engine, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(engine)
         inits = {i.name for i in m.graph.initializer}
     else:
-        split = engine if isinstance(engine, SplitModel) else split_model(Path(engine).read_bytes())
+        source = engine if isinstance(engine, SplitModel) else load_split(engine)
         m = onnx.ModelProto()
-        m.CopyFrom(split.model)         # the edit below must not touch a shared (cached) skeleton
-        weights, inits = split.weights, split.initializer_names
-        external, folder = split.external, split.folder
+        m.CopyFrom(source.model)        # the edit below must not touch a shared (cached) skeleton
+        inits = source.initializer_names
     g = m.graph
     producers = {o: n for n in g.node for o in n.output if o}
     consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = defaultdict(list)
@@ -231,4 +226,4 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
     nodes = new_nodes + list(g.node)
     del g.node[:]
     g.node.extend(nodes)
-    return LocalGraph(m, list(cuts.values()), outputs, reasons, weights, external, folder)
+    return LocalGraph(m, list(cuts.values()), outputs, reasons, source)

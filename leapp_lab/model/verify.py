@@ -428,26 +428,15 @@ class VerifyReport(Viewable, Report, Plain):
             "warnings": list(self.warnings)})
 
     # -- persistence ---------------------------------------------------------------------------
-    def to_dict(self, sample_hists: bool = True, sample_records: bool = True) -> dict[str, Any]:
-        """Plain dict; ``sample_hists=False`` leaves the per-sample histograms out (``save`` writes
-        them to histograms.npz instead), ``sample_records=False`` the per-sample records (save:
-        samples.npz)."""
-        saved = []
-        kept = []
-        if not sample_records:
-            for r in self.rows:
-                kept.append((r, r.samples))
-                r.samples = []
-        elif not sample_hists:
-            for r in self.rows:
-                for sm in r.samples:
-                    saved.append((sm, sm.hist))
-                    sm.hist = None
+    def to_dict(self, sample_records: bool = True) -> dict[str, Any]:
+        """Plain dict; ``sample_records=False`` leaves the per-sample records out (``save`` writes
+        them to samples.npz and their histograms to histograms.npz instead)."""
+        kept = [] if sample_records else [(r, r.samples) for r in self.rows]
+        for r, _ in kept:
+            r.samples = []
         try:
             return Report.to_dict(self)
         finally:
-            for sm, h in saved:
-                sm.hist = h
             for r, samples in kept:
                 r.samples = samples
 

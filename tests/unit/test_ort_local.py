@@ -2,6 +2,7 @@
 onnxruntime; the weights pass-through (protobuf merge) gives back the very same model."""
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import onnx
 import pytest
@@ -147,12 +148,12 @@ def test_large_weights_are_read_in_place_from_the_engine_file(tmp_path):
     np.testing.assert_allclose(want, (x @ numpy_helper.to_array(big)).mean(axis=1, keepdims=True), rtol=1e-5)
     from leapp_lab.engines.base import CompileError
     from leapp_lab.engines.ort_session import make_session
-    ext = b"".join([lg.model.SerializeToString(), *lg.external])
+    ext = b"".join([lg.model.SerializeToString(), *lg.source.external])
     make_session(ext, optimize=False, external_folder=tmp_path)        # the in-place path loads
     with pytest.raises(CompileError):
         make_session(ext, optimize=False, external_folder=tmp_path / "elsewhere")
     with lg.runner() as r:
         np.testing.assert_array_equal(r.run({"x": x}, ["y"])["y"], want)
-    lg.folder = tmp_path / "elsewhere"          # the weights cannot be found there: from bytes
+    lg.source = dataclasses.replace(lg.source, folder=tmp_path / "elsewhere")   # not found there: from bytes
     with lg.runner() as r:
         np.testing.assert_array_equal(r.run({"x": x}, ["y"])["y"], want)
