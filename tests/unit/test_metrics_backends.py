@@ -42,6 +42,14 @@ def _cases():
     y[::97], y[5::1001], z[3::501] = np.nan, np.inf, -np.inf
     out.append(("nonfinite", y, z))
     out.append(("all-nonfinite", np.full(1000, np.nan), np.full(1000, np.inf)))
+    # the kernel counts bins every fused.SUB elements: a non-finite pair after some were counted,
+    # and one in the last, partial step only
+    w = x[:70_001].copy()
+    w[9_000] = np.nan
+    out.append(("nonfinite-late", w, x[:70_001]))
+    v = x[:4_100].copy()
+    v[-1] = np.inf
+    out.append(("nonfinite-tail", v, x[:4_100]))
     with np.errstate(over="ignore"):
         out.append(("f16", (x * 1e-25).astype(np.float16), (x * 1.001e-25).astype(np.float16)))
         out.append(("f16-inf-nan", np.array([np.inf, np.nan, 1, 2], np.float16), np.ones(4, np.float16)))
