@@ -27,6 +27,7 @@ class NpyHeader:
     dtype: np.dtype
     nbytes: int          # what the shape and dtype declare
     header_len: int = 0  # bytes of the .npy header: the data start this far into the member
+    data_offset: int = 0  # where the data start in the file (a stored member; compare.npzio)
 
 
 def read_npy_header(fh: IO[bytes], where: str) -> NpyHeader:

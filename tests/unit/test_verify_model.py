@@ -29,12 +29,45 @@ def test_memmapped_members_equal_np_load(tmp_path):
             assert got.dtype == v.dtype and got.shape == v.shape, k
             np.testing.assert_array_equal(got, v)
             assert z.header(k) == (v.shape, v.dtype)
-        assert isinstance(z["a"], np.memmap)  # read in place, not copied
+        kept = z["b/with/slash"]
+        assert _in_place(z["a"]) and not z["a"].flags.writeable   # read in place, not copied
+    with NpzArrays(p) as z2:
+        assert "a" in z2 and "nope" not in z2 and not z2._cache     # `in` reads nothing
+    # closed: arrays still held keep the file's map (and their values)
+    np.testing.assert_array_equal(kept, arrays["b/with/slash"])
+    assert kept.flags.f_contiguous
     pc = tmp_path / "c.npz"
     np.savez_compressed(pc, **arrays)  # deflated members: read normally
     with NpzArrays(pc) as z:
         np.testing.assert_array_equal(z["a"], arrays["a"])
-        assert not isinstance(z["a"], np.memmap)
+        assert not _in_place(z["a"])
+
+
+def _in_place(a) -> bool:
+    """``a`` views a memory map of the file (not a copy)."""
+    import mmap
+    while isinstance(a, np.ndarray):
+        a = a.base
+    return isinstance(a.obj if isinstance(a, memoryview) else a, mmap.mmap)
+
+
+def test_headers_read_from_the_map_equal_numpys(tmp_path):
+    """Stored members' headers are parsed from the map (numpy's usual layout); anything else goes
+    to numpy's parser: the same shapes, dtypes and data offsets either way."""
+    from leapp_lab.model.npzcheck import check_npz
+    arrays = {"be": np.arange(6, dtype=">f8").reshape(2, 3), "scalar": np.array(3.5), "one": np.zeros(1),
+              "u": np.array(["ab", "c"]), "rec": np.zeros(2, dtype=[("x", "<f4"), ("y", "<i2")]),
+              "big": np.zeros((70_000, 2), np.uint8), "f": np.asfortranarray(np.ones((3, 2), np.int64))}
+    p = tmp_path / "h.npz"
+    np.savez(p, **arrays)
+    want = check_npz(p)
+    with NpzArrays(p) as z:
+        for k, v in arrays.items():
+            h = z._checked_header(k)
+            w = want[k]
+            assert (h.shape, h.fortran, h.dtype, h.nbytes, h.header_len) == \
+                (w.shape, w.fortran, w.dtype, w.nbytes, w.header_len), k
+            np.testing.assert_array_equal(z[k], v)
 
 
 def test_npz_errors_name_the_file(tmp_path):
