@@ -3,8 +3,10 @@ that name the op, offline graph optimisation, kernel counts, and the runner."""
 from __future__ import annotations
 
 import collections
+import importlib.util
 import os
 import re
+import sys
 from pathlib import Path
 
 import onnx
@@ -39,12 +41,43 @@ def session_options(optimize: bool, optimized_path: Path | None = None, spin: bo
     threads = os.environ.get(ENV_THREADS, "").strip()
     if threads.isdigit() and int(threads) > 0:
         so.intra_op_num_threads = int(threads)
-    try:  # custom-domain kernels of onnxruntime-extensions (and @onnx_op Python ops of this process)
-        from onnxruntime_extensions import get_library_path
-        so.register_custom_ops_library(get_library_path())
-    except Exception:  # noqa: BLE001 - optional; a custom op it would have served fails below, by name
-        pass
+    lib = extensions_library()
+    if lib is not None:
+        try:  # custom-domain kernels of onnxruntime-extensions (and @onnx_op Python ops of this process)
+            so.register_custom_ops_library(lib)
+        except Exception:  # noqa: BLE001 - optional; a custom op it would have served fails below, by name
+            pass
     return so
+
+
+_EXTENSIONS_LIBRARY: list = []      # [path or None], once found
+
+
+def extensions_library() -> str | None:
+    """The onnxruntime-extensions custom-op library, or None when it is not installed. Found
+    without importing the package when this process has not imported it (its ``__init__`` imports
+    torch: a second, every first session of a verify --local paid it); when it is imported (a
+    module defined ``@onnx_op`` ops), its own ``get_library_path``."""
+    mod = sys.modules.get("onnxruntime_extensions")
+    if mod is not None:
+        try:
+            return mod.get_library_path()
+        except Exception:  # noqa: BLE001 - a broken install: no library, as when absent
+            return None
+    if not _EXTENSIONS_LIBRARY:
+        found = None
+        try:
+            spec = importlib.util.find_spec("onnxruntime_extensions")
+        except (ImportError, ValueError):
+            spec = None
+        for d in (spec.submodule_search_locations or []) if spec is not None else []:
+            hits = sorted(Path(d).glob("_extensions_pydll.*"))
+            hits = [h for h in hits if h.suffix in (".so", ".pyd", ".dylib")]
+            if hits:
+                found = str(hits[0])
+                break
+        _EXTENSIONS_LIBRARY.append(found)
+    return _EXTENSIONS_LIBRARY[0]
 
 
 def custom_ops(model: onnx.ModelProto) -> dict[str, str]:

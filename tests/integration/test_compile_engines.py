@@ -142,6 +142,22 @@ def test_custom_op_served_by_onnxruntime_extensions(tmp_path):
     np.testing.assert_allclose(z[1], np.eye(3) / 3, rtol=1e-6)
 
 
+def test_custom_op_library_is_registered_without_importing_onnxruntime_extensions(tmp_path):
+    """A session finds the extensions' library without importing the package (whose __init__
+    imports torch: about a second per process), and its kernels serve the custom op."""
+    p = _custom_op_model(tmp_path / "inv.onnx", "ai.onnx.contrib", "Inverse")
+    code = (
+        "import sys, numpy as np\n"
+        "from leapp_lab.engines.ort_session import make_session\n"
+        f"s = make_session(open({str(p)!r}, 'rb').read(), optimize=False)\n"
+        "z = s.run(None, {'x': np.eye(3, dtype=np.float32) * 4})[0]\n"
+        "assert np.allclose(z, np.eye(3) / 4), z\n"
+        "print(sorted(m for m in ('torch', 'onnxruntime_extensions') if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]"
+
+
 def test_custom_op_onnxruntime_cannot_run_fails_naming_it_and_keeps_previous_build(tmp_path):
     good = _custom_op_model(tmp_path / "m.onnx", "ai.onnx.contrib", "Inverse")
     out = tmp_path / "m.ort"
