@@ -269,10 +269,15 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced, light=False) -> 
     if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
         try:
             parts, wmax, nf, hist, lohi = f.serial(e, r, he, hr, ns, n, size, rtol, bool(light))
+            # per sample, from lists made once per item (this runs for every sample of every row)
+            mx, nfs = wmax.tolist(), [tuple(x) for x in nf.tolist()]
             if light:   # what the numpy backend leaves out, left out here too (same records)
-                return [_light(parts[s], wmax[s], nf[s]) for s in range(ns)]
-            return [_compact(parts[s], wmax[s], nf[s], hist[s], int(lohi[s, 0]), int(lohi[s, 1]))
-                    for s in range(ns)]
+                parts[:, :, list(_LIGHT_SKIPPED)] = math.nan
+                return [(parts[s], mx[s][0], -math.inf, nfs[s], 0, 1, 1, _NO_COUNTS) for s in range(ns)]
+            spans = lohi.tolist()
+            return [(parts[s], mx[s][0], mx[s][1], nfs[s], int(hist[s, 0]), lo, hi, hist[s, lo:hi].copy())
+                    if lo < hi else (parts[s], mx[s][0], mx[s][1], nfs[s], int(hist[s, 0]), 1, 1, _NO_COUNTS)
+                    for s, (lo, hi) in enumerate(spans)]
         except f.NumbaError as exc:
             if forced:
                 raise
@@ -303,6 +308,9 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced, light=False) -> 
                 out.append(_light(parts, mx, nf) if light else _compact(parts, mx, nf, hist, lo, hi))
     return out
 
+
+_NO_COUNTS = np.zeros(0, dtype=np.int64)
+_NO_COUNTS.flags.writeable = False
 
 #: the sums a light pass leaves out (sum |d|, sum APE): NaN, never a wrong number; and the ones it keeps
 _LIGHT_SKIPPED = (0, 2)
