@@ -19,6 +19,7 @@ def test_bench_small_run_reports_ratio(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("  ratio verify / limit:") == 2 and "worst ratio verify / limit:" in r.stdout
+    assert r.stdout.count("verify / strict limit:") == 3
     assert "M pairs/s" in r.stdout and "peak memory beyond the memory-mapped files" in r.stdout
     m = json.loads(out.read_text())
     assert m["cores"] >= 1 and m["metrics_backend"] in ("numba", "numpy") and m["rounds"] == 3
@@ -30,6 +31,8 @@ def test_bench_small_run_reports_ratio(tmp_path):
         assert run["bytes"] >= 2 * run["pairs"] * 4            # both npz files hold every float32
         assert len(run["limit_s"]) == len(run["verify_s"]) == 3
         assert run["ratio"] == statistics.median(run["verify_s"]) / statistics.median(run["limit_s"]) > 0
+        assert len(run["strict_limit_s"]) == 3
+        assert run["ratio_strict"] == statistics.median(run["verify_s"]) / statistics.median(run["strict_limit_s"])
         assert run["verify_mpairs_s"] == run["pairs"] / run["verify_median_s"] / 1e6
         assert run["verify_peak_anon_mib"] is None or run["verify_peak_anon_mib"] >= 0
         assert (tmp_path / "data" / f"{run['gib']:g}GiB" / "verify" / "latest").exists()  # run folder saved
