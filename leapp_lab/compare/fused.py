@@ -80,7 +80,7 @@ def ld(a, i, half):
 
 
 #: elements whose bins are counted at a time: their |d| stay in L1 between the write and the count
-#: (counting once per 64 Ki-element block read them back from L2: 15 % of the pass)
+#: (counting once per 64 Ki-element block read them back from L2: about 10 % of the pass)
 SUB = 2048
 _SUB_MASK = SUB - 1
 
