@@ -39,6 +39,8 @@ def _saved_fields(cls: type) -> tuple[str, ...]:
 
 
 _INF = math.inf
+_INT_TYPES = frozenset((int, bool))
+_NUMBER_TYPES = frozenset((int, bool, float))
 
 
 def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
@@ -58,6 +60,11 @@ def to_jsonable(obj: Any, _counter: list[int] | None = None) -> Any:
     if obj is None or t is str or t is bool or t is int:
         return obj
     if t is list or t is tuple:
+        # lists of plain finite numbers (histogram counts and edges: most of a big report's leaves)
+        # as they are, without a call per element
+        kinds = set(map(type, obj))
+        if kinds <= _INT_TYPES or (kinds <= _NUMBER_TYPES and all(-_INF < v < _INF for v in obj)):
+            return list(obj)
         return [to_jsonable(v, _counter) for v in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         d = {k: to_jsonable(getattr(obj, k), _counter) for k in _saved_fields(t)}

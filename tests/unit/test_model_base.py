@@ -101,3 +101,18 @@ def test_written_files_are_shareable(tmp_path):
         os.umask(mask)
     for name in ("r.json", "a.npz"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
+
+
+def test_lists_of_numbers_to_json_keep_values_and_count_non_finite():
+    """Lists of plain finite numbers go through whole (a fast path); anything else element by
+    element: non-finite floats become null and are counted, numpy scalars become Python numbers."""
+    from leapp_lab.model.jsonio import dumps, to_jsonable
+    plain = [0, 3, -1.5, 1e-300, True]
+    got = to_jsonable(plain)
+    assert got == plain and got is not plain and [type(v) for v in got] == [type(v) for v in plain]
+    counter = [0]
+    assert to_jsonable([1.0, float("nan"), 2, float("-inf")], counter) == [1.0, None, 2, None]
+    assert counter == [2]
+    mixed = to_jsonable((np.float64(2.5), np.int64(3), [np.float32("inf"), 4]))
+    assert mixed == [2.5, 3, [None, 4]] and type(mixed[0]) is float and type(mixed[1]) is int
+    assert dumps({"a": [1.5, float("inf")]}, indent=None) == ('{"a": [1.5, null]}', 1)
