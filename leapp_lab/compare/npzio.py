@@ -13,11 +13,8 @@ small tap. The map is unmapped when the last array viewing it is gone.
 """
 from __future__ import annotations
 
-import io
 import mmap
 import os
-import re
-import struct
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -112,26 +109,9 @@ class NpzArrays(Mapping):
         return self._map
 
     def _mapped_header(self, key: str, info: zipfile.ZipInfo) -> npzcheck.NpyHeader:
-        """A stored member's checked npy header, read from the map: (offset of the data is
-        ``h.data_offset``). The same checks as ``npzcheck.member_header``."""
-        mm = self._file_map()
-        where = f"{self.path}: array {key!r}"
-        off = info.header_offset
-        if off + 30 > len(mm) or mm[off:off + 4] != b"PK\x03\x04":
-            raise NpzInputError(f"{self.path}: member {key!r}: bad zip local header")
-        n, m = struct.unpack_from("<HH", mm, off + 26)
-        start = off + 30 + n + m
-        end = min(start + info.file_size, len(mm))
-        h = _parse_header(mm, start, end)
-        if h is None:       # not numpy's usual layout (or not a header at all): numpy's parser says
-            h = _checked(npzcheck.read_npy_header, io.BytesIO(mm[start:min(end, start + 65_536 + 12)]), where)
-            h.header_len = _header_len(mm, start)
-        elif h.dtype.hasobject:
-            raise NpzInputError(f"{where} has dtype object (pickled Python objects), which is never "
-                                f"unpickled; save numeric arrays only")
-        _checked(npzcheck.check_fits, h, info.file_size - h.header_len, where)
-        h.data_offset = start + h.header_len
-        return h
+        """A stored member's checked npy header, read from the map (``h.data_offset``: where its
+        data start in the file)."""
+        return _checked(npzcheck.mapped_member_header, self._file_map(), info, self.path)
 
     # -- data ----------------------------------------------------------------------------------
     def _load(self, key: str) -> np.ndarray:
@@ -159,43 +139,3 @@ class NpzArrays(Mapping):
         except Exception as exc:  # noqa: BLE001 - truncated / corrupt member
             raise NpzInputError(f"{self.path}: array {key!r} is unreadable ({type(exc).__name__}: {exc})") from None
 
-
-# numpy's own header layout (np.lib.format): {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
-_HEADER = re.compile(r"\{'descr': '([<>|=]?[a-zA-Z][a-zA-Z0-9]*)', 'fortran_order': (True|False), "
-                     r"'shape': \(((?:\d+, )*\d*|\d+,)\), \} *\n?\Z")
-
-
-def _header_len(mm, start: int) -> int:
-    """Bytes of the npy header at ``start`` (magic, version, length field and the header text)."""
-    major = mm[start + 6] if start + 8 <= len(mm) else 0
-    if major == 1:
-        return 10 + struct.unpack_from("<H", mm, start + 8)[0]
-    return 12 + struct.unpack_from("<I", mm, start + 8)[0]
-
-
-def _parse_header(mm, start: int, end: int) -> npzcheck.NpyHeader | None:
-    """The npy header at ``start`` when it is in numpy's usual layout (a plain dtype), else None
-    (``npzcheck.read_npy_header`` then reads it, or says what is wrong)."""
-    if start + 12 > end or mm[start:start + 6] != b"\x93NUMPY" or mm[start + 6] not in (1, 2, 3):
-        return None
-    hl = _header_len(mm, start)
-    if start + hl > end or hl > 65_536 + 12:
-        return None
-    try:
-        text = mm[start + (10 if mm[start + 6] == 1 else 12):start + hl].decode(
-            "utf8" if mm[start + 6] == 3 else "latin1")
-    except UnicodeDecodeError:
-        return None
-    got = _HEADER.match(text)
-    if got is None:
-        return None
-    try:
-        dtype = np.dtype(got.group(1))
-    except TypeError:
-        return None
-    shape = tuple(int(d) for d in got.group(3).replace(",", " ").split())
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= d
-    h = npzcheck.NpyHeader(shape, got.group(2) == "True", dtype, nbytes, hl)
-    return h

@@ -7,6 +7,9 @@ import typing
 from typing import Any, get_args, get_origin, get_type_hints
 
 
+_NUMBERS = frozenset((int, float))
+
+
 def _convert(tp: Any, data: Any) -> Any:
     if data is None:
         return None
@@ -20,7 +23,12 @@ def _convert(tp: Any, data: Any) -> Any:
         return data
     if origin in (list, tuple, set):
         args = get_args(tp)
-        return [_convert(args[0] if args else Any, x) for x in data]
+        item = args[0] if args else Any
+        if item in (int, str, bool) and set(map(type, data)) <= {item}:
+            return list(data)               # histogram counts: no call per item
+        if item is float and set(map(type, data)) <= _NUMBERS:
+            return [float(x) for x in data]
+        return [_convert(item, x) for x in data]
     if origin is dict:
         args = get_args(tp)
         return {k: _convert(args[1] if args else Any, v) for k, v in data.items()}

@@ -7,7 +7,9 @@ the file and the member, before numpy allocates or memory-maps anything.
 """
 from __future__ import annotations
 
+import io
 import os
+import re
 import struct
 import zipfile
 from dataclasses import dataclass
@@ -100,3 +102,66 @@ def check_npz(path: str | os.PathLike) -> dict[str, NpyHeader]:
                                     f"the file is truncated; write it again")
             out[info.filename[:-4]] = member_header(zf, info, p)
     return out
+
+
+# numpy's own header layout (np.lib.format): {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+_HEADER = re.compile(r"\{'descr': '([<>|=]?[a-zA-Z][a-zA-Z0-9]*)', 'fortran_order': (True|False), "
+                     r"'shape': \(((?:\d+, )*\d*|\d+,)\), \} *\n?\Z")
+
+
+def _header_len(mm, start: int) -> int:
+    """Bytes of the npy header at ``start`` (magic, version, length field and the header text)."""
+    major = mm[start + 6] if start + 8 <= len(mm) else 0
+    if major == 1:
+        return 10 + struct.unpack_from("<H", mm, start + 8)[0]
+    return 12 + struct.unpack_from("<I", mm, start + 8)[0]
+
+
+def _parse_header(mm, start: int, end: int) -> NpyHeader | None:
+    """The npy header at ``start`` when it is in numpy's usual layout (a plain dtype), else None
+    (``read_npy_header`` then reads it, or says what is wrong)."""
+    if start + 12 > end or mm[start:start + 6] != b"\x93NUMPY" or mm[start + 6] not in (1, 2, 3):
+        return None
+    hl = _header_len(mm, start)
+    if start + hl > end or hl > 65_536 + 12:
+        return None
+    try:
+        text = mm[start + (10 if mm[start + 6] == 1 else 12):start + hl].decode(
+            "utf8" if mm[start + 6] == 3 else "latin1")
+    except UnicodeDecodeError:
+        return None
+    got = _HEADER.match(text)
+    if got is None:
+        return None
+    try:
+        dtype = np.dtype(got.group(1))
+    except TypeError:
+        return None
+    shape = tuple(int(d) for d in got.group(3).replace(",", " ").split())
+    nbytes = dtype.itemsize
+    for d in shape:
+        nbytes *= d
+    return NpyHeader(shape, got.group(2) == "True", dtype, nbytes, hl)
+
+
+def mapped_member_header(mm, info: zipfile.ZipInfo, path: Path) -> NpyHeader:
+    """The checked header of a stored member of the npz whose bytes (or memory map) are ``mm``, read
+    in place: numpy's usual layout parsed here, any other by ``read_npy_header``. The same checks as
+    ``member_header``; ``h.data_offset`` is where the member's data start in the file."""
+    where = f"{path}: array {info.filename[:-4]!r}"
+    off = info.header_offset
+    if off + 30 > len(mm) or mm[off:off + 4] != b"PK\x03\x04":
+        raise UnusableInput(f"{path}: member {info.filename[:-4]!r}: bad zip local header")
+    n, m = struct.unpack_from("<HH", mm, off + 26)
+    start = off + 30 + n + m
+    end = min(start + info.file_size, len(mm))
+    h = _parse_header(mm, start, end)
+    if h is None:
+        h = read_npy_header(io.BytesIO(mm[start:min(end, start + 65_536 + 12)]), where)
+        h.header_len = _header_len(mm, start)
+    elif h.dtype.hasobject:
+        raise UnusableInput(f"{where} has dtype object (pickled Python objects), which is never "
+                            f"unpickled; save numeric arrays only")
+    check_fits(h, info.file_size - h.header_len, where)
+    h.data_offset = start + h.header_len
+    return h

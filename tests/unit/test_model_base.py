@@ -7,6 +7,7 @@ import pytest
 
 from leapp_lab.model import RunFolder, latest_run, list_runs, load, load_npz, register, save_npz
 from leapp_lab.model.base import Report
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import dumps, write_json
 
 
@@ -116,3 +117,44 @@ def test_lists_of_numbers_to_json_keep_values_and_count_non_finite():
     mixed = to_jsonable((np.float64(2.5), np.int64(3), [np.float32("inf"), 4]))
     assert mixed == [2.5, 3, [None, 4]] and type(mixed[0]) is float and type(mixed[1]) is int
     assert dumps({"a": [1.5, float("inf")]}, indent=None) == ('{"a": [1.5, null]}', 1)
+
+
+def test_load_npz_gives_what_np_load_gives(tmp_path):
+    """Uncompressed members are read through headers parsed in place (numpy's usual layout) or by
+    numpy's parser (others); compressed files take numpy's path: the same arrays either way, and
+    nothing loaded keeps the file open or mapped."""
+    import os
+    arrays = {"f32": np.arange(12, dtype=np.float32).reshape(3, 4), "be": np.arange(5, dtype=">i8"),
+              "fortran": np.asfortranarray(np.arange(6.0).reshape(2, 3)), "scalar": np.array(2.5),
+              "empty": np.zeros((0, 4)), "s": np.array(["ab", "c"]), "b": np.array([True, False]),
+              "rec": np.zeros(3, dtype=[("x", "<f4"), ("y", "<i2")]), "row/with/slash": np.ones((2, 2), np.int16)}
+    for name, writer in (("plain.npz", np.savez), ("zipped.npz", np.savez_compressed)):
+        p = tmp_path / name
+        writer(p, **arrays)
+        got = load_npz(p)
+        with np.load(p, allow_pickle=False) as z:
+            want = {k: z[k] for k in z.files}
+        assert got.keys() == want.keys()
+        for k in want:
+            assert got[k].dtype == want[k].dtype and got[k].shape == want[k].shape, k
+            assert got[k].flags.f_contiguous == want[k].flags.f_contiguous, k
+            np.testing.assert_array_equal(got[k], want[k])
+            root = got[k]
+            while isinstance(root, np.ndarray) and root.base is not None:
+                root = root.base
+            assert got[k].flags.writeable and isinstance(root, np.ndarray), k   # a copy, not a view of a map
+        os.replace(p, tmp_path / "moved.npz")          # nothing holds the file
+        (tmp_path / "moved.npz").unlink()
+
+
+def test_load_npz_refuses_a_stored_object_array_and_a_truncated_member(tmp_path):
+    p = tmp_path / "obj.npz"
+    np.savez(p, ok=np.ones(3), o=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(UnusableInput, match=r"obj\.npz: array 'o' has dtype object"):
+        load_npz(p)
+    t = tmp_path / "cut.npz"
+    np.savez(t, x=np.ones(1000))
+    data = t.read_bytes()
+    t.write_bytes(data[:600] + data[-200:])           # the directory kept, the member's data cut
+    with pytest.raises(UnusableInput, match=r"cut\.npz"):
+        load_npz(t)
