@@ -10,9 +10,35 @@ from typing import Any, get_args, get_origin, get_type_hints
 _NUMBERS = frozenset((int, float))
 
 
+#: per annotation: "same" (JSON gives the value as it is: str, int, bool, Any, unions of them and
+#: None), "float" (float, or float | None: ints become floats), "other" (the general path below).
+#: A report has ~70 such fields a row: the typing introspection per value was most of a load.
+_KIND: dict[Any, str] = {}
+_SAME = (str, int, bool, Any)
+
+
+def _kind(tp: Any) -> str:
+    try:
+        return _KIND[tp]
+    except KeyError:
+        pass
+    except TypeError:           # an unhashable annotation: the general path
+        return "other"
+    args = tuple(a for a in get_args(tp) if a is not type(None)) if get_origin(tp) in (
+        typing.Union, types.UnionType) else (tp,)
+    kind = "same" if all(a in _SAME for a in args) else "float" if args == (float,) else "other"
+    _KIND[tp] = kind
+    return kind
+
+
 def _convert(tp: Any, data: Any) -> Any:
     if data is None:
         return None
+    kind = _kind(tp)
+    if kind == "same":
+        return data
+    if kind == "float":
+        return float(data) if type(data) is int else data
     origin = get_origin(tp)
     if origin is typing.Union or origin is types.UnionType:
         for a in (a for a in get_args(tp) if a is not type(None)):
@@ -53,10 +79,21 @@ def type_hints(cls: type) -> dict[str, Any]:
     return hints
 
 
+_INIT_FIELDS: dict[type, tuple] = {}
+
+
+def init_fields(cls: type) -> tuple:
+    """(name, annotation) of every ``init`` field of a dataclass, once per class."""
+    got = _INIT_FIELDS.get(cls)
+    if got is None:
+        hints = type_hints(cls)
+        got = _INIT_FIELDS[cls] = tuple((f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls)
+                                        if f.init)
+    return got
+
+
 def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
-    hints = type_hints(cls)
-    kwargs = {f.name: _convert(hints.get(f.name, Any), data[f.name])
-              for f in dataclasses.fields(cls) if f.init and f.name in data}
+    kwargs = {name: _convert(tp, data[name]) for name, tp in init_fields(cls) if name in data}
     return cls(**kwargs)
 
 
