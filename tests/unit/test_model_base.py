@@ -1,5 +1,6 @@
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -158,3 +159,36 @@ def test_load_npz_refuses_a_stored_object_array_and_a_truncated_member(tmp_path)
     t.write_bytes(data[:600] + data[-200:])           # the directory kept, the member's data cut
     with pytest.raises(UnusableInput, match=r"cut\.npz"):
         load_npz(t)
+
+
+def test_field_checks_and_conversion_keep_their_rules_on_the_fast_paths():
+    """Scalars and lists of scalars are checked by the exact JSON types they take: a bool is not an
+    integer, an int is a number (and becomes a float), a string is neither; the first wrong field
+    is named."""
+    from leapp_lab.model.dc import Plain
+    from leapp_lab.model.fieldcheck import check_fields
+
+    @dataclass
+    class Rec(Plain):
+        count: int = 0
+        ratio: float | None = None
+        flag: bool = False
+        name: str | None = None
+        counts: list[int] = field(default_factory=list)
+        xs: list[float] = field(default_factory=list)
+        either: int | float | None = None
+
+    good = {"count": 3, "ratio": 2, "flag": True, "name": "n", "counts": [1, 2], "xs": [1, 2.5], "either": 4}
+    check_fields(Rec, good, "f.json")
+    r = Rec.from_dict(good)
+    assert type(r.ratio) is float and r.ratio == 2.0 and [type(x) for x in r.xs] == [float, float]
+    assert r.counts == [1, 2] and type(r.either) is int
+    for bad, says in (({"count": True}, "field 'count': expected an integer, got bool"),
+                      ({"ratio": "1"}, "field 'ratio': expected a number, got str"),
+                      ({"flag": 1}, "field 'flag': expected true/false, got int"),
+                      ({"name": 5}, "field 'name': expected a string, got int"),
+                      ({"counts": [1, True]}, "field 'counts': item 1: expected an integer, got bool"),
+                      ({"xs": [1.0, "2"]}, "field 'xs': item 1: expected a number, got str"),
+                      ({"counts": {"a": 1}}, "field 'counts': expected a list, got dict")):
+        with pytest.raises(UnusableInput, match=re.escape(says)):
+            check_fields(Rec, {**good, **bad}, "f.json")
