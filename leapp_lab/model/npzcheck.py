@@ -11,7 +11,9 @@ import io
 import os
 import re
 import struct
+import tokenize
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -41,7 +43,8 @@ def read_npy_header(fh: IO[bytes], where: str) -> NpyHeader:
         else:
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
     except (ValueError, EOFError, SyntaxError, TypeError, struct.error, OverflowError,
-            MemoryError, RecursionError, UnicodeDecodeError) as exc:
+            MemoryError, RecursionError, UnicodeDecodeError, tokenize.TokenError, KeyError,
+            IndexError, AttributeError) as exc:   # numpy's parser, on a corrupt header (fuzzed)
         raise UnusableInput(f"{where} is not a valid .npy array ({type(exc).__name__}: "
                             f"{str(exc)[:200]})") from None
     if dtype.hasobject:
@@ -67,7 +70,8 @@ def open_zip(path: Path) -> zipfile.ZipFile:
     """The npz as a zip, or UnusableInput naming it (a truncated file has lost its directory)."""
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError) as exc:    # NotImplementedError: a corrupt "version needed" field
         raise UnusableInput(f"{path}: not an .npz file (not a readable zip archive: {exc}); it may be "
                             f"truncated: write it again") from None
 
@@ -81,7 +85,8 @@ def member_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> Npy
             header_len = fh.tell()
     except UnusableInput:
         raise
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error,
+            RuntimeError) as exc:       # zlib.error: corrupt deflate data; RuntimeError: "encrypted"
         raise UnusableInput(f"{where} is unreadable ({type(exc).__name__}: {exc})") from None
     check_fits(h, info.file_size - header_len, where)
     h.header_len = header_len

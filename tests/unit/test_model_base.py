@@ -192,3 +192,58 @@ def test_field_checks_and_conversion_keep_their_rules_on_the_fast_paths():
                       ({"counts": {"a": 1}}, "field 'counts': expected a list, got dict")):
         with pytest.raises(UnusableInput, match=re.escape(says)):
             check_fields(Rec, {**good, **bad}, "f.json")
+
+
+def _corruptions(tmp_path):
+    """npz files broken the ways a fuzzer broke them: a header cut inside its dict (numpy's parser
+    then raised tokenize.TokenError), a corrupt 'version needed' (NotImplementedError), the
+    encrypted flag set (RuntimeError), corrupt deflate data (zlib.error); then random bytes."""
+    import io
+    import random
+    import struct as st
+    plain, zipped = io.BytesIO(), io.BytesIO()
+    arrays = dict(a=np.arange(20, dtype=np.float32).reshape(4, 5), b=np.ones((3, 2), ">f8"), c=np.array(["x", "yy"]))
+    np.savez(plain, **arrays)
+    np.savez_compressed(zipped, **arrays)
+    out = []
+    p = bytearray(plain.getvalue())
+    i = p.index(b"\x93NUMPY")
+    cut = bytearray(p)
+    cut[i + 8:i + 10] = st.pack("<H", 12)               # the header length: inside {'descr'
+    out.append(("cut-header", cut))
+    for name, data in (("plain", plain.getvalue()), ("zipped", zipped.getvalue())):
+        cd = data.rindex(b"PK\x01\x02")                 # the last member's central directory entry
+        ver = bytearray(data)
+        ver[cd + 6:cd + 8] = st.pack("<H", 0x0917)      # version needed to extract: 23.3
+        out.append((f"{name}-version", ver))
+        enc = bytearray(data)
+        enc[cd + 8] |= 1                                # general purpose flag: encrypted
+        out.append((f"{name}-encrypted", enc))
+    z = bytearray(zipped.getvalue())
+    j = z.index(b"PK\x03\x04") + 30 + len("a.npy") + 5
+    z[j:j + 8] = b"\xff" * 8                            # inside the first member's deflate stream
+    out.append(("deflate", z))
+    rng = random.Random(5)
+    for k in range(150):
+        for src in (plain.getvalue(), zipped.getvalue()):
+            d = bytearray(src)
+            for _ in range(rng.randint(1, 4)):
+                at = rng.randrange(len(d))
+                if rng.random() < 0.2:
+                    d[at:at + rng.randint(1, 30)] = b""
+                else:
+                    d[at] = rng.randrange(256)
+            out.append((f"random-{k}", d))
+    return out
+
+
+def test_a_corrupt_npz_is_refused_naming_it_never_with_another_error(tmp_path):
+    from leapp_lab.compare.npzio import NpzArrays
+    p = tmp_path / "broken.npz"
+    for label, data in _corruptions(tmp_path):
+        p.write_bytes(bytes(data))
+        for read in (lambda: load_npz(p), lambda: [np.asarray(v).tobytes() for v in NpzArrays(p).values()]):
+            try:
+                read()
+            except UnusableInput as exc:
+                assert "broken.npz" in str(exc), (label, str(exc))
