@@ -127,23 +127,23 @@ def load(path: str | os.PathLike) -> Report:
         file = next(run / f for f in REPORT_FILES if (run / f).is_file())
     d = read_json(file)
     if not isinstance(d, dict) or "kind" not in d:
-        raise ValueError(f"{file}: not a leapp_lab report (no 'kind')")
+        raise UnusableInput(f"{file}: not a leapp_lab report (no 'kind')")
     kind = d["kind"]
     cls = _KINDS.get(kind)
     if cls is None:
         if kind == "compare-rows":
-            raise ValueError(
+            raise UnusableInput(
                 f"{file}: this is the summary `--json` of a compare (no histograms, no per-sample "
                 f"data); pass the compare run folder instead (it prints 'run folder: …')")
         if kind == "verify-rows":
-            raise ValueError(
+            raise UnusableInput(
                 f"{file}: this is the summary `leapp-lab verify --json` writes (no histograms, no "
                 f"per-sample data); pass the verify run folder instead (verify prints 'run folder: …'; "
                 f"by default the leapp_lab folder beside the build)")
-        raise ValueError(f"{file}: unknown report kind {kind!r}; known: {sorted(_KINDS)}")
+        raise UnusableInput(f"{file}: unknown report kind {kind!r}; known: {sorted(_KINDS)}")
     ver = d.get("schema_version")
     if not isinstance(ver, int) or ver > cls.schema_version:
-        raise ValueError(
+        raise UnusableInput(
             f"{file}: schema_version {ver!r} of kind {kind!r} is newer than this "
             f"leapp_lab understands ({cls.schema_version}); upgrade leapp_lab")
     check_fields(cls, d, str(file))

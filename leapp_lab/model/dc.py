@@ -92,8 +92,33 @@ def init_fields(cls: type) -> tuple:
     return got
 
 
+_DEFAULTED: dict[type, frozenset] = {}
+
+
+def _null_means_default(cls: type) -> frozenset:
+    """Fields whose annotation does not admit None but that have a default: a null there (a
+    hand-edited file; leapp_lab writes null only where None is a value) loads as the default, so
+    that no view meets a None where it counts on a number or a string."""
+    got = _DEFAULTED.get(cls)
+    if got is None:
+        hints = type_hints(cls)
+        got = _DEFAULTED[cls] = frozenset(
+            f.name for f in dataclasses.fields(cls)
+            if f.init and (f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
+            and not _admits_none(hints.get(f.name, Any)))
+    return got
+
+
+def _admits_none(tp: Any) -> bool:
+    if tp is Any or tp is None or tp is type(None):
+        return True
+    return get_origin(tp) in (typing.Union, types.UnionType) and type(None) in get_args(tp)
+
+
 def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
-    kwargs = {name: _convert(tp, data[name]) for name, tp in init_fields(cls) if name in data}
+    defaulted = _null_means_default(cls)
+    kwargs = {name: _convert(tp, data[name]) for name, tp in init_fields(cls)
+              if name in data and not (data[name] is None and name in defaulted)}
     return cls(**kwargs)
 
 

@@ -93,7 +93,8 @@ class Metrics(Plain):
 
     @property
     def nonfinite(self) -> int:
-        return int(self.nonfinite_engine + self.nonfinite_reference)
+        # counts may be null in a report's JSON (every field may): none known, none counted
+        return int((self.nonfinite_engine or 0) + (self.nonfinite_reference or 0))
 
     def percentile(self, q: float) -> float | None:
         return self.hist.percentile(q) if self.hist is not None else None

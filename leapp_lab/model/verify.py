@@ -484,12 +484,15 @@ class VerifyReport(Viewable, Report, Plain):
         from .jsonio import load_npz
         z = load_npz(file)
         try:
-            recs, idx, names = z["records"], z["row"], [str(x) for x in z["fields"]]
+            recs, idx, names = z["records"], z["row"], z["fields"]
+            if recs.dtype.kind != "f" or idx.dtype.kind not in "iu" or names.dtype.kind != "U":
+                raise ValueError(f"dtypes {recs.dtype}, {idx.dtype}, {names.dtype}")
+            names = [str(x) for x in names]
             if recs.ndim != 2 or recs.shape != (len(idx), len(names)) or idx.ndim != 1:
                 raise ValueError(f"records {recs.shape}, row {idx.shape}, fields {len(names)}")
             if idx.size and (idx.min() < 0 or idx.max() >= len(self.rows)):
                 raise ValueError(f"row index outside 0..{len(self.rows) - 1}")
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError, SystemError) as exc:   # SystemError: str() of corrupt UCS-4 text
             raise UnusableInput(f"{file}: not a samples file of this report ({exc}); verify again") from None
         known = {f.name for f in fields(SampleMetrics)}
         cols = [(k, i, k in _INT_SAMPLE_FIELDS) for i, k in enumerate(names) if k in known]

@@ -182,3 +182,36 @@ def test_per_sample_csv_is_the_csv_of_the_sample_records():
     want = _csv_text([*SAMPLE_ID_KEYS, *(c.key for c in sample_columns())], rep.sample_records(verbose=True))
     assert _per_sample_csv(rep.table(verbose=True)) == want
     assert '"a,""b""\nc"' in want and ",0.25," in want
+
+
+def test_a_hand_edited_run_folder_is_refused_or_loaded_never_crashes_a_view(tmp_path):
+    """Found by fuzzing a run folder: a report.json without 'kind' is bad input (exit 2, not an
+    internal error); a null where a field needs a value loads as its default and the views draw;
+    a samples.npz whose text is not text is refused naming it."""
+    import subprocess
+    import sys
+
+    from leapp_lab.model.errors import UnusableInput
+    r = np.linspace(-1, 1, 40)
+    rep = VerifyReport(reference="ref.npz", build="b", engine="ort", samples=1,
+                       rows=[_row("t0", 0, r + 1e-3, r), _row("output_0", 1, r * 1.1, r, kind="output")])
+    rep.save(tmp_path)
+    doc = json.loads((tmp_path / "report.json").read_text())
+    doc["rows"][0].update(nonfinite_engine=None, status=None, order=None)
+    (tmp_path / "report.json").write_text(json.dumps(doc))
+    back = load(tmp_path)
+    assert (back.rows[0].nonfinite_engine, back.rows[0].status) == (0, VerifyRow().status)
+    assert "t0" in str(back) and "t0" in back.to_html()
+    del doc["kind"]
+    (tmp_path / "report.json").write_text(json.dumps(doc))
+    with pytest.raises(UnusableInput, match=r"report\.json: not a leapp_lab report \(no 'kind'\)"):
+        load(tmp_path)
+    cli = subprocess.run([sys.executable, "-m", "leapp_lab.cli", "report", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert cli.returncode == 2 and "no 'kind'" in cli.stderr and "internal error" not in cli.stderr
+    rep.save(tmp_path)
+    z = dict(np.load(tmp_path / "samples.npz"))
+    z["fields"] = np.arange(z["fields"].size, dtype=np.float64)      # names that are not text
+    np.savez(tmp_path / "samples.npz", **z)
+    with pytest.raises(UnusableInput, match=r"samples\.npz: not a samples file of this report"):
+        load(tmp_path)
