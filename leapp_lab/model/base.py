@@ -128,6 +128,8 @@ def load(path: str | os.PathLike) -> Report:
     d = read_json(file)
     if not isinstance(d, dict) or "kind" not in d:
         raise UnusableInput(f"{file}: not a leapp_lab report (no 'kind')")
+    if not isinstance(d["kind"], str):
+        raise UnusableInput(f"{file}: not a leapp_lab report ('kind' is {type(d['kind']).__name__}, not a name)")
     kind = d["kind"]
     cls = _KINDS.get(kind)
     if cls is None:

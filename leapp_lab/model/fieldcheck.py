@@ -67,7 +67,10 @@ def _problem(tp: Any, value: Any, depth: int = 0) -> str | None:
             plain = _PLAIN_ITEMS.get(args[0])
             if plain is not None and set(map(type, value)) <= plain:
                 return None     # a list of plain numbers or strings (histogram counts): no call per item
+            record = isinstance(args[0], type) and dataclasses.is_dataclass(args[0])
             for i, x in enumerate(value):
+                if x is None and record:    # leapp_lab writes null for a number, never for a record
+                    return f"item {i}: expected an object ({args[0].__name__}), got null"
                 p = _problem(args[0], x, depth + 1)
                 if p:
                     return f"item {i}: {p}"

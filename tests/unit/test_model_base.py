@@ -247,3 +247,24 @@ def test_a_corrupt_npz_is_refused_naming_it_never_with_another_error(tmp_path):
                 read()
             except UnusableInput as exc:
                 assert "broken.npz" in str(exc), (label, str(exc))
+
+
+def test_a_kind_that_is_not_a_name_and_a_null_record_in_a_list_are_refused(tmp_path):
+    """Found by fuzzing a trace run folder: both used to escape as TypeError / AttributeError."""
+    from leapp_lab.model.fieldcheck import check_fields
+
+    @dataclass
+    class Item:
+        node: str = ""
+
+    @dataclass
+    class Holder:
+        items: list[Item] = field(default_factory=list)
+        values: list[float] = field(default_factory=list)
+
+    check_fields(Holder, {"items": [{"node": "a"}], "values": [1.0, None]}, "h.json")   # null number: fine
+    with pytest.raises(UnusableInput, match=r"h\.json: .*field 'items': item 1: expected an object \(Item\), got null"):
+        check_fields(Holder, {"items": [{"node": "a"}, None]}, "h.json")
+    (tmp_path / "report.json").write_text(json.dumps({"kind": ["trace"], "schema_version": 1}))
+    with pytest.raises(UnusableInput, match=r"'kind' is list, not a name"):
+        load(tmp_path)
