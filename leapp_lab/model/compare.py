@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from .base import Report, Viewable, register
 from .columns import Column, row_columns
 from .dc import Plain
+from .errors import UnusableInput
 from .fieldcheck import check_fields
 from .tap import TapEntry, model_order_key
 from .verify import VerifyReport, VerifyRow
@@ -291,11 +292,14 @@ class CompareReport(Viewable, Report, Plain):
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "CompareReport":
         r = super().from_dict(d, path)
+        if not r.sides:
+            raise UnusableInput(f"{path or 'compare report'}: a compare of no runs (its 'sides' is empty); "
+                                f"make it again (leapp-lab diff / verify)")
         if path is not None:
             for s in r.sides:
-                folder = Path(path) / SIDES_DIR / s.key
+                folder = Path(path) / SIDES_DIR / str(s.key)
                 if not (folder / "report.json").is_file():
-                    raise FileNotFoundError(
+                    raise UnusableInput(
                         f"{path}: side {s.key}'s verify run is missing ({folder}); a compare run keeps "
                         f"a copy of every run it compares; make it again (leapp-lab diff / verify)")
                 d = _read(folder / "report.json")

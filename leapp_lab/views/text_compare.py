@@ -14,6 +14,7 @@ def _cell(col: dict, row: dict) -> str:
     if col["type"] == "verdict":
         side = row["sides"][col["group"]]
         word = side["tap_status"] if v == "uncompared" else STATUS_LABELS.get(v, v)
+        word = "–" if word is None else str(word)     # a hand-edited run may hold null here
         return (word.upper() if v == "fail" else word) + (" >>" if side["first_divergent"] else "")
     if col["type"] == "flip":
         return FLIP_WORDS.get(v, "")

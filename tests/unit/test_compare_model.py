@@ -11,6 +11,7 @@ import pytest
 import leapp_lab
 from leapp_lab.model import columns as columns_mod
 from leapp_lab.model.compare import CompareReport, compare_reports
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.tap import TapEntry
 from leapp_lab.views.html import to_html
 from leapp_lab.views.numfmt import fmt
@@ -261,8 +262,13 @@ def test_save_load_round_trip_and_errors(tmp_path):
     with pytest.raises(ValueError, match="compare run folder"):
         leapp_lab.load(tmp_path / "rows.json")
     import shutil
+    doc = json.loads((tmp_path / "cmp" / "report.json").read_text())
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "report.json").write_text(json.dumps({**doc, "sides": []}))
+    with pytest.raises(UnusableInput, match="a compare of no runs"):
+        leapp_lab.load(tmp_path / "empty")
     shutil.rmtree(tmp_path / "cmp" / "sides" / "B")
-    with pytest.raises(FileNotFoundError, match="side B"):
+    with pytest.raises(UnusableInput, match="side B"):      # bad input: exit 2, not an internal error
         leapp_lab.load(tmp_path / "cmp")
 
 
