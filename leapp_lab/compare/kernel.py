@@ -194,8 +194,7 @@ def _group(g: _Group, prepared: list, size: int, rtol: float, light: bool) -> li
         if got is None:
             got = []
             for e, r in zip((x for p in es for x in p), (x for p in rs for x in p)):   # sample by sample
-                parts, mx, nf, hist, lo, hi = _numpy_blocks(e, r, size, rtol, light)
-                got.append(_light(parts, mx, nf) if light else _compact(parts, mx, nf, hist, lo, hi))
+                got.append(_output(_numpy_blocks(e, r, size, rtol, light), light))
     return got
 
 
@@ -269,15 +268,9 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced, light=False) -> 
     if use_numba and f and _numba_dtype(e.dtype) and _numba_dtype(r.dtype) and e.size:
         try:
             parts, wmax, nf, hist, lohi = f.serial(e, r, he, hr, ns, n, size, rtol, bool(light))
-            # per sample, from lists made once per item (this runs for every sample of every row)
-            mx, nfs = wmax.tolist(), [tuple(x) for x in nf.tolist()]
-            if light:   # what the numpy backend leaves out, left out here too (same records)
-                parts[:, :, list(_LIGHT_SKIPPED)] = math.nan
-                return [(parts[s], mx[s][0], -math.inf, nfs[s], 0, 1, 1, _NO_COUNTS) for s in range(ns)]
-            spans = lohi.tolist()
-            return [(parts[s], mx[s][0], mx[s][1], nfs[s], int(hist[s, 0]), lo, hi, hist[s, lo:hi].copy())
-                    if lo < hi else (parts[s], mx[s][0], mx[s][1], nfs[s], int(hist[s, 0]), 1, 1, _NO_COUNTS)
-                    for s, (lo, hi) in enumerate(spans)]
+            # Python numbers from lists made once per item (this runs for every sample of every row)
+            mx, nfs, spans = wmax.tolist(), [tuple(x) for x in nf.tolist()], lohi.tolist()
+            return [_output((parts[s], mx[s], nfs[s], hist[s], *spans[s]), light) for s in range(ns)]
         except f.NumbaError as exc:
             if forced:
                 raise
@@ -303,9 +296,8 @@ def _blocks(e, r, he, hr, ns, n, size, rtol, use_numba, forced, light=False) -> 
                 out.extend(got)
                 continue
             for s in range(s0, s0 + k):
-                parts, mx, nf, hist, lo, hi = _numpy_blocks(e[s * n:(s + 1) * n], r[s * n:(s + 1) * n],
-                                                            size, rtol, light)
-                out.append(_light(parts, mx, nf) if light else _compact(parts, mx, nf, hist, lo, hi))
+                out.append(_output(_numpy_blocks(e[s * n:(s + 1) * n], r[s * n:(s + 1) * n], size, rtol, light),
+                                   light))
     return out
 
 
@@ -317,19 +309,26 @@ _LIGHT_SKIPPED = (0, 2)
 _LIGHT_KEPT = (1, 3, 4, 5)
 
 
-def _light(parts, mx, nf):
-    """A light pass's compacted output: the skipped sums NaN, no max_excess, no histogram."""
-    parts = np.array(parts, dtype=np.float64, copy=True)
-    parts[:, list(_LIGHT_SKIPPED)] = math.nan
-    return (parts, float(mx[0]), -math.inf, tuple(int(x) for x in nf), 0, 1, 1, np.zeros(0, dtype=np.int64))
+def _output(got: tuple, light: bool) -> tuple:
+    """A sample's compacted output from what a pass over it gave (``(parts, (max_abs, max_excess),
+    non-finite counts, full-length bin counts, lo, hi)``, Python numbers): ``_light`` or ``_compact``."""
+    parts, (max_abs, max_excess), nfs, hist, lo, hi = got
+    return _light(parts, max_abs, nfs) if light else _compact(parts, max_abs, max_excess, nfs, hist, lo, hi)
 
 
-def _compact(parts, mx, nf, hist, lo, hi):
-    """A sample's kernel output with the histogram cut to its non-empty bins (an item holds
-    on to it until its row is complete: 64 KiB each in full)."""
-    lo, hi = (int(lo), int(hi)) if lo < hi else (1, 1)
-    return (parts, float(mx[0]), float(mx[1]), tuple(int(x) for x in nf), int(hist[0]), lo, hi,
-            np.array(hist[lo:hi], dtype=np.int64))
+def _light(parts, max_abs: float, nfs: tuple) -> tuple:
+    """A light pass's compacted output: the skipped sums NaN (set in ``parts``, which is the
+    caller's own), no max_excess, no histogram."""
+    parts[..., list(_LIGHT_SKIPPED)] = math.nan
+    return (parts, max_abs, -math.inf, nfs, 0, 1, 1, _NO_COUNTS)
+
+
+def _compact(parts, max_abs: float, max_excess: float, nfs: tuple, hist, lo: int, hi: int) -> tuple:
+    """A sample's output with the histogram cut to its non-empty bins ``lo`` .. ``hi`` - 1 (an
+    item holds on to it until its row is complete: 64 KiB each in full)."""
+    if lo >= hi:
+        return (parts, max_abs, max_excess, nfs, int(hist[0]), 1, 1, _NO_COUNTS)
+    return (parts, max_abs, max_excess, nfs, int(hist[0]), lo, hi, np.array(hist[lo:hi], dtype=np.int64))
 
 
 def _assemble(n: int, by_sample: list) -> list[Pass]:
@@ -571,7 +570,7 @@ def _numpy_2d(E: tuple, R: tuple, rtol: float, light: bool = False) -> list | No
         parts = np.zeros((NSUMS, ns))
         parts[list(_LIGHT_KEPT)] = _fold(_lane_sums(_terms_light, (Eq, Rq, Dq), (Et, Rt, Dt),
                                                        len(_LIGHT_KEPT)))
-        return [_light(parts[:, s].reshape(1, NSUMS), (max_abs[s],), (0, 0, 0)) for s in range(ns)]
+        return [_light(parts[:, s].reshape(1, NSUMS), float(max_abs[s]), (0, 0, 0)) for s in range(ns)]
     Tq, Tt = np.abs(Rq, out=_scratch("tq", Rq.shape)), np.abs(Rt, out=_scratch("tt", Rt.shape))
     parts = _fold(_lane_sums(_terms, (Eq, Rq, Dq, Tq), (Et, Rt, Dt, Tt), NSUMS))     # (NSUMS, ns)
     for D, T in ((Dq, Tq), (Dt, Tt)):
