@@ -7,9 +7,6 @@ import typing
 from typing import Any, get_args, get_origin, get_type_hints
 
 
-_NUMBERS = frozenset((int, float))
-
-
 #: per annotation: "same" (JSON gives the value as it is: str, int, bool, Any, unions of them and
 #: None), "float" (float, or float | None: ints become floats), "other" (the general path below).
 #: A report has ~70 such fields a row: the typing introspection per value was most of a load.
@@ -24,11 +21,17 @@ def _kind(tp: Any) -> str:
         pass
     except TypeError:           # an unhashable annotation: the general path
         return "other"
-    args = tuple(a for a in get_args(tp) if a is not type(None)) if get_origin(tp) in (
-        typing.Union, types.UnionType) else (tp,)
+    args = union_members(tp)
     kind = "same" if all(a in _SAME for a in args) else "float" if args == (float,) else "other"
     _KIND[tp] = kind
     return kind
+
+
+def union_members(tp: Any) -> tuple:
+    """The members of a union annotation other than None (``(tp,)`` for any other annotation)."""
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        return tuple(a for a in get_args(tp) if a is not type(None))
+    return (tp,)
 
 
 def _convert(tp: Any, data: Any) -> Any:
@@ -50,10 +53,11 @@ def _convert(tp: Any, data: Any) -> Any:
     if origin in (list, tuple, set):
         args = get_args(tp)
         item = args[0] if args else Any
-        if item in (int, str, bool) and set(map(type, data)) <= {item}:
-            return list(data)               # histogram counts: no call per item
-        if item is float and set(map(type, data)) <= _NUMBERS:
-            return [float(x) for x in data]
+        kind = _kind(item)      # histogram counts and edges: no call per item
+        if kind == "same":
+            return list(data)
+        if kind == "float":
+            return [float(x) if type(x) is int else x for x in data]
         return [_convert(item, x) for x in data]
     if origin is dict:
         args = get_args(tp)

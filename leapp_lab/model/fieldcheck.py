@@ -11,14 +11,11 @@ import types
 import typing
 from typing import Any, get_args, get_origin
 
-from .dc import init_fields
+from .dc import init_fields, union_members
 
 from .errors import UnusableInput
 
 _MAX_DEPTH = 12
-#: item types whose lists are checked at once: the exact Python types JSON gives for them
-_PLAIN_ITEMS = {int: frozenset((int,)), float: frozenset((int, float)), str: frozenset((str,)),
-                bool: frozenset((bool,))}
 
 
 def _type_name(tp: Any) -> str:
@@ -40,8 +37,7 @@ def _scalar_types(tp: Any) -> frozenset | None:
         pass
     except TypeError:           # unhashable: the general path
         return None
-    args = tuple(a for a in get_args(tp) if a is not type(None)) if get_origin(tp) in (
-        typing.Union, types.UnionType) else (tp,)
+    args = union_members(tp)
     got = frozenset().union(*(_SCALAR_TYPES[a] for a in args)) if args and all(
         a in _SCALAR_TYPES for a in args) else None
     _SCALARS[tp] = got
@@ -64,7 +60,7 @@ def _problem(tp: Any, value: Any, depth: int = 0) -> str | None:
             return f"expected a list, got {type(value).__name__}"
         args = get_args(tp)
         if args and args[0] is not Ellipsis:
-            plain = _PLAIN_ITEMS.get(args[0])
+            plain = _scalar_types(args[0])
             if plain is not None and set(map(type, value)) <= plain:
                 return None     # a list of plain numbers or strings (histogram counts): no call per item
             record = isinstance(args[0], type) and dataclasses.is_dataclass(args[0])
