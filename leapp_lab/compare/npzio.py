@@ -92,8 +92,8 @@ class NpzArrays(Mapping):
         if key not in self._headers:
             # checked: a sane header whose declared bytes fit in the member (npzcheck); parsed once
             info = self._info[key]
-            if self.mmap and info.compress_type == zipfile.ZIP_STORED:
-                h = self._mapped_header(key, info)
+            if self.mmap and info.compress_type == zipfile.ZIP_STORED:   # read from the map
+                h = _checked(npzcheck.mapped_member_header, self._file_map(), info, self.path)
             else:
                 h = _checked(npzcheck.member_header, self._zip, info, self.path)
             self._headers[key] = h
@@ -108,27 +108,12 @@ class NpzArrays(Mapping):
                 raise NpzInputError(f"{self.path}: cannot be memory-mapped ({exc})") from None
         return self._map
 
-    def _mapped_header(self, key: str, info: zipfile.ZipInfo) -> npzcheck.NpyHeader:
-        """A stored member's checked npy header, read from the map (``h.data_offset``: where its
-        data start in the file)."""
-        return _checked(npzcheck.mapped_member_header, self._file_map(), info, self.path)
-
     # -- data ----------------------------------------------------------------------------------
     def _load(self, key: str) -> np.ndarray:
         info = self._info[key]
         h = self._checked_header(key)   # refuses a corrupt header or a shape larger than the member
         if self.mmap and info.compress_type == zipfile.ZIP_STORED:
-            shape, fortran, dtype = h.shape, h.fortran, h.dtype
-            count = 1
-            for d in shape:
-                count *= d        # Python ints: never overflows
-            mm = self._file_map()
-            if h.data_offset + count * dtype.itemsize > len(mm):
-                raise NpzInputError(f"{self.path}: array {key!r} is truncated")
-            if count == 0:
-                return np.empty(shape, dtype=dtype)
-            flat = np.frombuffer(mm, dtype=dtype, count=count, offset=h.data_offset)
-            return flat.reshape(shape, order="F" if fortran else "C")
+            return _checked(npzcheck.mapped_view, self._file_map(), h, f"{self.path}: array {key!r}")
         try:
             with self._zip.open(info) as fh:
                 return np.lib.format.read_array(fh, allow_pickle=False)

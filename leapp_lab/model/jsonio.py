@@ -226,7 +226,7 @@ def _load_stored(path: Path, infos: list) -> dict[str, np.ndarray]:
     that was most of opening it), then copied out of one read-only map of the file."""
     import mmap
 
-    from .npzcheck import mapped_member_header
+    from .npzcheck import check_member, mapped_member_header, mapped_view
     out: dict[str, np.ndarray] = {}
     with open(path, "rb") as fh:
         try:
@@ -235,20 +235,9 @@ def _load_stored(path: Path, infos: list) -> dict[str, np.ndarray]:
             raise UnusableInput(f"{path}: not a readable .npz file ({exc})") from None
     try:
         for info in infos:
-            if not info.filename.endswith(".npy"):
-                raise UnusableInput(f"{path}: not an .npz file (member {info.filename!r} is not .npy)")
-            if info.header_offset + info.file_size > len(mm):
-                raise UnusableInput(f"{path}: member {info.filename!r} runs past the end of the file: "
-                                    f"the file is truncated; write it again")
+            check_member(info, len(mm), path)
             h = mapped_member_header(mm, info, path)
-            count = h.nbytes // h.dtype.itemsize if h.dtype.itemsize else 0
-            if count == 0:
-                out[info.filename[:-4]] = np.empty(h.shape, dtype=h.dtype)
-                continue
-            view = np.frombuffer(mm, dtype=h.dtype, count=count, offset=h.data_offset)
-            out[info.filename[:-4]] = view.reshape(h.shape, order="F" if h.fortran else "C").copy(
-                order="K")
-            del view
+            out[info.filename[:-4]] = mapped_view(mm, h, f"{path}: array {info.filename[:-4]!r}").copy(order="K")
     finally:
         try:
             mm.close()

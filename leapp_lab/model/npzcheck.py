@@ -100,13 +100,18 @@ def check_npz(path: str | os.PathLike) -> dict[str, NpyHeader]:
     with open_zip(p) as zf:
         size = p.stat().st_size
         for info in zf.infolist():
-            if not info.filename.endswith(".npy"):
-                raise UnusableInput(f"{p}: not an .npz file (member {info.filename!r} is not .npy)")
-            if info.compress_type == zipfile.ZIP_STORED and info.header_offset + info.file_size > size:
-                raise UnusableInput(f"{p}: member {info.filename!r} runs past the end of the file: "
-                                    f"the file is truncated; write it again")
+            check_member(info, size, p)
             out[info.filename[:-4]] = member_header(zf, info, p)
     return out
+
+
+def check_member(info: zipfile.ZipInfo, size: int, path: Path) -> None:
+    """A member must be a ``.npy`` file and, stored, lie within the file's ``size`` bytes."""
+    if not info.filename.endswith(".npy"):
+        raise UnusableInput(f"{path}: not an .npz file (member {info.filename!r} is not .npy)")
+    if info.compress_type == zipfile.ZIP_STORED and info.header_offset + info.file_size > size:
+        raise UnusableInput(f"{path}: member {info.filename!r} runs past the end of the file: "
+                            f"the file is truncated; write it again")
 
 
 # numpy's own header layout (np.lib.format): {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -170,3 +175,14 @@ def mapped_member_header(mm, info: zipfile.ZipInfo, path: Path) -> NpyHeader:
     check_fits(h, info.file_size - h.header_len, where)
     h.data_offset = start + h.header_len
     return h
+
+
+def mapped_view(mm, h: NpyHeader, where: str) -> np.ndarray:
+    """The data of a stored member whose header ``h`` ``mapped_member_header`` read, as a read-only
+    view of ``mm`` (an empty array when it holds no element); ``where`` names file and member."""
+    if h.data_offset + h.nbytes > len(mm):
+        raise UnusableInput(f"{where} is truncated")
+    if h.nbytes == 0:
+        return np.empty(h.shape, dtype=h.dtype)
+    flat = np.frombuffer(mm, dtype=h.dtype, count=h.nbytes // h.dtype.itemsize, offset=h.data_offset)
+    return flat.reshape(h.shape, order="F" if h.fortran else "C")
