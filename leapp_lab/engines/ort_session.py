@@ -3,6 +3,7 @@ that name the op, offline graph optimisation, kernel counts, and the runner."""
 from __future__ import annotations
 
 import collections
+import functools
 import importlib.util
 import os
 import re
@@ -50,9 +51,6 @@ def session_options(optimize: bool, optimized_path: Path | None = None, spin: bo
     return so
 
 
-_EXTENSIONS_LIBRARY: list = []      # [path or None], once found
-
-
 def extensions_library() -> str | None:
     """The onnxruntime-extensions custom-op library, or None when it is not installed. Found
     without importing the package when this process has not imported it (its ``__init__`` imports
@@ -64,20 +62,21 @@ def extensions_library() -> str | None:
             return mod.get_library_path()
         except Exception:  # noqa: BLE001 - a broken install: no library, as when absent
             return None
-    if not _EXTENSIONS_LIBRARY:
-        found = None
-        try:
-            spec = importlib.util.find_spec("onnxruntime_extensions")
-        except (ImportError, ValueError):
-            spec = None
-        for d in (spec.submodule_search_locations or []) if spec is not None else []:
-            hits = sorted(Path(d).glob("_extensions_pydll.*"))
-            hits = [h for h in hits if h.suffix in (".so", ".pyd", ".dylib")]
-            if hits:
-                found = str(hits[0])
-                break
-        _EXTENSIONS_LIBRARY.append(found)
-    return _EXTENSIONS_LIBRARY[0]
+    return _installed_extensions_library()
+
+
+@functools.cache
+def _installed_extensions_library() -> str | None:
+    """The library file in the installed package's folder, without importing the package."""
+    try:
+        spec = importlib.util.find_spec("onnxruntime_extensions")
+    except (ImportError, ValueError):
+        return None
+    for d in (spec.submodule_search_locations or []) if spec is not None else []:
+        hits = [h for h in sorted(Path(d).glob("_extensions_pydll.*")) if h.suffix in (".so", ".pyd", ".dylib")]
+        if hits:
+            return str(hits[0])
+    return None
 
 
 def custom_ops(model: onnx.ModelProto) -> dict[str, str]:
