@@ -73,23 +73,31 @@ class Report:
         self.path = directory
         return directory
 
+    # -- views ---------------------------------------------------------------------------------
+    def _render(self, target: str, **opts: Any) -> Any:
+        """Render this report for ``target`` (text, view, html, figure, ...): the model's one call
+        into ``leapp_lab.views``, imported here on use (pandas' ``_repr_html_`` shape), so the model
+        imports no view code and names no renderer; the registry picks one by ``kind``."""
+        from leapp_lab.views import render
+        return render(self, target, **opts)
+
+    def __str__(self) -> str:
+        return self._render("text")
+
 
 class Viewable:
-    """Display protocol shared by the reports that have views (trace, verify). Rendering lives in
-    ``leapp_lab.views`` and is imported on use, so the model stays free of view code."""
+    """Display protocol of the reports that have an interactive view (trace, verify, compare,
+    repair): the HTML page and the notebook display, rendered by the registry like every view."""
 
     def to_html(self, path=None):
-        from leapp_lab.views.html import to_html
-        return to_html(self, path)
+        return self._render("html", path=path)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from leapp_lab.views.widget import mimebundle
-        return mimebundle(self, include=include, exclude=exclude)
+        return self._render("mimebundle", include=include, exclude=exclude)
 
     def _ipython_display_(self):
-        # in a kernel: the static view and the widget as two outputs (leapp_lab.views.widget)
-        from leapp_lab.views.widget import display_view
-        display_view(self)
+        # in a kernel: the static view and the widget as two outputs
+        self._render("display")
 
 
 def resolve_report_path(path: str | os.PathLike) -> Path:

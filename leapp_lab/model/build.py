@@ -133,10 +133,6 @@ class BuildReport(Report, Plain):
             raise ValueError(f"{p}: malformed build.json ({exc}); re-run leapp-lab compile") from None
         return r
 
-    def __str__(self) -> str:
-        from leapp_lab.views.text_verify import render_build
-        return render_build(self)
-
 
 def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
     """A build.json written before taps and their bindings lived in the manifest: top-level

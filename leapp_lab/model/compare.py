@@ -307,11 +307,6 @@ class CompareReport(Viewable, Report, Plain):
                 s.report = VerifyReport.from_dict(d, folder)
         return r
 
-    # -- views ---------------------------------------------------------------------------------
-    def __str__(self) -> str:
-        from leapp_lab.views.text_compare import render_compare
-        return render_compare(self)
-
 
 def _read(file: Path) -> dict[str, Any]:
     from .jsonio import read_json

@@ -23,7 +23,10 @@ class TensorInfo(Plain):
 
 @dataclass
 class PrepareReport(Report, Plain):
-    """``model``: the MODEL.py (or a description); ``onnx`` / ``npz`` / ``reference``: the files
+    """``model``: the MODEL.py (or a description); ``model_file`` / ``model_sha256``: that file's
+    absolute path and the sha256 of the bytes prepare executed (``verify --expected`` re-runs that
+    file only if it still has them; None for a model given as an object, and in reports written
+    before they were recorded); ``onnx`` / ``npz`` / ``reference``: the files
     written; ``exporter``: ``dynamo`` or ``torchscript`` (``fallback_reason`` says why);
     ``samples``: sample count; ``requested_taps``: the --debug-taps values; ``plugin_taps`` /
     ``op_taps``: the flags; ``inputs``; ``rows``: outputs and taps in model order;
@@ -33,6 +36,8 @@ class PrepareReport(Report, Plain):
 
     kind: ClassVar[str] = "prepare"
     model: str = ""
+    model_file: str | None = None
+    model_sha256: str | None = None
     onnx: str = ""
     npz: str = ""
     reference: str = ""
@@ -78,11 +83,7 @@ class PrepareReport(Report, Plain):
                 "producer_op", "producer_node", "scope", "tensor", "dtype", "shape", "producer_source"]
         return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.rows], columns=cols)
 
-    # -- views ---------------------------------------------------------------------------------
-    def __str__(self) -> str:
-        from leapp_lab.views.text_verify import render_prepare
-        return render_prepare(self)
-
+    # -- views (str(self): the registry's text renderer, Report.__str__) -------------------------
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
 

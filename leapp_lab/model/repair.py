@@ -247,8 +247,3 @@ class RepairReport(Viewable, Report, Plain):
         import shlex
         keep = " ".join(f"--keep-fp32 {shlex.quote(n)}" for n in self.final.keep_fp32)
         return f"leapp-lab compile {shlex.quote(self.onnx)} --engine {self.engine}" + (f" {keep}" if keep else "")
-
-    # -- views ---------------------------------------------------------------------------------
-    def __str__(self) -> str:
-        from leapp_lab.views.text_repair import render_repair
-        return render_repair(self)

@@ -265,8 +265,3 @@ class TraceReport(Viewable, Report, Plain):
             p = Path(graph.run_dir) / "arrays.npz" if graph.run_dir else None
             cache[key] = load_npz(p) if p is not None and p.exists() else {}
         return cache[key]
-
-    # -- views ---------------------------------------------------------------------------------
-    def __str__(self) -> str:
-        from leapp_lab.views.text_trace import render_trace
-        return render_trace(self)

@@ -556,31 +556,21 @@ class VerifyReport(Viewable, Report, Plain):
                           _csv_text([c.key for c in row_columns()], self.row_records(verbose=True)))
         atomic_write_text(directory / "per_sample.csv", _per_sample_csv(self.table(verbose=True)))
 
-    # -- views ---------------------------------------------------------------------------------
-    def __str__(self) -> str:
-        from leapp_lab.views.text_verify import render_verify
-        return render_verify(self)
-
+    # -- views (str(self) and these: the registry's renderers for "verify", Report._render) -----
     def figure(self, row: str, sample: int | str | None = None):
         """A plotly ``Figure``: the |engine − reference| histogram of ``row`` (``sample``: an index;
-        None: all samples), as the view draws it. Needs plotly (leapp_lab.views.figures)."""
-        from leapp_lab.views.figures import hist_figure
-        from leapp_lab.views.verify_view import view_row
-        return hist_figure(view_row(self, self.row(row)), sample, title="|engine − reference|",
-                           nonfinite_label="non-finite pairs (left out of every metric)")
+        None: all samples), as the view draws it. Needs plotly."""
+        return self._render("figure", plot="hist", row=row, sample=sample)
 
     def growth_figure(self, metric: str = "nrmse"):
         """A plotly ``Figure``: the error-growth plot (``metric`` over the judged rows in model
         order, the rule's threshold and the first divergent row marked)."""
-        from leapp_lab.views.figures import growth_figure
-        from leapp_lab.views.verify_view import profile_view
-        return growth_figure(profile_view(self), metric)
+        return self._render("figure", plot="growth", metric=metric)
 
     def to_model_explorer(self, directory, model_name: str = "model", graph_id: str | None = None) -> list[Path]:
         """Write Model Explorer node-data files (one per metric) for the engine's ONNX graph
-        (leapp_lab.views.model_explorer; ``graph_id``: the graph's name, default ``main_graph``)."""
-        from leapp_lab.views.model_explorer import DEFAULT_GRAPH_ID, to_model_explorer
-        return to_model_explorer(self, directory, model_name, graph_id or DEFAULT_GRAPH_ID)
+        (``graph_id``: the graph's name, default ``main_graph``)."""
+        return self._render("model_explorer", directory=directory, model_name=model_name, graph_id=graph_id)
 
 
 def _sample_record_fields() -> list[str]:

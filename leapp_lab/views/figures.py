@@ -59,6 +59,22 @@ def hist_figure(row: dict[str, Any], sample: str | int | None = None, *, title: 
     return fig
 
 
+def verify_figure(report: Any, plot: str = "hist", *, row: str | None = None, sample: str | int | None = None,
+                  metric: str = "nrmse") -> Any:
+    """The registry's ``figure`` renderer of a verify report (``report.figure`` and
+    ``growth_figure``): ``plot="hist"``, the |diff| histogram of ``row`` as the view draws it;
+    ``plot="growth"``, the error-growth plot of ``metric``."""
+    from .verify_view import HIST_TITLE, NONFINITE_LABEL, profile_view, view_row
+    if plot == "hist":
+        if row is None:
+            raise TypeError("the verify histogram figure needs row=: a row name (report.figure(row))")
+        return hist_figure(view_row(report, report.row(row)), sample, title=HIST_TITLE,
+                           nonfinite_label=NONFINITE_LABEL)
+    if plot == "growth":
+        return growth_figure(profile_view(report), metric)
+    raise ValueError(f"no verify figure {plot!r}; choose plot='hist' (a row's |diff| histogram) or 'growth'")
+
+
 def growth_figure(profile: dict[str, Any] | None, metric: str = "nrmse") -> Any:
     """The error-growth plot of a view dict's profile (``metric``: a profile series key)."""
     go = _go()

@@ -70,8 +70,9 @@ def node_data(report: Any, metric: str, graph_id: str = DEFAULT_GRAPH_ID) -> dic
 
 
 def to_model_explorer(report: Any, directory: str | os.PathLike, model_name: str = "model",
-                      graph_id: str = DEFAULT_GRAPH_ID, metrics: tuple[str, ...] = METRICS) -> list[Path]:
-    """Write ``<directory>/<model_name>_<metric>.json`` for each metric; returns the paths.
+                      graph_id: str | None = DEFAULT_GRAPH_ID, metrics: tuple[str, ...] = METRICS) -> list[Path]:
+    """Write ``<directory>/<model_name>_<metric>.json`` for each metric; returns the paths (the
+    registry's ``model_explorer`` renderer of a verify report; ``graph_id`` None: the default).
 
     As every output of leapp_lab (docs/safety.md): refused (UnsafeOutput) when a file would land on
     or inside one of the report's inputs (the build, the reference; the run folder itself may hold
@@ -81,6 +82,7 @@ def to_model_explorer(report: Any, directory: str | os.PathLike, model_name: str
     from leapp_lab.model.safepaths import check_outputs, staged
 
     from .html import _inputs_of, _run_folder
+    graph_id = graph_id or DEFAULT_GRAPH_ID
     out = Path(directory)
     paths = [out / f"{model_name}_{m}.json" for m in metrics]
     check_outputs([(p, "node-data", None) for p in paths], _inputs_of(report), inside_ok=_run_folder(report))

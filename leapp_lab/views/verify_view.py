@@ -27,6 +27,9 @@ def _tap_status(r: Any) -> str:
 
 #: the table's columns that stay left while the table scrolls sideways
 PINNED = ("name", "status")
+#: what a row's histogram shows, and its bar of non-finite pairs (the view and the figures)
+HIST_TITLE = "|engine − reference|"
+NONFINITE_LABEL = "non-finite pairs (left out of every metric)"
 #: the cells the search box looks in (besides the status label and the row's op · scope line)
 SEARCH_KEYS = ("name", "scope", "kind", "status", "reason")
 #: a row's side panel, besides its metrics: (key, label, format) of the "info" values
@@ -189,8 +192,8 @@ def verify_view(report: Any) -> dict[str, Any]:
                   shown else None,
                   "filter_label": "divergent only", "rule": "status: " + rule,
                   "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
-                  "hist_title": "|engine − reference|",
-                  "nonfinite_label": "non-finite pairs (left out of every metric)",
+                  "hist_title": HIST_TITLE,
+                  "nonfinite_label": NONFINITE_LABEL,
                   "reasons": words, "search_keys": list(SEARCH_KEYS)},
         "inputs": inputs,
         "graphs": [], "nodes": {}, "hazards": [], "log": None,

@@ -1,6 +1,7 @@
 """The view dict: the one plain, JSON-able structure the front-end draws (widget and HTML alike).
 
-``build_view(report)`` dispatches on the report kind. The dict only *arranges* numbers that the
+``build_view(report)`` is the registry's ``view`` target (``leapp_lab.views.registry``: one
+renderer per report kind). The dict only *arranges* numbers that the
 report model already holds (metrics, histograms, diagnoses); nothing here computes a metric.
 
 Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads exactly this;
@@ -32,25 +33,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .registry import render
+
 VIEW_SCHEMA = 2
 
 
 def build_view(report: Any) -> dict[str, Any]:
-    kind = getattr(report, "kind", None)
-    if kind == "trace":
-        from .trace_view import trace_view
-        return trace_view(report)
-    if kind == "verify":
-        from .verify_view import verify_view
-        return verify_view(report)
-    if kind == "compare":
-        from .compare_view import compare_view
-        return compare_view(report)
-    if kind == "repair":
-        from .repair_view import repair_view
-        return repair_view(report)
-    raise TypeError(f"no view for a report of kind {kind!r} ({type(report).__name__}); "
-                    f"views exist for: trace, verify, compare, repair")
+    """The view dict of ``report``: the ``view`` renderer registered for its kind (views.registry)."""
+    return render(report, "view")
 
 
 def hist_dict(h: Any, nonfinite: int = 0) -> dict[str, Any] | None:
