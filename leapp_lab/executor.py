@@ -114,26 +114,30 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
 
 @contextlib.contextmanager
 def _sigint_held() -> Iterator[None]:
-    """Ctrl-C is held back in the block and raised (KeyboardInterrupt) right after it."""
+    """Ctrl-C and SIGTERM (where a Python handler is set: the CLI's, ``leapp_lab.signals``) are
+    held back in the block and delivered to their handlers right after it."""
     import signal
     import threading
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     got: list[int] = []
-    old = signal.signal(signal.SIGINT, lambda sig, frame: got.append(sig))
+    old = {s: signal.signal(s, lambda sig, frame: got.append(sig))
+           for s in (signal.SIGINT, signal.SIGTERM) if callable(signal.getsignal(s))}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
-    if got:
-        raise KeyboardInterrupt
+        for s, h in old.items():
+            signal.signal(s, h)
+    for s in dict.fromkeys(got):
+        old[s](s, None)             # raises KeyboardInterrupt (Ctrl-C) or Terminated (SIGTERM)
 
 
 def _start_workers(ex: cf.ProcessPoolExecutor, n: int) -> None:
-    """Start every worker of the pool now, with Ctrl-C held back until they run. The pool forks a
-    worker on demand, at a submit; a Ctrl-C that lands while it does leaves a worker the pool does
-    not know, blocked on the pool's queue for ever, and the pool's shutdown waiting on it."""
+    """Start every worker of the pool now, with Ctrl-C (and SIGTERM) held back until they run. The
+    pool forks a worker on demand, at a submit; a Ctrl-C that lands while it does leaves a worker
+    the pool does not know, blocked on the pool's queue for ever, and the pool's shutdown waiting
+    on it."""
     with _sigint_held():
         cf.wait([ex.submit(os.getpid) for _ in range(n)])
 

@@ -6,7 +6,8 @@ only removes its own subcommand.
 
 Exit status shared by every command (docs/safety.md): 2 and one line on stderr for input or output
 the user can fix (a ``UserError``, or an ``OSError`` of the machine: a full or read-only disk, a
-file where a folder is needed); 130 on Ctrl-C; 3 and the traceback for anything else, which is a
+file where a folder is needed); 130 on Ctrl-C, 143 on SIGTERM (unwound the same way,
+``leapp_lab.signals``); 3 and the traceback for anything else, which is a
 bug in leapp_lab. ``--debug`` (or ``LEAPP_LAB_DEBUG=1``) prints the traceback in every case.
 """
 from __future__ import annotations
@@ -85,8 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     debug = bool(getattr(args, "debug", False)) or os.environ.get("LEAPP_LAB_DEBUG", "") not in ("", "0")
+    from leapp_lab.signals import terminate_as_interrupt
     try:
-        return int(handlers[args.command](args) or 0)
+        with terminate_as_interrupt():      # SIGTERM unwinds like Ctrl-C: nothing left behind, exit 143
+            return int(handlers[args.command](args) or 0)
     except BaseException as exc:  # noqa: BLE001 - every way out gets one exit status
         return _failed(args.command, exc, debug)
 
@@ -95,11 +98,15 @@ def _failed(command: str, exc: BaseException, debug: bool) -> int:
     """Exit status and stderr for an exception that left a command (see the module docstring)."""
     from leapp_lab.model.errors import UserError
     from leapp_lab.model.safepaths import ENVIRONMENT_ERRNOS, oserror_line
+    from leapp_lab.signals import EXIT_TERMINATED, Terminated
 
     if isinstance(exc, SystemExit):
         raise exc
     if debug:
         traceback.print_exception(exc)
+    if isinstance(exc, Terminated):
+        print("leapp-lab: terminated (SIGTERM); nothing half-written was left behind", file=sys.stderr)
+        return EXIT_TERMINATED
     if isinstance(exc, KeyboardInterrupt):
         print("leapp-lab: interrupted", file=sys.stderr)
         return 130
