@@ -69,11 +69,32 @@ def check_fits(h: NpyHeader, available: int, where: str) -> None:
 def open_zip(path: Path) -> zipfile.ZipFile:
     """The npz as a zip, or UnusableInput naming it (a truncated file has lost its directory)."""
     try:
-        return zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
             NotImplementedError) as exc:    # NotImplementedError: a corrupt "version needed" field
         raise UnusableInput(f"{path}: not an .npz file (not a readable zip archive: {exc}); it may be "
                             f"truncated: write it again") from None
+    try:
+        check_unique(zf, path)
+    except UnusableInput:
+        zf.close()
+        raise
+    return zf
+
+
+def check_unique(zf: zipfile.ZipFile, path: Path) -> None:
+    """One member per name: zipfile's lookup (and so np.load and every reader here) silently keeps
+    the last of two members of one name, so a file with two would be read as the other array."""
+    if len(zf.NameToInfo) == len(zf.filelist):
+        return
+    seen: set[str] = set()
+    for info in zf.filelist:
+        if info.filename in seen:
+            raise UnusableInput(f"{path}: member {info.filename!r} appears more than once (array "
+                                f"{info.filename.removesuffix('.npy')!r}); an .npz holds one array per "
+                                f"name and a reader would silently use the last one; write the file "
+                                f"again with each array once")
+        seen.add(info.filename)
 
 
 def member_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> NpyHeader:

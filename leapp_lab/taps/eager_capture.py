@@ -16,7 +16,7 @@ from torch import nn
 
 from .errors import PrepareError, TapError, first_line
 from .loader import ModelSource
-from .marker import CaptureMode, Site
+from .marker import CaptureMode, Site, name_problem
 
 NO_NUMPY = {torch.bfloat16} | {getattr(torch, n) for n in (
     "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz") if hasattr(torch, n)}
@@ -59,6 +59,10 @@ def _tensor_leaves(obj: Any, label: str) -> tuple[list[torch.Tensor], list[str]]
                 key = getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))
                 parts.append(str(key))
             names.append(".".join(parts))
+            problem = name_problem(names[-1])   # an output name is an npz member, as a tap's is
+            if problem is not None:
+                raise PrepareError(f"{label}: forward() returns an output named {names[-1]!r}, which "
+                                   f"{problem.replace('rename it', 'rename the key')}")
         else:
             names.append(f"output_{len(tensors)}")
         tensors.append(leaf)

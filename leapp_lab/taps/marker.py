@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,30 @@ class DuplicateTapError(TapError):
         super().__init__(f"duplicate tap name {name!r}: {where}")
 
 
+#: Unicode categories a tap name may not hold: control characters (NUL, tab, newline, DEL, C1),
+#: format characters (zero-width, bidi overrides: a name that prints as another), surrogates (not
+#: UTF-8) and line / paragraph separators. A tap name becomes an ONNX output name, an .npz member name
+#: (a zip name ends at a NUL) and a word in one-line messages; every other character is allowed.
+FORBIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def name_problem(name: str) -> str | None:
+    """Why the string ``name`` cannot name a tap (or a model output), or None (docs/taps.md)."""
+    bad = next((c for c in name if unicodedata.category(c) in FORBIDDEN_CATEGORIES), None)
+    if bad is None:
+        return None
+    what = unicodedata.name(bad, "control character")
+    return (f"holds {what} {bad!r} (U+{ord(bad):04X}); a name may hold printable characters only "
+            f"(no control, format or line-break character): rename it")
+
+
+def check_name(name: str, what: str) -> None:
+    """TapError ``WHAT: PROBLEM`` when ``name`` holds a character no tap name may hold."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise TapError(f"{what}: the tap name {problem}")
+
+
 # The active mode, or None. A plain global (not a ContextVar): torch.export traces in this thread,
 # and prepare never runs two modes at once.
 _MODE: "_Mode | None" = None
@@ -92,6 +117,7 @@ class Tap(nn.Module):
             raise TypeError(f"Tap(name): name must be a non-empty string, got {name!r}")
         self.name = name
         self.site = _caller_site()
+        check_name(name, f"Tap({name!r}) at {self.site}")
 
     def forward(self, x: Any) -> Any:
         return tap(x, self.name, _site=self.site)
@@ -127,6 +153,7 @@ class _Mode:
     def record(self, x: Any, name: str, site: Site) -> None:
         if not isinstance(name, str) or not name:
             raise TypeError(f"tap() at {site}: name must be a non-empty string, got {name!r}")
+        check_name(name, f"tap(x, {name!r}) at {site}")
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"tap({name!r}) at {site}: expected a torch.Tensor, got {type(x).__name__}")
         prev = self.hits.get(name)
