@@ -1,0 +1,36 @@
+"""A report kind added as docs/contributing.md shows (one Python module + a registration) is drawn
+by the shared front-end, offline in real Chromium, with no front-end code of its own."""
+import pytest
+
+from leapp_lab.model import base
+from leapp_lab.views import registry
+from tests.contributing_example import run_example
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_contributing_example_kind_in_chromium(page, tmp_path, monkeypatch, artifacts_dir):
+    monkeypatch.setattr(registry, "_RENDERERS", dict(registry._RENDERERS))
+    monkeypatch.setattr(base, "_KINDS", dict(base._KINDS))
+    with run_example(tmp_path) as (ns, _, _):
+        f = tmp_path / "doctor.html"
+        ns["report"].to_html(f)
+    blocked = []
+    page.route("**/*", lambda q: q.continue_() if q.request.url.startswith(("file:", "data:", "blob:", "about:"))
+               else (blocked.append(q.request.url), q.abort()))
+    page.goto(f.as_uri())
+    page.wait_for_selector(".leapp-view:not(.leapp-static) tr[data-leapp-row]")
+    live = page.locator(".leapp-view:not(.leapp-static)")
+    assert live.get_attribute("data-leapp-kind") == "doctor" and live.get_attribute("data-leapp-status") == "fail"
+    rows = live.locator("tr[data-leapp-row]")
+    assert [(rows.nth(i).get_attribute("data-leapp-row"), rows.nth(i).get_attribute("data-leapp-status"))
+            for i in range(rows.count())] == [("onnxruntime", "pass"), ("tensorrt", "fail")]
+    assert "failing" in rows.nth(1).inner_text()          # the kind's own status label
+    assert live.locator(".leapp-rule").inner_text() == "status: a check fails when what it looks for is missing"
+    # the shared parts work for it: the filter keeps the failing check, a click opens a row
+    page.check("[data-leapp-filter]")
+    page.wait_for_function("() => document.querySelectorAll('.leapp-view:not(.leapp-static) tr[data-leapp-row]').length === 1")
+    page.click("tr[data-leapp-row='tensorrt']")
+    page.wait_for_function("() => document.querySelector('[data-leapp-hist-row]').getAttribute('data-leapp-hist-row') === 'tensorrt'")
+    page.screenshot(path=str(artifacts_dir / "report_kind_doctor.png"), full_page=True)
+    assert not blocked and not page.errors, page.errors
