@@ -33,31 +33,28 @@ def engine_graph(build: OpenBuild, rows: Iterable[Any]) -> EngineGraph:
     if path is None:
         return EngineGraph(source="", note="no ONNX graph found for this build (neither an .onnx engine "
                                             "artifact nor the prepared ONNX named in build.json)")
+    # read from the wire format, not with onnx: `import onnx` alone costs more than a small verify
+    from leapp_lab.engines.onnx_wire import read_graph
     try:
-        import onnx  # noqa: F401 - the graph is read with it (engines.onnx_split)
-    except ImportError:
-        return EngineGraph(source=source, file=str(path), note="the onnx package is not installed: no graph")
-    try:
-        split = build.onnx_split(path)     # the graph without parsing a weight (shared with --local)
+        graph = read_graph(path)     # names and metadata only: no weight is decoded
     except Exception as exc:      # a truncated or foreign file: the report is still worth having
         return EngineGraph(source=source, file=str(path), note=f"{path}: not a readable ONNX model ({exc})")
-    graph = split.model.graph
     scopes = None
     if source == "engine" and prepared is not None and not _has_scopes(graph):
         # int8 conversion drops node metadata; the prepared graph's node and tensor names survive
         try:
-            scopes = _scope_index(build.onnx_split(prepared).model.graph)
+            scopes = _scope_index(read_graph(prepared))
         except Exception:
             scopes = None
-    return graph_of(graph, rows, source=source, file=_shown_path(build, path), scopes=scopes,
-                    initializers=split.initializer_names)
+    return graph_of(graph, rows, source=source, file=_shown_path(build, path), scopes=scopes)
 
 
 def graph_of(graph: Any, rows: Iterable[Any], source: str = "engine", file: str = "",
              scopes: tuple[dict[str, str | None], dict[str, str | None]] | None = None,
              max_nodes: int = MAX_GRAPH_NODES, initializers: set[str] | None = None) -> EngineGraph:
-    """``EngineGraph`` of an ``onnx.GraphProto`` with ``rows`` placed on their nodes. ``scopes``:
-    (node name -> scope, tensor -> scope) of the prepared graph, for nodes without metadata.
+    """``EngineGraph`` of an ``onnx.GraphProto`` (or the ``engines.onnx_wire.Graph`` verify reads)
+    with ``rows`` placed on their nodes. ``scopes``: (node name -> scope, tensor -> scope) of the
+    prepared graph, for nodes without metadata.
     ``initializers``: the weights' names when ``graph`` was read without them (``onnx_split``)."""
     inits = set(initializers) if initializers is not None else {i.name for i in graph.initializer}
     graph_inputs = [i.name for i in graph.input if i.name not in inits]

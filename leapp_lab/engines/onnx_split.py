@@ -15,6 +15,8 @@ from pathlib import Path
 
 import onnx
 
+from .onnx_wire import fields
+
 _GRAPH, _INITIALIZER, _NAME, _RAW_DATA = 7, 5, 8, 9
 #: a weight at least this large is referenced in place by ``external`` (smaller ones stay inline:
 #: onnxruntime reads some, e.g. a ReduceMean's axes, while it infers shapes)
@@ -66,17 +68,17 @@ def split_model(data, path: Path | None = None) -> SplitModel:
         ext: list = []
         size = ext_size = 0
         graphs = 0
-        for num, fs, vs, end in _fields(data, 0, len(data)):
+        for num, _, fs, vs, end in fields(data, 0, len(data)):
             if num != _GRAPH:
                 top.append(view[fs:end])
                 continue
             graphs += 1
             rest = []
-            for gnum, gfs, gvs, gend in _fields(data, vs, end):
+            for gnum, _, gfs, gvs, gend in fields(data, vs, end):
                 if gnum == _INITIALIZER:
                     inits.append(view[gfs:gend])
                     size += gend - gfs
-                    sub = list(_fields(data, gvs, gend))
+                    sub = [(n, fs_, vs_, e) for n, _, fs_, vs_, e in fields(data, gvs, gend)]
                     names.update(bytes(view[nvs:nend]).decode() for nnum, _, nvs, nend in sub if nnum == _NAME)
                     if path is not None:
                         piece = _external(view, sub, path.name) or view[gfs:gend]
@@ -116,41 +118,6 @@ def _external(view: memoryview, sub: list, location: str) -> bytes | None:
         e.key, e.value = k, v
     body = t.SerializeToString()
     return _key_len(_INITIALIZER, len(body)) + body
-
-
-def _varint(b: bytes, i: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        if c < 0x80:
-            return v, i
-        shift += 7
-
-
-def _fields(b: bytes, start: int, end: int):
-    """(field number, start of the field, start of its value, end) of each field in b[start:end]."""
-    i = start
-    while i < end:
-        fs = i
-        key, i = _varint(b, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            _, i = _varint(b, i)
-            vs = i
-        elif wt == 1:
-            vs, i = i, i + 8
-        elif wt == 2:
-            n, vs = _varint(b, i)
-            i = vs + n
-        elif wt == 5:
-            vs, i = i, i + 4
-        else:
-            raise ValueError(f"unexpected protobuf wire type {wt}")
-        if i > end:
-            raise ValueError("truncated protobuf field")
-        yield num, fs, vs, i
 
 
 def _key_len(num: int, n: int) -> bytes:
