@@ -29,9 +29,8 @@ from .engine_graph import engine_graph
 from .kernel import resolve_backend
 from .metrics import diff_sums_rows, merge_sums
 from .npzio import NpzArrays, NpzInputError
+from .refcheck import REFERENCE_META_KEYS, check_shared_names
 
-#: reference npz members that are telemetry, not outputs
-REFERENCE_META_KEYS = ("benchmark_timings_ms",)
 _SUPPORTED_KINDS = "biuf"
 
 
@@ -223,10 +222,7 @@ def _compare(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path, r
         raise NpzInputError(f"{ref_path} and {build.sample_outputs}: mismatched sample counts ({desc}); "
                             f"compare a reference with a build made from the same model.npz")
     n_samples = next(iter(counts), 0)
-    if ref_names and eng_names and not set(ref_names) & set(eng_names):
-        raise NpzInputError(f"{ref_path} and {build.sample_outputs}: no array name in common (reference: "
-                            f"{ref_names[:5]}, build: {eng_names[:5]}); is {ref_path.name} the "
-                            f"model.reference.npz of this model?")
+    check_shared_names(ref_path, ref_names, build.sample_outputs, eng_names)
 
     rows: list[VerifyRow] = []
     jobs: list[tuple] = []

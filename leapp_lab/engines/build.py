@@ -33,7 +33,7 @@ from leapp_lab.taps.manifest import read_manifest, strip_taps
 
 from . import get_engine
 from .base import CompileError, ProgressFn
-from .feeds import check_feeds
+from .feeds import check_calibration, check_feeds
 
 
 def stderr_progress(stage: str, done: int, total: int) -> None:
@@ -130,6 +130,9 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         say(f"note: {npz_path.name} also holds {extra}, which are not model inputs (ignored)")
     if not feeds:
         raise CompileError(f"{npz_path}: holds zero samples")
+    if eng.precision == "int8":     # the samples are its calibration: a range must exist (feeds.py)
+        for note in check_calibration(feeds, npz_path, eng.name):
+            say(note)
     say(f"inputs: {manifest.inputs}, {len(feeds)} samples")
 
     tmp = out_path.with_name(f".{out_path.name}.tmp-{uuid.uuid4().hex[:8]}")

@@ -43,6 +43,42 @@ def _declared(model) -> dict[str, tuple[np.dtype | None, list[int | None] | None
     return out
 
 
+def check_calibration(feeds: list[dict[str, np.ndarray]], npz: Path, engine: str) -> list[str]:
+    """An int8 engine takes each activation's range from the min and max its calibration sees on
+    every sample of ``npz``: a float input with no finite value gives no range (onnxruntime says only
+    "scale issue") and one Inf an infinite one (the build "succeeds" and computes NaN). Both raise
+    CompileInputError naming the npz and the input. NaNs among finite values are skipped by the
+    calibrator (np.nanmin / np.nanmax): returned as notes for compile.log."""
+    notes = []
+    for name in (feeds[0] if feeds else {}):
+        if np.asarray(feeds[0][name]).dtype.kind not in "fc":
+            continue
+        finite = nan = inf = 0
+        inf_at = None
+        for i, f in enumerate(feeds):
+            a = np.asarray(f[name])
+            n_fin, n_nan = int(np.count_nonzero(np.isfinite(a))), int(np.count_nonzero(np.isnan(a)))
+            finite, nan = finite + n_fin, nan + n_nan
+            if a.size - n_fin - n_nan:
+                inf += a.size - n_fin - n_nan
+                inf_at = i if inf_at is None else inf_at
+        what = (f"{npz}: input {name!r} calibrates the {engine} engine (its int8 ranges are the min "
+                f"and max of every sample)")
+        if not finite:
+            raise CompileInputError(f"{what} but holds no finite value ({nan} NaN, {inf} Inf); write "
+                                    f"the npz again from real inputs (re-run prepare) or pass --npz "
+                                    f"with finite samples")
+        if inf:
+            raise CompileInputError(f"{what} but holds {inf} Inf value(s) (first in sample {inf_at}), "
+                                    f"which would make its int8 range infinite and the engine's "
+                                    f"values NaN; replace or drop those samples, or pass --npz "
+                                    f"with finite ones")
+        if nan:
+            notes.append(f"note: {npz.name}: input {name!r} holds {nan} NaN value(s); int8 calibration "
+                         f"skips them")
+    return notes
+
+
 def check_feeds(model, names: list[str], npz: Path) -> None:
     """Raise CompileInputError when ``npz`` cannot feed the graph inputs ``names`` of ``model``."""
     headers = check_npz(npz)      # regular file, sane headers, declared sizes within the file

@@ -157,8 +157,13 @@ def convert_int8_qdq(model: onnx.ModelProto, calibration: list[dict[str, np.ndar
     except CompileError:
         raise
     except Exception as exc:  # noqa: BLE001
+        # the inputs were checked finite (feeds.check_calibration): a "scale issue" is a tensor
+        # inside the model with no finite range on them (NaN or Inf made by the model itself)
+        hint = ("; a tensor inside the model has no finite value range on the calibration samples "
+                "(the model makes NaN or Inf from them): build the ort engine and verify it to find "
+                "the first non-finite tap" if "scale issue" in str(exc) else "")
         raise CompileError(f"int8 quantization (onnxruntime.quantization.quantize_static) failed: "
-                           f"{str(exc).strip()[:600]}") from None
+                           f"{str(exc).strip()[:600]}{hint}") from None
     finally:
         root.setLevel(old)
         _cal.CalibraterBase.create_inference_session = orig_session

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from leapp_lab.compare.refcheck import check_reference_for_model
 from leapp_lab.engines.base import CompileError
 from leapp_lab.executor import InlineExecutor, sweep_executor
 from leapp_lab.model.errors import InvalidOption
@@ -80,6 +81,8 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
         check_input_file(p, f"the {what.split(' (')[0]}")       # a FIFO or a device is never read
     root = Path(out) if out is not None else lab_dir(onnx_path.parent)
     check_repair_outputs(reference, onnx, npz=npz, out=root, json_path=json_path, save=save)
+    # another model's reference or inputs, named now: else the baseline "cannot be built" (exit 2)
+    check_reference_for_model(ref_path, onnx_path, npz_path)
     target = float(target_nrmse)
     get_engine(engine).check_available()       # EngineUnavailable names what is missing
     segs, warnings = segments(onnx_path, engine)
