@@ -53,7 +53,11 @@ def given(**options):
 EXIT_INTERNAL_ERROR = 3
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict]:
+def build_parser(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, dict]:
+    """The parser and each subcommand's ``main``. ``argv``: the command line about to be parsed;
+    when it names a subcommand, only that one's module is imported and its parser built (the others'
+    imports are start-up the command does not need); else (``--help``, no command, an unknown one)
+    all of them, for the list."""
     parser = argparse.ArgumentParser(
         prog="leapp-lab",
         description="Find why and where an exported LEAPP model disagrees with its Python source.")
@@ -63,7 +67,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
                         help="print the full traceback of any error (also: LEAPP_LAB_DEBUG=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     handlers = {}
-    for name in SUBCOMMANDS:
+    wanted = _command_in(argv)
+    for name in SUBCOMMANDS if wanted is None else [wanted]:
         try:
             mod = importlib.import_module(f"leapp_lab.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -75,12 +80,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
             p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                            help="print the full traceback of any error (also: LEAPP_LAB_DEBUG=1)")
         handlers[name] = mod.main
+    if wanted is not None and wanted not in handlers:   # its module is missing: the full list's error
+        return build_parser()
     return parser, handlers
 
 
+def _command_in(argv: list[str] | None) -> str | None:
+    """The subcommand ``argv`` names: its first word, after nothing but ``--debug`` (or an
+    abbreviation of it). None for anything else, where argparse may need every subcommand (``-h``
+    lists them, an unknown command names them)."""
+    for a in argv or ():
+        if not a.startswith("-"):
+            return a if a in SUBCOMMANDS else None
+        if not (len(a) >= 3 and "--debug".startswith(a)):
+            return None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser, handlers = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser, handlers = build_parser(argv)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

@@ -10,7 +10,7 @@ from . import UsageError, given, show, write_html
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from ..sweeps.repair import REPAIRABLE
+    from ..sweeps import REPAIRABLE
 
     p = sub.add_parser(
         "repair", help="keep the fewest model segments in fp32 that bring a reduced-precision engine "

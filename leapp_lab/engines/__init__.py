@@ -5,7 +5,7 @@ TensorRT ones import ``tensorrt`` only when asked for (GPU only).
 """
 from __future__ import annotations
 
-from .base import CompileError, Engine, EngineUnavailable, Runner
+from typing import Any
 
 ENGINE_NAMES = ("ort", "ort-fp16", "ort-int8", "trt-fp32", "trt-fp16")
 #: asked for by name, never offered: they would always fail; the message says what to use instead
@@ -23,6 +23,15 @@ def get_engine(name: str) -> Engine:
     if name not in table:
         raise ValueError(f"unknown engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")
     return table[name]()
+
+
+def __getattr__(name: str) -> Any:
+    # the engine classes import numpy (and onnxruntime further on): loaded when first used, so that
+    # `leapp-lab --help` (the --engine choices above) and a verify's graph reader pay for neither
+    if name in ("CompileError", "Engine", "EngineUnavailable", "Runner"):
+        from . import base
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["CompileError", "Engine", "EngineUnavailable", "Runner", "ENGINE_NAMES", "get_engine"]

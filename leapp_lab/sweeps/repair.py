@@ -37,11 +37,9 @@ from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
 from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made
 
+from . import REPAIRABLE  # engines repair can rebuild with segments in fp32 (sweeps/__init__)
 from .segments import keep_fp32, segments
 from .tasks import build_and_verify
-
-#: engines repair can rebuild with segments in fp32
-REPAIRABLE = ("ort-int8", "ort-fp16", "trt-fp16")
 
 ProgressFn = Callable[[str, int, int], None]
 
