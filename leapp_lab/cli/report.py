@@ -27,8 +27,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def execute(args: argparse.Namespace):
     """Load the run, write the HTML, return the report (its path is ``args.output``)."""
+    from leapp_lab import views
     from leapp_lab.model.base import load
-    from leapp_lab.views.html import to_html
 
     try:
         report = load(args.run)
@@ -45,8 +45,8 @@ def execute(args: argparse.Namespace):
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; pass a file name such as {out / 'report.html'}")
     try:
-        # to_html refuses an output on the run's own files or on anything it did not render
-        to_html(report, out)
+        # the HTML host refuses an output on the run's own files or on anything it did not render
+        views.render(report, "html", path=out)
     except TypeError as exc:        # a kind without an HTML view
         hint = {"build": "; verify the build against its reference to get a report: leapp-lab verify "
                          "MODEL.reference.npz BUILD --html F",

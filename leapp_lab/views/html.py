@@ -15,6 +15,7 @@ from leapp_lab.model.jsonio import atomic_write_text, to_jsonable
 from leapp_lab.model.safepaths import HTML_MARKER, check_outputs
 
 from . import assets
+from .registry import render
 from .static_html import esc, render_static
 from .viewdict import build_view
 
@@ -89,5 +90,5 @@ def report(run_or_report: Any, path: str | os.PathLike) -> Path:
     if isinstance(run_or_report, (str, os.PathLike)):
         from leapp_lab.model.base import load
         run_or_report = load(run_or_report)
-    to_html(run_or_report, path)
+    render(run_or_report, "html", path=path)     # the kind's own html renderer, else this host
     return Path(path)
