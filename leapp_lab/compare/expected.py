@@ -4,17 +4,22 @@ The model is re-run in torch eager in that dtype on the same samples (``leapp_la
 from the MODEL.py prepare recorded in ``<onnx dir>/<stem>.prepare/report.json``), each row's
 low-precision value is scored against the reference with the verify kernel (``diff_sums`` ->
 ``Metrics``): ``expected_nrmse``. A row whose engine nrmse exceeds the ExpectedRule's limit is
-``beyond_expected``. When the model cannot be re-run (no prepare report, MODEL.py moved or edited,
-an op without a low-precision torch kernel) the report says why in its warnings; the verify never
-fails for it.
+``beyond_expected``. When the model cannot be re-run (no prepare report, a model prepared from an
+object, an op without a low-precision torch kernel) the report says why in its warnings. Only the
+exact file prepare executed is run (docs/safety.md, "Code execution"): the absolute path and sha256
+prepare recorded, checked before it runs, in a child process (``leapp_lab.taps.lowprec_run``); a
+MODEL.py that is missing or changed, a record without a hash, or user code that ends the process is
+refused (UnusableInput, exit 2), naming the file.
 """
 from __future__ import annotations
 
-import os
+import hashlib
 from pathlib import Path
 from typing import Any
 
-from leapp_lab.model.jsonio import load_npz, read_json
+from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.jsonio import read_json
+from leapp_lab.model.safepaths import check_input_file
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import ExpectedRule, VerifyReport
 
@@ -39,7 +44,10 @@ def _onnx_candidates(build: OpenBuild, ref_path: Path) -> list[Path]:
 
 
 def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str, Any] | str]:
-    """(MODEL.py, the prepare report as a dict), or (None, why not)."""
+    """(MODEL.py, the prepare report as a dict), or (None, why not). The file is the one prepare
+    recorded by absolute path, with the bytes it executed (sha256): never one found from the
+    working folder or sys.path. UnusableInput when that file is gone or changed, or the record
+    (an older leapp_lab's) has no hash: nothing is run that cannot be checked."""
     reports = [c.parent / f"{c.stem}{PREPARE_SUFFIX}" / "report.json" for c in _onnx_candidates(build, ref_path)]
     found = next((r for r in reports if r.is_file()), None)
     if found is None:
@@ -53,13 +61,25 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
     if not isinstance(label, str) or not label or label.startswith("<"):
         return None, (f"{found}: the model was prepared from a Python object ({label!r}), not a MODEL.py "
                       "file: there is nothing to re-run")
-    p = Path(label)
-    cands = [p] if p.is_absolute() else [Path(os.getcwd()) / p, found.parent.parent / p,
-                                         found.parent.parent / p.name]
-    model = next((c for c in cands if c.is_file()), None)
-    if model is None:
-        return None, (f"the MODEL.py prepare recorded ({label}, in {found}) is not there any more "
-                      "(moved or deleted?); run verify from the folder prepare ran in, or re-run prepare")
+    file, digest = d.get("model_file"), d.get("model_sha256")
+    if not (isinstance(file, str) and Path(file).is_absolute() and isinstance(digest, str) and digest):
+        raise UnusableInput(f"{found}: records no sha256 of the MODEL.py it was prepared from ({label}; "
+                            "an older leapp_lab wrote it): --expected runs only the exact file prepare "
+                            "executed, checked by its content; re-run prepare, or verify without --expected")
+    model = Path(file)
+    if not (model.exists() or model.is_symlink()):
+        raise UnusableInput(f"{model}: the MODEL.py prepare recorded (in {found}) is not there any more "
+                            "(moved or deleted?); --expected runs only that file: put it back, re-run "
+                            "prepare, or verify without --expected")
+    check_input_file(model, "a Python model file (MODEL.py)")     # a FIFO is never read
+    try:
+        data = model.read_bytes()
+    except OSError as exc:
+        raise UnusableInput(f"{model}: cannot be read ({exc.strerror or exc})") from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        from leapp_lab.taps.lowprec_run import changed_line
+        raise UnusableInput(changed_line(model, found))
+    d["_record"] = str(found)
     return model, d
 
 
@@ -71,26 +91,28 @@ def _skip(report: VerifyReport, why: str) -> None:
 
 
 def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, ref: NpzArrays,
-                   ref_path: Path, inputs_npz: Path | None) -> None:
-    """Fill ``expected_nrmse`` / ``beyond_expected`` of every compared row of ``report``."""
+                   ref_path: Path, inputs_npz: Path | None, found=None) -> None:
+    """Fill ``expected_nrmse`` / ``beyond_expected`` of every compared row of ``report``.
+    ``found``: ``find_model``'s answer, when the caller checked the model before comparing."""
     report.expected = rule
-    model, prep = find_model(build, ref_path)
+    model, prep = find_model(build, ref_path) if found is None else found
     if model is None:
         return _skip(report, prep)
-    try:
-        from leapp_lab.taps.lowprec import ExpectedUnavailable, lowprec_values
-    except ImportError as exc:  # torch is needed to re-run the model
-        return _skip(report, f"torch is not importable ({exc})")
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:       # the child re-runs the model with it
+        return _skip(report, "torch is not installed")
+    from leapp_lab.taps.lowprec import ExpectedUnavailable
+    from leapp_lab.taps.lowprec_run import run_lowprec
     rows = [r for r in report.rows if r.status == "compared"]
+    # the fp32 check's arrays (lowprec._check_fp32): the model outputs only, not every tap
+    outputs = {r.name: ref[r.name] for r in rows if r.kind in ("output", "unknown")}
     try:
-        inputs = load_npz(inputs_npz) if inputs_npz is not None else None
-        runs = lowprec_values(model, rule.dtype, rows, inputs=inputs, reference=ref,
-                              requested_taps=prep.get("requested_taps"),
-                              exporter=prep.get("exporter") or "dynamo")
+        runs = run_lowprec(model, prep["model_sha256"], Path(prep["_record"]), rule.dtype, rows,
+                           reference=outputs, inputs_npz=inputs_npz,
+                           requested_taps=prep.get("requested_taps"),
+                           exporter=prep.get("exporter") or "dynamo")
     except ExpectedUnavailable as exc:
         return _skip(report, str(exc))
-    except Exception as exc:  # noqa: BLE001 - user code ran: whatever it raised, the verify goes on
-        return _skip(report, f"re-running {model} failed: {type(exc).__name__}: {exc}")
     for r in rows:
         vals = runs.values.get(r.name)
         if vals is None:

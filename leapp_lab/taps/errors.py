@@ -11,6 +11,11 @@ class PrepareError(UserError):
     """Bad input to prepare: the message names the file, tap or sample and what to do."""
 
 
+class UserExit(PrepareError):
+    """The user's code called ``sys.exit()`` where leapp_lab needs it to return: ``verify
+    --expected`` refuses (exit 2) rather than skipping, as for a process that ended outright."""
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message, short enough to quote inside ours."""
     text = strip_ansi(str(exc)).strip().splitlines()

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from .errors import PrepareError
+from .errors import PrepareError, UserExit
 
 SEED = 0
 
@@ -34,15 +34,36 @@ class ModelSource:
     get_samples: Callable[[], list[tuple]]
     ort_session_options: Callable[[], Any] | None = None
     translation_table: Callable[[], dict] | None = None
+    file: Path | None = None            # the source file, absolute (prepare records it)
+    sha256: str | None = None           # of the bytes that were executed (of ``file`` for a module)
 
 
-def load_module(path: str | os.PathLike) -> types.ModuleType:
-    """Import MODEL.py under a private, path-derived module name (re-importing re-executes it)."""
+def source_digest(source: bytes) -> str:
+    return hashlib.sha256(source).hexdigest()
+
+
+def read_source(path: str | os.PathLike) -> tuple[Path, bytes]:
+    """(absolute path, bytes) of a MODEL.py; the bytes are what is hashed and executed, so a
+    file replaced in between cannot run unchecked."""
     path = Path(path).resolve()
     if not path.is_file():
         raise PrepareError(f"{path}: no such model file")
     try:
-        return _exec_module(path, _module_name(path), None)
+        return path, path.read_bytes()
+    except OSError as exc:
+        raise PrepareError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def load_module(path: str | os.PathLike, source: bytes | None = None) -> types.ModuleType:
+    """Import MODEL.py under a private, path-derived module name (re-importing re-executes it).
+    ``source``: the file's bytes as already read (and checked) by the caller; executed as they are,
+    never a cached ``.pyc`` and never a second read of the file."""
+    if source is None:
+        path, source = read_source(path)
+    else:
+        path = Path(path).resolve()
+    try:
+        return _exec_module(path, _module_name(path), None, source)
     except PrepareError as exc:
         # MODEL.py inside a package with relative imports (``from .layers import Head``): import it
         # as ``pkg.model``, as ``python -m pkg.model`` would. Only then, so that every model that
@@ -51,10 +72,10 @@ def load_module(path: str | os.PathLike) -> types.ModuleType:
         cause = exc.__cause__
         if package is None or not (isinstance(cause, ImportError) and "relative import" in str(cause)):
             raise
-        return _exec_module(path, f"{package[0]}.{path.stem}", package)
+        return _exec_module(path, f"{package[0]}.{path.stem}", package, source)
 
 
-def _exec_module(path: Path, name: str, package: tuple[str, Path] | None) -> types.ModuleType:
+def _exec_module(path: Path, name: str, package: tuple[str, Path] | None, source: bytes) -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise PrepareError(f"{path}: cannot be imported as a Python module")
@@ -66,10 +87,12 @@ def _exec_module(path: Path, name: str, package: tuple[str, Path] | None) -> typ
     try:
         if package:
             importlib.import_module(package[0])
-        spec.loader.exec_module(module)
+        # what the loader's exec_module does, on the bytes given (dont_inherit: this module's
+        # __future__ imports stay out of the user's code)
+        exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)
     except SystemExit as exc:
         sys.modules.pop(name, None)
-        raise PrepareError(f"{path}: called sys.exit({exc.code!r}) while being imported; prepare imports "
+        raise UserExit(f"{path}: called sys.exit({exc.code!r}) while being imported; prepare imports "
                            f"the file, so keep script code under `if __name__ == \"__main__\":`") from None
     except Exception as exc:
         sys.modules.pop(name, None)
@@ -123,19 +146,34 @@ def _module_name(path: Path) -> str:
     return f"_leapp_lab_model_{stem}_{digest}"
 
 
-def model_source(obj: Any) -> ModelSource:
+def model_source(obj: Any, source: bytes | None = None) -> ModelSource:
+    """``source``: with a path, the bytes to execute as that file (``load_module``)."""
     if isinstance(obj, (str, os.PathLike)):
-        module = load_module(obj)
-        return _from_namespace(vars(module), str(Path(obj)), Path(obj).resolve().parent)
+        path, data = (Path(obj).resolve(), source) if source is not None else read_source(obj)
+        module = load_module(path, data)
+        src = _from_namespace(vars(module), str(Path(obj)), path.parent)
+        src.file, src.sha256 = path, source_digest(data)
+        return src
     if isinstance(obj, types.ModuleType):
         f = getattr(obj, "__file__", None)
-        return _from_namespace(vars(obj), f or obj.__name__, Path(f).resolve().parent if f else None)
+        return _with_file(_from_namespace(vars(obj), f or obj.__name__, Path(f).resolve().parent if f else None), f)
     if isinstance(obj, dict):
         return _from_namespace(obj, "<namespace>", None)
     f = getattr(obj, "__file__", None)
     if isinstance(f, str):
-        return _from_namespace(vars(obj), f, Path(f).resolve().parent)
+        return _with_file(_from_namespace(vars(obj), f, Path(f).resolve().parent), f)
     return _from_namespace(vars(obj), f"<{type(obj).__name__}>", None)
+
+
+def _with_file(src: ModelSource, f: str | None) -> ModelSource:
+    """A module's source file and its digest as on disk now (what a later re-run would execute)."""
+    if f and Path(f).suffix == ".py" and Path(f).is_file():
+        try:
+            path, data = read_source(f)
+            src.file, src.sha256 = path, source_digest(data)
+        except PrepareError:
+            pass
+    return src
 
 
 def _user_call(label: str, what: str, fn: Callable[[], Any]) -> Any:
@@ -145,7 +183,7 @@ def _user_call(label: str, what: str, fn: Callable[[], Any]) -> Any:
     except PrepareError:
         raise
     except SystemExit as exc:
-        raise PrepareError(f"{label}: {what} called sys.exit({exc.code!r}); prepare needs it to "
+        raise UserExit(f"{label}: {what} called sys.exit({exc.code!r}); prepare needs it to "
                            f"return") from None
     except Exception as exc:
         msg = str(exc).strip().splitlines()

@@ -63,19 +63,25 @@ def _cast(sample: tuple, dtype: torch.dtype) -> tuple:
 
 def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
                    inputs: Mapping[str, np.ndarray] | None, reference: Mapping[str, np.ndarray],
-                   requested_taps: list[str] | None = None, exporter: str = "dynamo") -> LowPrecRuns:
+                   requested_taps: list[str] | None = None, exporter: str = "dynamo",
+                   source: bytes | None = None) -> LowPrecRuns:
     """Values of ``rows`` (TapEntry-like: name, kind, tensor, reference_source) from torch eager
     in ``dtype`` ("fp16" | "bf16"). ``inputs``: model.npz (checked against the samples MODEL.py
     makes; None: not checked); ``reference``: the reference arrays (the fp32 outputs are checked
     against them); ``requested_taps`` / ``exporter``: prepare's, to export the same program again
-    when op taps need FX values. Raises ExpectedUnavailable."""
-    from .errors import PrepareError
+    when op taps need FX values. ``source``: MODEL.py's bytes as checked by the caller (executed
+    as they are; ``loader.load_module``). Raises ExpectedUnavailable; UserExit when the user's
+    code calls sys.exit() (not a model that cannot be re-run: one that ends the run).
+    ``leapp_lab.taps.lowprec_run`` calls this in a child process of its own."""
+    from .errors import PrepareError, UserExit
 
     tdtype = DTYPES[dtype]
     try:
-        src = model_source(str(model_file))
+        src = model_source(str(model_file), source)
         net = src.make_model()
         samples = src.get_samples()
+    except UserExit:
+        raise
     except PrepareError as exc:
         raise ExpectedUnavailable(f"{model_file}: {first_line(exc)}") from None
     out = LowPrecRuns(dtype)

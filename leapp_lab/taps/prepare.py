@@ -178,7 +178,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
 
     warnings += builder.warnings
     report = PrepareReport(
-        model=src.label, onnx=str(onnx_out), npz=str(npz_out), reference=str(reference_out),
+        model=src.label, model_file=None if src.file is None else str(src.file), model_sha256=src.sha256,
+        onnx=str(onnx_out), npz=str(npz_out), reference=str(reference_out),
         exporter=exported.exporter, fallback_reason=exported.fallback_reason, samples=len(samples),
         requested_taps=requested, plugin_taps=bool(plugin_taps), op_taps=bool(op_taps),
         inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],

@@ -110,40 +110,31 @@ def test_bf16_drift_is_larger_than_fp16(conv_op, fp16_build):
             assert b.row(r.name).expected_nrmse > 3 * r.expected_nrmse, r.name
 
 
-def _prepare_copy(d: Path) -> tuple[Path, object]:
+def _prepare_copy(d: Path, edit=lambda s: s) -> tuple[Path, object]:
     d.mkdir()
-    shutil.copy(model_path("conv_net"), d / "net.py")
+    (d / "net.py").write_text(edit(model_path("conv_net").read_text()))
     leapp_lab.prepare(d / "net.py", d / "model.onnx", d / "model.npz", d / "model.reference.npz",
                       debug_taps=["all"])
     return d / "net.py", compile(d / "model.onnx", "ort-fp16", naive_check=False)
 
 
 def test_a_model_that_cannot_be_rerun_is_reported_never_fatal(tmp_path):
-    net, rep = _prepare_copy(tmp_path / "m")
+    """What the model cannot give (here: an op without a float16 kernel), or a reference without a
+    prepare record, leaves the rows without expected drift and says why; the verify goes on. (A
+    MODEL.py that is missing, changed or ends the process is refused: test_safety_exec.py.)"""
+    net, rep = _prepare_copy(tmp_path / "m", lambda s: s.replace(
+        "    def forward(self, x):\n",
+        "    def forward(self, x):\n        if x.dtype == torch.float16:\n"
+        "            raise NotImplementedError('\"my_op\" not implemented for \\'Half\\'')\n"))
     ref = tmp_path / "m" / "model.reference.npz"
-    ok = verify(ref, rep.path, save=False, expected="fp16")
-    assert ok.row("block2").expected_nrmse is not None and not ok.warnings
-    source = net.read_text()
+    plain = verify(ref, rep.path, save=False)
 
     def check(fragment):
         v = verify(ref, rep.path, save=False, expected="fp16")
         assert v.exit_code == 0 and v.beyond_expected == []
         assert any("no expected fp16 drift" in w and fragment in w for w in v.warnings), v.warnings
         assert all(r.expected_nrmse is None and fragment in r.expected_note for r in v.rows if r.in_rule)
-        assert [r.nrmse for r in v.rows] == [r.nrmse for r in ok.rows]
-    net.rename(net.with_name("moved.py"))
-    check("is not there any more")
-    # edited since prepare: other weights
-    net.write_text(source.replace("self.head = nn.Linear(16, 10)",
-                                  "self.head = nn.Linear(16, 10)\n        torch.nn.init.ones_(self.head.weight)"))
-    check("no longer matches the reference")
-    # other samples
-    net.write_text(source.replace("for _ in range(2)]", "for _ in range(2)][::-1]"))
-    check("samples are not the ones in model.npz")
-    # an op with no float16 kernel in torch
-    net.write_text(source.replace("    def forward(self, x):\n",
-                                  "    def forward(self, x):\n        if x.dtype == torch.float16:\n"
-                                  "            raise NotImplementedError('\"my_op\" not implemented for \\'Half\\'')\n"))
+        assert [r.nrmse for r in v.rows] == [r.nrmse for r in plain.rows]
     check("not implemented for 'Half'")
     shutil.rmtree(tmp_path / "m" / "model.prepare")
     check("no prepare report")
