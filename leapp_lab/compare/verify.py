@@ -18,7 +18,7 @@ import numpy as np
 from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import load_npz, write_json
-from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
+from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, lab_dir, save_run_with
 from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.tap import TapEntry, model_order_key
 from leapp_lab.model.verify import (DivergenceRule, ExpectedRule, InputSummary, SampleMetrics, VerifyReport,
@@ -79,7 +79,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
            div_nrmse: float | None = 1.0, div_mape: float | None = None, div_cosine: float = 0.999,
            div_nonfinite: bool = True,
            rtol: float = 1e-3, workers: int | None = None, progress=None, local: bool = False,
-           expected: str | None = None) -> VerifyReport:
+           expected: str | None = None, html=None) -> VerifyReport:
     """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
     .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
     ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule (docs/verify.md): a row
@@ -96,8 +96,12 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     reference values there, one engine run per sample; docs/verify.md "Local vs inherited error").
     ``expected``: ``"fp16"`` or ``"bf16"``: re-run the model's MODEL.py in torch eager in that dtype
     and mark the rows whose error is beyond what that precision causes (``ExpectedRule``). Neither
-    fails the verify: what could not be computed is said in the rows' notes and ``warnings``.
+    fails the verify: what could not be computed is said in the rows' notes and ``warnings``; but
+    ``expected`` runs only the file prepare recorded, unchanged (UnusableInput, before anything is
+    compared, when it is missing, changed or unrecorded; also when its code ends the process).
     ``build`` may be a list of builds: then this is ``verify_many`` (one table, a CompareReport).
+    ``html``: also write the standalone HTML report there. The run, ``json_path`` and ``html`` are
+    written first and committed together at the end: a verify that fails commits none of them.
     """
     check_options(max_mape=max_mape, div_nrmse=div_nrmse, div_mape=div_mape, div_cosine=div_cosine,
                   rtol=rtol, workers=workers)
@@ -106,17 +110,22 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
         return verify_many(reference_npz, build, max_mape, max_mape_taps, out, verbose=verbose,
                            json_path=json_path, save=save, div_nrmse=div_nrmse, div_mape=div_mape,
                            div_cosine=div_cosine, div_nonfinite=div_nonfinite, rtol=rtol,
-                           workers=workers, progress=progress, local=local, expected=expected)
+                           workers=workers, progress=progress, local=local, expected=expected,
+                           html=html)
     ref_path = Path(reference_npz)
     root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
-    check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root)
+    check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root, html=html)
     rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
                           mape_pct=None if div_mape is None else float(div_mape),
                           min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
-        job = None
+        job = found = None
+        if exp_rule is not None:
+            # the MODEL.py to re-run, checked (recorded path and sha256) before any work: exit 2 if not
+            from .expected import find_model
+            found = find_model(b, ref_path)
 
         def paired(rows: list[VerifyRow], n_samples: int) -> None:
             # --local: the teacher-forced engine runs on a thread while the rows are scored
@@ -136,17 +145,13 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
                 job.cancel()
         if exp_rule is not None:
             from .expected import expected_drift
-            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path))
+            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found)
     report.verbose = verbose
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
     report.versions = _versions()
-    if json_path is not None:
-        write_json(json_path, report.json_rows())
-    if save:
-        with RunFolder(root, label=f"verify-{report.build_name}") as run:
-            report.save(run.path)
-        report.path = run.final_path
+    save_run_with(report, root if save else None, f"verify-{report.build_name}",
+                  [(json_path, lambda tmp: write_json(tmp, report.json_rows())), (html, report.to_html)])
     return report
 
 
@@ -397,6 +402,12 @@ def _gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> 
         report.exit_code = 1
         report.warnings.append(f"--max-mape judged nothing: no model output was compared ({len(report.rows)} "
                                f"rows, none of them a model output present on both sides); not verified")
+    elif report.max_mape is not None and not any(r.judged and (r.exceeded or r.n) for r in report.rows):
+        # zero samples on both sides (or only 0-size outputs): each row "agrees", on no value at all
+        report.exit_code = 1
+        why = (f"{report.samples} samples on both sides" if not report.samples else
+               "every judged output has 0 elements")
+        report.warnings.append(f"--max-mape judged nothing: {why}, so no value was compared; not verified")
 
 
 def _one_sided_nonfinite(r: VerifyRow) -> bool:

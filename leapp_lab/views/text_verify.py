@@ -85,8 +85,8 @@ def render_verify(report, verbose: bool | None = None) -> str:
                 lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, no "
                              "finite value, NaN/Inf on one side), so not verified: " + ", ".join(unjudged))
         elif report.exit_code:
-            lines.append("FAIL: --max-mape judged nothing (no model output was compared), so nothing "
-                         "was verified")
+            lines.append("FAIL: --max-mape judged nothing (no model output was compared, or none "
+                         "held a value: zero samples), so nothing was verified")
         else:
             lines.append(f"PASS: every judged mape <= --max-mape {report.max_mape:g}% ({scope})")
     if getattr(report, "metrics_backend", None):
