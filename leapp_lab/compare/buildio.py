@@ -60,6 +60,13 @@ class OpenBuild:
             self.folder = self.path
         self.sample_outputs = self.folder / SAMPLE_OUTPUTS
         if not self.sample_outputs.is_file():
+            what = ("a run folder (it holds report.json)" if (self.folder / "report.json").is_file() else
+                    "a runs folder (it holds 'latest')" if (self.folder / "latest").is_file() else None)
+            if what is not None and not (self.folder / BUILD_FILE).exists():
+                # a run is not a build: "re-run compile" would send the user the wrong way
+                raise NpzInputError(f"{self.path}: {what}, not a build; verify takes the build folder "
+                                    f"compile wrote (e.g. build/model.ort), which a verify run's "
+                                    f"report.json names (field 'build')")
             raise NpzInputError(f"{self.path}: no {SAMPLE_OUTPUTS} in this build; re-run leapp-lab compile")
         self.report: BuildReport | None = None
         if (self.folder / BUILD_FILE).is_file():

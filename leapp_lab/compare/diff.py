@@ -11,6 +11,7 @@ from pathlib import Path
 
 from leapp_lab.model.base import load, resolve_report_path
 from leapp_lab.model.compare import CompareReport
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder
 from leapp_lab.model.safepaths import check_outputs
@@ -37,6 +38,7 @@ def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None) 
     (``out/runs/<id>/``, ``out/latest``; default: not saved, a diff is cheap to make again);
     ``json_path`` writes the ``--json`` rows."""
     a, b = load_verify(run_a, "RUN_A"), load_verify(run_b, "RUN_B")
+    check_same_model(a, b, run_a, run_b)
     check_diff_outputs(a, b, json_path=json_path, out=out)
     report = a.diff(b, fail_on_flip=fail_on_flip)
     if json_path is not None:
@@ -46,6 +48,16 @@ def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None) 
             report.save(run.path)
         report.path = run.final_path
     return report
+
+
+def check_same_model(a: VerifyReport, b: VerifyReport, run_a, run_b) -> None:
+    """Two runs without one output or tap name in common verify different models: a diff of them
+    would pair nothing and show every row as absent on one side (exit 0); refused naming both."""
+    names_a, names_b = [r.name for r in a.rows], [r.name for r in b.rows]
+    if names_a and names_b and not set(names_a) & set(names_b):
+        raise UnusableInput(f"{run_a} and {run_b}: no output or tap in common (A: {names_a[:4]}, "
+                            f"B: {names_b[:4]}): the runs verify different models; diff two verify "
+                            f"runs of the same model (of two builds, or before and after a change)")
 
 
 def _run_folder(run) -> Path | None:

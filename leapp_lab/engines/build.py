@@ -87,6 +87,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     if not onnx_path.exists():
         raise FileNotFoundError(f"{onnx_path}: no such ONNX model (run leapp-lab prepare first)")
     check_input_file(onnx_path, "an ONNX model")
+    check_prepared(onnx_path)
     npz_path = Path(npz) if npz is not None else default_npz(onnx_path)
     if not npz_path.exists():
         raise FileNotFoundError(f"{npz_path}: no such input npz (the default is <onnx stem>.npz beside "
@@ -166,6 +167,24 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         raise
     report.path = out_path
     return report
+
+
+def check_prepared(onnx_path: Path) -> None:
+    """A build's engine.onnx is an engine, not a model prepare wrote: compile (or repair) of it said
+    "engine.npz: no such input npz". UnusableInput naming the build and the ONNX it was made from."""
+    from leapp_lab.model.build import BUILD_FILE
+    from leapp_lab.model.jsonio import read_json
+
+    build_json = Path(onnx_path).parent / BUILD_FILE
+    if not build_json.is_file():
+        return
+    try:
+        src = read_json(build_json).get("onnx")
+    except (UnusableInput, AttributeError):
+        src = None
+    made_from = f" it was made from ({src})" if isinstance(src, str) and src else ""
+    raise UnusableInput(f"{onnx_path}: a file of the build {Path(onnx_path).parent} (it holds "
+                        f"{BUILD_FILE}), not a model prepare wrote; pass the prepared ONNX{made_from}")
 
 
 def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:

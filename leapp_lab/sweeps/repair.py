@@ -66,12 +66,14 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     fails or is interrupted leaves nothing behind (docs/safety.md).
     """
     from leapp_lab.engines import get_engine
-    from leapp_lab.engines.build import default_npz
+    from leapp_lab.engines.build import check_prepared, default_npz
 
     t_start = time.perf_counter()
     check_repair_options(engine=engine, target_nrmse=target_nrmse, budget=budget, jobs=jobs)
     onnx_path, ref_path = Path(onnx).resolve(), Path(reference).resolve()
     npz_path = Path(npz).resolve() if npz is not None else default_npz(onnx_path)
+    if onnx_path.is_file():
+        check_prepared(onnx_path)               # a build's engine.onnx, named before its "npz"
     for p, what in ((onnx_path, "ONNX model (run leapp-lab prepare first)"), (ref_path, "reference npz"),
                     (npz_path, "input npz (default <onnx stem>.npz beside the model; pass --npz)")):
         if not (p.exists() or p.is_symlink()):
@@ -150,9 +152,11 @@ def check_repair_outputs(reference, onnx, *, npz=None, out=None, json_path=None,
     inputs (the reference, the ONNX, the input npz), or replaces a file leapp_lab did not write for
     it (docs/safety.md). ``out``: the runs root (default ``<onnx dir>/leapp_lab``): its ``latest``,
     ``runs/`` and ``repair/`` (the kept builds, saved with ``save=False`` too)."""
-    from leapp_lab.engines.build import default_npz
+    from leapp_lab.engines.build import check_prepared, default_npz
 
     onnx_path = Path(onnx)
+    if onnx_path.is_file():
+        check_prepared(onnx_path)   # a build's engine.onnx: its default --out would lie in the build
     root = Path(out) if out is not None else lab_dir(onnx_path.resolve().parent)
     check_outputs(
         [(json_path, "repair-json", "--json"), (html, "html", "--html"),

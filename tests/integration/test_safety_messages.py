@@ -111,3 +111,27 @@ def test_repair_with_another_models_reference_says_so_before_any_build(w, tmp_pa
     ], cwd=d, timeout=300)
     assert all("cannot be built" not in ln for ln in lines), lines
     assert not (d / "build" / "leapp_lab").exists()
+
+
+def test_what_a_new_user_passes_in_the_wrong_place_is_named_as_what_it_is(w, tmp_path_factory):
+    # before: a run folder (or a runs root) as the build said "no sample_outputs.npz in this build;
+    # re-run leapp-lab compile"; a build's engine.onnx said "engine.npz: no such input npz"; a diff
+    # of two runs of different models exited 0 with every row "absent" on one side
+    from verify_models import shared_build
+    d = w["dir"]
+    other = shared_build(tmp_path_factory, "ort").path
+    other_ref = Path(other).parent / "model.reference.npz"
+    for r in cli_many([["verify", REF, "build/model.ort", "--out", "runsA"],
+                       ["verify", other_ref, other, "--out", "runsB"]], cwd=d, timeout=300):
+        assert r.returncode == 0, r.stderr[-2000:]
+    run_a = next((d / "runsA" / "runs").iterdir()).relative_to(d)
+    run_b = next((d / "runsB" / "runs").iterdir()).relative_to(d)
+    lines = refused_many(d, [
+        (["verify", REF, run_a, "--no-save"], (str(run_a), "a run folder", "not a build")),
+        (["verify", REF, "runsA", "--no-save"], ("runsA", "a runs folder", "not a build")),
+        (["compile", "build/model.ort/engine.onnx", "--out", "x.ort", "--quiet"],
+         ("build/model.ort/engine.onnx", "a file of the build", "build/model.onnx")),
+        (["repair", REF, "build/model.ort/engine.onnx", *REPAIR], ("engine.onnx", "a file of the build")),
+        (["diff", run_a, run_b], (str(run_a), str(run_b), "different models")),
+    ], cwd=d, timeout=300)
+    assert all("re-run leapp-lab compile" not in ln and "no such input npz" not in ln for ln in lines), lines
