@@ -109,6 +109,8 @@ def execute(args):
         n = getattr(opts, flag)
         if n is not None and n < 1:
             raise UsageError(f"--{flag} {n}: must be at least 1")
+    if opts.exporters is not None and not opts.exporters.strip():
+        raise UsageError(f"--exporters {opts.exporters!r}: give a node name of the graph, or all")
     if opts.parity is not None and not opts.step_fn:
         raise UsageError("--parity N needs --step-fn MODULE:FUNCTION (the original pipeline to compare with)")
     args.deep = {"replay": opts.replay, "parity": opts.parity, "exporters": opts.exporters,
@@ -128,6 +130,7 @@ def execute(args):
             raise UsageError(str(exc)) from None
     start = RandomState.capture()      # the re-runs start where the script started
     result = run_script(script, script_args)
+    _check_node(opts.exporters, result.report)
     body = ScriptBody(script, script_args, random_state=start)
     if opts.exporters is not None or opts.isolate:
         print(f"leapp-lab run: {body.description} runs again for "
@@ -135,6 +138,17 @@ def execute(args):
               f" (its output is not shown again)", file=sys.stderr)
     run_deep(result.report, body, step_fn=step_fn, progress=_progress, **args.deep)
     return result
+
+
+def _check_node(node: str | None, report) -> None:
+    """``--exporters NODE``: the graphs the script compiled name their nodes (nothing else does,
+    so the script has run once); one that no graph has is refused before any deep check or re-run."""
+    if node in (None, "all") or not report.graphs:
+        return
+    names = sorted({n.name for g in report.graphs for n in g.nodes})
+    if node not in names:
+        raise UsageError(f"--exporters {node!r}: no graph the script compiled has a node of that name "
+                         f"(nodes: {', '.join(names) or 'none'}); give one of them, or all")
 
 
 def _progress(stage: str, done: int, total: int) -> None:
@@ -166,6 +180,9 @@ def main(args) -> int:
     elif code == 1:
         print("leapp-lab run: exit 1 (a validation failed, a trace was refused, or no graph was "
               "compiled; --no-fail exits 0)", file=sys.stderr)
+    elif code == 2 and result.unsaved and not result.script_raised:
+        print("leapp-lab run: exit 2 (a run folder could not be written: the diagnosis above was not "
+              "saved; free the disk or point the script's save_path somewhere writable)", file=sys.stderr)
     elif code == 2:
         print("leapp-lab run: exit 2 (the script raised)", file=sys.stderr)
     sys.stdout.flush()

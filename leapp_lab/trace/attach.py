@@ -58,6 +58,7 @@ class Attachment:
     """Collects the graphs; ``install()`` / ``uninstall()`` swap LEAPP's entry points."""
     graphs: list[GraphReport] = field(default_factory=list)
     runs: list[TraceReport] = field(default_factory=list)     # one saved report per graph
+    unsaved: list[str] = field(default_factory=list)          # why a graph's run folder was not written
     session: _Session | None = None
     dirty: bool = False          # a refused session left nodes behind: hard reset at the end
     _orig: dict = field(default_factory=dict)
@@ -162,7 +163,10 @@ class Attachment:
             if adapters is not None:
                 save_section(graph, adapters)
         except Exception as exc:  # an unwritable folder must not hide the other graphs
-            print(f"leapp-lab: could not write the run folder of graph {graph.name!r}: {exc}",
+            from leapp_lab.model.safepaths import oserror_line
+            why = oserror_line(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+            self.unsaved.append(f"graph {graph.name!r}: {why}")
+            print(f"leapp-lab: could not write the run folder of graph {graph.name!r}: {why}",
                   file=sys.stderr)
         self.graphs.append(graph)
 
@@ -213,6 +217,7 @@ class AttachResult:
     report: TraceReport
     script_raised: bool
     traceback: str | None = None
+    unsaved: list[str] = field(default_factory=list)     # graphs whose run folder could not be written
 
 
 def run_script(script: str | os.PathLike, argv: list[str] | None = None,
@@ -254,13 +259,15 @@ def run_script(script: str | os.PathLike, argv: list[str] | None = None,
     att.finish(exc)
     report = new_report(att.graphs, script=str(path), script_exit=exit_code,
                         script_error=tb_text)
-    return AttachResult(report=report, script_raised=exc is not None, traceback=tb_text)
+    return AttachResult(report=report, script_raised=exc is not None, traceback=tb_text,
+                        unsaved=list(att.unsaved))
 
 
 def exit_status(result: AttachResult, no_fail: bool = False) -> int:
-    """2 the script raised; 1 a validation failed / a trace was refused / no graph (0 with
+    """2 the script raised, or a run folder could not be written (whatever no_fail says: the
+    diagnosis was not saved); 1 a validation failed / a trace was refused / no graph (0 with
     no_fail); 0 otherwise."""
-    if result.script_raised:
+    if result.script_raised or result.unsaved:
         return 2
     r = result.report
     bad = (not r.graphs) or any(g.status in ("refused", "error") or g.verdict in ("fail", "error")
