@@ -33,7 +33,6 @@ from leapp_lab.engines.base import CompileError
 from leapp_lab.executor import InlineExecutor, sweep_executor
 from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
-from leapp_lab.model.npzcheck import check_npz
 from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
 from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made
@@ -80,10 +79,6 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
         if not (p.exists() or p.is_symlink()):
             raise FileNotFoundError(f"{p}: no such {what}")
         check_input_file(p, f"the {what.split(' (')[0]}")       # a FIFO or a device is never read
-    for p in (ref_path, npz_path):
-        # every header here, once, before any build: a pickled (object) array, a corrupt or truncated
-        # member is one exit-2 line now, not one failed build per worker minutes into the sweep
-        check_npz(p)
     root = Path(out) if out is not None else lab_dir(onnx_path.parent)
     check_repair_outputs(reference, onnx, npz=npz, out=root, json_path=json_path, save=save)
     # another model's reference or inputs, named now: else the baseline "cannot be built" (exit 2)
