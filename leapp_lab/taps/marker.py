@@ -71,10 +71,16 @@ class DuplicateTapError(TapError):
 #: UTF-8) and line / paragraph separators. A tap name becomes an ONNX output name, an .npz member name
 #: (a zip name ends at a NUL) and a word in one-line messages; every other character is allowed.
 FORBIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
+#: names the reference npz holds besides outputs and taps (prepare's timings, taps/prepare.py): a
+#: tap of that name would be overwritten by them and verify would call it a shape mismatch
+RESERVED_NAMES = ("benchmark_timings_ms",)
 
 
 def name_problem(name: str) -> str | None:
     """Why the string ``name`` cannot name a tap (or a model output), or None (docs/taps.md)."""
+    if name in RESERVED_NAMES:
+        return (f"is reserved: prepare stores its timings under {name!r} in the reference npz; "
+                f"rename it")
     bad = next((c for c in name if unicodedata.category(c) in FORBIDDEN_CATEGORIES), None)
     if bad is None:
         return None

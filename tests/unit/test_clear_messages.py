@@ -82,3 +82,11 @@ def test_printable_tap_names_of_any_script_are_allowed():
             tap(torch.ones(1), name)
         assert cm.order == [name]
     assert tap(torch.ones(1), "a\x00b") is not None      # outside prepare a tap checks nothing
+
+
+def test_the_reference_npz_timings_name_is_refused_as_a_tap_name():
+    # before: prepare wrote its timings over the tap's reference and verify called the tap a
+    # SHAPE-MISMATCH
+    with CaptureMode(expose=None), pytest.raises(TapError) as e:
+        tap(torch.ones(2), "benchmark_timings_ms")
+    assert "'benchmark_timings_ms'" in str(e.value) and "reserved" in str(e.value)
