@@ -1,47 +1,12 @@
-// leapp_lab front-end: one renderer for the Jupyter widget (anywidget) and the standalone HTML report.
-//
-// It draws a *view dict* built in Python (leapp_lab/views/viewdict.py); it never computes a metric,
-// never talks to a kernel itself (the widget host passes callbacks) and never fetches anything.
-// Every user string reaches the DOM through textContent / setAttribute; the only innerHTML is the
-// graph SVG, which Python wrote with every string escaped.
-//
-// Stable DOM hooks (tests and users' automation rely on them; docs/notebook.md lists them):
-//   tr[data-leapp-row][data-leapp-status][data-leapp-tap-status][data-leapp-first-divergent]
-//   [data-leapp-node] on graph nodes, [data-leapp-hist-row][data-leapp-hist-sample] on the histogram panel,
-//   [data-leapp-why] (the verdict's reason), input[data-leapp-search], [data-leapp-next-divergent] ...
-// The table is virtual: only the rows scrolled into view exist as <tr>; select a row (click, search,
-// keys, the API's select) to bring it into view.
-//   Compare views: tr[data-leapp-flip][data-leapp-first-divergent-in][data-leapp-missing-in],
-//   td[data-leapp-side][data-leapp-verdict], th[data-leapp-group], [data-leapp-hist-group] in the panel.
+// GENERATED from extensions/src/ by extensions/build.mjs (esbuild): do not edit; see docs/contributing.md
 
-const STATUS_ORDER = { fail: 0, uncompared: 1, pass: 2 };
-const NUMERIC = new Set(["num", "int", "cos", "x"]);
-const ROW_H = 24;          // px: every table row has this height (virtual scrolling relies on it)
-const OVERSCAN = 12;       // rows drawn above and below the visible ones
-
-function h(tag, attrs, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "on") { for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn); continue; }
-    e.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return e;
-}
-
-// The one number format of every view (Python: leapp_lab/views/numfmt.py, same rules; a test feeds
-// the same values through both). kind: num | int | cos | x | text | bool | shape | status.
-const INT_LIMIT = 1e15;
+// src/shared/format.js
+var INT_LIMIT = 1e15;
 function fmtNum(v) {
   if (Number.isNaN(v)) return "nan";
   if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
   if (v === 0) return "0";
   if (Number.isInteger(v) && Math.abs(v) < INT_LIMIT) return String(v);
-  // 4 significant digits, half away from zero on the exact value (toExponential's rounding)
   const [mant, exp] = Math.abs(v).toExponential(3).split("e");
   const digits = mant.replace(".", ""), e = Number(exp), sign = v < 0 ? "-" : "";
   if (e >= -3 && e <= 3) {
@@ -51,11 +16,10 @@ function fmtNum(v) {
   }
   return sign + digits[0] + "." + digits.slice(1) + "e" + (e >= 0 ? "+" : "-") + String(Math.abs(e)).padStart(2, "0");
 }
-
-export function fmt(v, kind) {
-  if (v === null || v === undefined) return "–";
+function fmt(v, kind) {
+  if (v === null || v === void 0) return "–";
   if (typeof v === "boolean") return v ? "yes" : "no";
-  if (Array.isArray(v)) return "[" + v.map(x => fmt(x, kind === "shape" ? "num" : kind)).join(", ") + "]";
+  if (Array.isArray(v)) return "[" + v.map((x) => fmt(x, kind === "shape" ? "num" : kind)).join(", ") + "]";
   if (typeof v === "number") {
     if (kind === "cos" && Math.abs(v) < 2) {
       const s = Math.abs(v).toFixed(6);
@@ -65,14 +29,44 @@ export function fmt(v, kind) {
   }
   return String(v);
 }
+function shapeText(s) {
+  return s === null || s === void 0 ? "?" : "[" + s.join(", ") + "]";
+}
+function plotText(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
 
-// SVG ids are page-global: a graph drawn twice on a page (or a marker on a hidden tab) must not take
-// another drawing's marker. Python writes ids derived from the drawing (deterministic HTML); each
-// insertion here renames them page-uniquely and rewrites the url(#id) references.
-let svgSerial = 0;
+// src/shared/dom.js
+function h(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === void 0 || v === null || v === false) continue;
+    if (k === "on") {
+      for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+      continue;
+    }
+    e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === void 0 || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+var SVGNS = "http://www.w3.org/2000/svg";
+function svgEl(tag, attrs, ...children) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) if (v !== void 0 && v !== null) e.setAttribute(k, String(v));
+  for (const c of children) if (c !== void 0 && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+var svgSerial = 0;
+function nextSvgSerial() {
+  return ++svgSerial;
+}
 function setSvg(box, svg) {
   box.innerHTML = svg || "";
-  const n = ++svgSerial;
+  const n = nextSvgSerial();
   for (const m of box.querySelectorAll("marker[id]")) {
     const old = m.id, id = old + "-" + n;
     m.id = id;
@@ -83,760 +77,532 @@ function setSvg(box, svg) {
     }
   }
 }
-
-function shapeText(s) { return s === null || s === undefined ? "?" : "[" + s.join(", ") + "]"; }
-
 function kv(rows, cls) {
-  return h("table", { class: "leapp-kv " + (cls || "") },
-    h("tbody", {}, rows.filter(r => r).map(([k, v, kind, title]) => h("tr", {}, h("th", { title }, k), h("td", {}, fmt(v, kind))))));
+  return h(
+    "table",
+    { class: "leapp-kv " + (cls || "") },
+    h("tbody", {}, rows.filter((r) => r).map(([k, v, kind, title]) => h("tr", {}, h("th", { title }, k), h("td", {}, fmt(v, kind)))))
+  );
 }
-
-// A list of values and the columns that name them (the view dict says labels once per table).
 function labelled(columns, values, skipEmpty) {
   const out = [];
   (columns || []).forEach((c, i) => {
     const v = values ? values[i] : null;
-    if (skipEmpty && (v === null || v === undefined || v === "")) return;
+    if (skipEmpty && (v === null || v === void 0 || v === "")) return;
     out.push([c.label, v, c.type, c.description || null]);
   });
   return out;
 }
-
-// -- graphs: one navigation helper for every graph panel ---------------------------------------------
-// graphNav(opts) is the viewport of one graph (trace connectivity, FX, accuracy): zoom (wheel, +/−
-// buttons, + / - keys), pan (drag, arrow keys), fit (button, f / 0) and a node search box, all driven
-// through the <svg>'s viewBox. The state is a centre (cx, cy) in drawing units and a zoom k (screen px
-// per unit); the viewBox always has the viewport's aspect ratio. When the viewport first gets a size
-// (its tab shown), the whole graph is fitted if that stays readable, else it is shown at natural size
-// centred on opts.focus() (the failing node). opts: find(query) -> [target], mark(targets),
-// show(target) (centre on it), focus() -> element | null, onVisible() (the viewport got a size).
-const READABLE = 0.6;   // a fitted graph below 60% of its natural size is not readable: focus instead
-
-function svgLength(v) {
-  const m = /^([\d.]+)\s*(pt|px)?$/.exec(String(v || "").trim());
-  return m ? Number(m[1]) * (m[2] === "pt" ? 4 / 3 : 1) : null;
-}
-
-function graphNav(opts) {
-  const view = h("div", { class: "leapp-graph leapp-graphview", tabindex: "0", "data-lm-suppress-shortcuts": "true",
-                          "data-leapp-graph-view": "" });
-  const search = h("input", { type: "search", class: "leapp-graphsearch", placeholder: "find node", "data-leapp-graph-search": "",
-                              "data-lm-suppress-shortcuts": "true" });
-  const count = h("span", { class: "leapp-muted", "data-leapp-graph-count": "" });
-  const btn = (what, label, title, fn) => h("button", { class: "leapp-btn", "data-leapp-graph-zoom": what, title, on: { click: fn } }, label);
-  const tools = h("span", { class: "leapp-graphtools" },
-    btn("in", "+", "zoom in (wheel, +)", () => zoomAt(1.4)), btn("out", "−", "zoom out (wheel, -)", () => zoomAt(1 / 1.4)),
-    btn("fit", "fit", "fit the whole graph (f)", () => fit()), search, count);
-  let svg = null, nat = null, cx = 0, cy = 0, k = 1, ready = false, pending = null, drag = null, dragged = false;
-
-  function size() { return [view.clientWidth, view.clientHeight]; }
-  function apply() {
-    const [W, H] = size();
-    if (!svg || !W || !H) return;
-    svg.setAttribute("viewBox", [cx - W / 2 / k, cy - H / 2 / k, W / k, H / k].map(x => x.toFixed(2)).join(" "));
-    view.setAttribute("data-leapp-graph-zoom", (k / nat.k0).toFixed(3));
-  }
-  function fitK() {
-    const [W, H] = size();
-    return Math.min((W - 16) / nat.w, (H - 16) / nat.h, nat.k0);
-  }
-  function fit() {
-    if (!nat) return;
-    k = fitK(); cx = nat.x + nat.w / 2; cy = nat.y + nat.h / 2; apply();
-  }
-  function zoomAt(f, px, py) {
-    if (!nat) return;
-    const [W, H] = size();
-    if (px === undefined) { px = W / 2; py = H / 2; }
-    const ux = cx + (px - W / 2) / k, uy = cy + (py - H / 2) / k;
-    const k2 = Math.min(nat.k0 * 4, Math.max(Math.min(fitK(), nat.k0) * 0.5, k * f));
-    cx = ux - (px - W / 2) / k2; cy = uy - (py - H / 2) / k2; k = k2; apply();
-  }
-  // an element's box in drawing units (the root's user space, whatever transforms lie between)
-  function bbox(el) {
-    const m = svg && svg.getScreenCTM(), me = el.getScreenCTM && el.getScreenCTM();
-    if (!m || !me) return null;
-    const b = el.getBBox(), t = m.inverse().multiply(me);
-    const ps = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
-      .map(([x, y]) => new DOMPoint(x, y).matrixTransform(t));
-    const xs = ps.map(p => p.x), ys = ps.map(p => p.y);
-    return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
-  }
-  // centre on an element (zooming in to natural size when the graph is too small to read)
-  function centerOn(el) {
-    if (!el) return;
-    const [W, H] = size();
-    if (!ready || !W || !H) { pending = el; return; }
-    const b = bbox(el);
-    if (!b) { pending = el; return; }
-    if (k < READABLE * nat.k0) k = nat.k0;
-    cx = b.x + b.w / 2; cy = b.y + b.h / 2; apply();
-  }
-  function initial() {
-    fit();
-    if (k >= READABLE * nat.k0) return;
-    const f = opts.focus && opts.focus();
-    k = nat.k0;
-    if (f) centerOn(f);
-    else { const [W, H] = size(); cx = nat.x + W / 2 / k; cy = nat.y + H / 2 / k; apply(); }
-  }
-  function shown() {
-    const [W, H] = size();
-    if (!W || !H) return;
-    if (opts.onVisible) opts.onVisible();
-    if (!svg) return;
-    if (!ready) { ready = true; initial(); }
-    else apply();
-    if (pending) { const el = pending; pending = null; centerOn(el.isConnected ? el : null); }
-  }
-  if (typeof ResizeObserver !== "undefined") new ResizeObserver(shown).observe(view);
-  else requestAnimationFrame(shown);
-
-  // pointer: drag pans; a drag is not a click on the node under it
-  view.addEventListener("pointerdown", e => { if (e.button === 0) drag = { x: e.clientX, y: e.clientY, cx, cy, id: e.pointerId, moved: false }; });
-  view.addEventListener("pointermove", e => {
-    if (!drag) return;
-    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
-    if (!drag.moved) { drag.moved = true; view.setPointerCapture(drag.id); view.classList.add("leapp-dragging"); }
-    cx = drag.cx - dx / k; cy = drag.cy - dy / k; apply();
-  });
-  const endDrag = () => { if (drag && drag.moved) { dragged = true; setTimeout(() => { dragged = false; }, 0); } drag = null; view.classList.remove("leapp-dragging"); };
-  view.addEventListener("pointerup", endDrag);
-  view.addEventListener("pointercancel", endDrag);
-  view.addEventListener("click", e => { if (dragged) { e.stopPropagation(); e.preventDefault(); } }, true);
-  view.addEventListener("wheel", e => {
-    if (!nat) return;
-    e.preventDefault();
-    const r = view.getBoundingClientRect(), dy = e.deltaY * (e.deltaMode === 1 ? 16 : 1);
-    zoomAt(Math.exp(-dy * 0.0015), e.clientX - r.left, e.clientY - r.top);
-  }, { passive: false });
-  view.addEventListener("keydown", e => {
-    const [W, H] = size(), step = 60 / k;
-    const act = { "+": () => zoomAt(1.4), "=": () => zoomAt(1.4), "-": () => zoomAt(1 / 1.4), f: fit, 0: fit,
-                  ArrowLeft: () => { cx -= step; apply(); }, ArrowRight: () => { cx += step; apply(); },
-                  ArrowUp: () => { cy -= step; apply(); }, ArrowDown: () => { cy += step; apply(); } }[e.key];
-    if (!act || !W || !H) return;
-    e.preventDefault(); e.stopPropagation(); act();
-  });
-
-  // search: typing shows the first match, Enter the next (Shift+Enter the previous)
-  let matches = [], mi = -1, lastQ = "";
-  function find(step) {
-    const q = search.value.trim().toLowerCase();
-    if (q !== lastQ) { lastQ = q; matches = q ? opts.find(q) : []; mi = -1; opts.mark(matches); }
-    if (!matches.length) { count.textContent = q ? "no match" : ""; return; }
-    mi = (mi + step + matches.length) % matches.length;
-    count.textContent = (mi + 1) + " of " + matches.length;
-    opts.show(matches[mi]);
-  }
-  search.addEventListener("input", () => find(1));
-  search.addEventListener("keydown", e => { e.stopPropagation(); if (e.key === "Enter") { e.preventDefault(); find(e.shiftKey ? -1 : 1); } });
-
-  return {
-    el: h("div", { class: "leapp-graphnav" }, h("div", { class: "leapp-toolbar leapp-graphbar" }, tools), view),
-    view, tools, centerOn, fit,
-    // show `el` (an <svg>) in the viewport; keep=true keeps zoom and centre (a redraw of the same graph)
-    attach(el, keep) {
-      const vb = el.viewBox && el.viewBox.baseVal;
-      const w = vb && vb.width ? vb.width : svgLength(el.getAttribute("width")) || 100;
-      const hgt = vb && vb.height ? vb.height : svgLength(el.getAttribute("height")) || 100;
-      const px = svgLength(el.getAttribute("width"));
-      nat = { x: vb && vb.width ? vb.x : 0, y: vb && vb.height ? vb.y : 0, w, h: hgt, k0: px ? px / w : 1 };
-      el.setAttribute("width", "100%"); el.setAttribute("height", "100%");
-      el.setAttribute("preserveAspectRatio", "xMidYMid meet");
-      if (el.parentNode !== view) view.replaceChildren(el);
-      svg = el;
-      if (!view.style.height) view.style.height = Math.round(Math.max(140, Math.min(560, nat.h * nat.k0 + 24))) + "px";
-      if (!keep) ready = false;
-      shown();
-    },
-  };
-}
-
-// a graph drawn in Python (SVG string, every string escaped there), made navigable; `focus` selects
-// the node shown first when the whole graph is too big to read
-function svgGraph(svgText, focus) {
-  let nodes = [];
-  const text = el => ((el.querySelector("title") || {}).textContent || "") + " " +
-    (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || el.getAttribute("data-leapp-io") || "");
-  const nav = graphNav({
-    find: q => nodes.filter(el => text(el).toLowerCase().includes(q)),
-    mark: ms => { const s = new Set(ms); for (const el of nodes) { el.classList.toggle("leapp-match", s.has(el)); el.classList.remove("leapp-current"); } },
-    show: el => { for (const x of nodes) x.classList.toggle("leapp-current", x === el); nav.centerOn(el); },
-    focus: () => nav.view.querySelector(focus),
-  });
-  setSvg(nav.view, svgText);
-  const svg = nav.view.querySelector("svg");
-  if (svg) {
-    nodes = [...svg.querySelectorAll("[data-leapp-node], [data-leapp-fx], [data-leapp-io]")];
-    nav.attach(svg);
-  }
-  return nav;
-}
-
-// -- the accuracy graph (verify) -----------------------------------------------------------------------
-// The engine graph of a verify view (view.engine_graph, leapp_lab/views/engine_graph_view.py) laid out
-// by dagre in the browser, because module scopes fold and unfold here: a folded scope is one box. Each
-// node with rows is filled by its worst row's metric (the rule's threshold splits green from red) and
-// outlined by its verdict; clicking it selects its row (hooks.select), and a row selected anywhere
-// unfolds its scope and centres its node (showRow). Laid out on first show, not at page load.
-const SVGNS = "http://www.w3.org/2000/svg";
-function svgEl(tag, attrs, ...children) {
-  const e = document.createElementNS(SVGNS, tag);
-  for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
-  for (const c of children) if (c !== undefined && c !== null) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return e;
-}
-
-// badness of a metric value against the rule: 0 at the threshold, ±1 per decade (worse > 0);
-// without a threshold, the value's place between the smallest and largest shown (0..1)
-function badness(v, m, range) {
-  if (v === null || v === undefined || Number.isNaN(v)) return null;
-  if (m.threshold !== null && m.threshold !== undefined) {
-    const d = m.worse === "below" ? (1 - v) / (1 - m.threshold) : v / m.threshold;
-    return d <= 0 ? -3 : Math.log10(d);
-  }
-  if (!range || !(v > 0)) return 0;
-  return range[1] > range[0] ? (Math.log10(v) - range[0]) / (range[1] - range[0]) : 1;
-}
-
-function mix(a, b, t) {
-  const p = x => [1, 3, 5].map(i => parseInt(x.slice(i, i + 2), 16));
-  const [x, y] = [p(a), p(b)];
-  return "#" + x.map((c, i) => Math.round(c + (y[i] - c) * Math.max(0, Math.min(1, t))).toString(16).padStart(2, "0")).join("");
-}
-
-function badColor(b, m) {
-  if (b === null) return "#f5f5f5";
-  if (m.threshold === null || m.threshold === undefined) return mix("#e8eaf6", "#7e57c2", b);
-  return b < 0 ? mix("#fff59d", "#c8e6c9", -b / 2) : mix("#ffb74d", "#e57373", b / 2);
-}
-
-function accuracyGraph(panel, G, table, rowsById, hooks) {
-  const nodes = G.nodes || [], groups = new Map((G.groups || []).map(g => [g.id, g]));
-  if (!nodes.length) {     // no graph stored (no ONNX found, too many nodes...): say why
-    panel.append(h("div", { class: "leapp-note" }, G.note || "no graph was stored for this run"));
-    return { showRow() {} };
-  }
-  const open = new Set(G.open || []);
-  const metrics = G.metrics || [];
-  let metric = metrics[0] || null;
-  const rowNode = new Map();
-  nodes.forEach((n, i) => n.rows.forEach(r => { if (!rowNode.has(r)) rowNode.set(r, i); }));
-  const labels = table.status_labels || {};
-  let selNode = null, selRow = null, marked = new Set(), current = null, dirty = true;
-  let unitEls = new Map(), unitsNow = new Map();     // unit key -> <g>, unit key -> unit (as drawn)
-  const info = h("div", { class: "leapp-graphinfo", "data-leapp-graph-info": "" });
-
-  const chain = gid => { const out = []; while (gid) { out.unshift(gid); gid = (groups.get(gid) || {}).parent || null; } return out; };
-  const unitOf = i => { for (const g of chain(nodes[i].group)) if (!open.has(g)) return "g:" + g; return "n:" + i; };
-  const rowOf = id => rowsById.get(id);
-  const value = r => (metric && r ? r.cells[metric.key] : null);
-  let range = null;
-  function setRange() {
-    const vs = [];
-    for (const n of nodes) for (const id of n.rows) { const v = value(rowOf(id)); if (v > 0) vs.push(Math.log10(v)); }
-    range = vs.length ? [Math.min(...vs), Math.max(...vs)] : null;
-  }
-  // the row a node stands for: a diverged one first, then the worst by the metric
-  function primary(ids) {
-    let best = null, bb = -Infinity;
-    for (const id of ids) {
-      const r = rowOf(id);
-      if (!r) continue;
-      const b = (r.status === "fail" ? 100 : 0) + (badness(value(r), metric || {}, range) ?? -50);
-      if (best === null || b > bb) { best = id; bb = b; }
-    }
-    return best;
-  }
-
-  const nav = graphNav({
-    find: q => nodes.map((n, i) => [n, i]).filter(([n]) => (n.name + " " + n.op + " " + (n.scope || "") + " " + n.rows.join(" ")).toLowerCase().includes(q)).map(([, i]) => i),
-    mark: ms => { marked = new Set(ms); current = null; paint(); },
-    show: i => { current = i; reveal(i); paint(); nav.centerOn(elOf(i)); },
-    focus: () => (selNode !== null ? elOf(selNode) : null),
-    onVisible: () => { if (dirty) render(); },
-  });
-  const msel = h("select", { "data-leapp-graph-metric": "", on: { change: e => { metric = metrics.find(m => m.key === e.target.value); setRange(); paint(); legend(); } } },
-    metrics.map(m => h("option", { value: m.key }, m.label)));
-  const legendBox = h("span", { class: "leapp-graphlegend" });
-  nav.tools.append(h("label", {}, "colour ", msel), legendBox,
-    h("button", { class: "leapp-btn", "data-leapp-graph-unfold": "", title: "unfold every module scope", on: { click: () => { for (const g of groups.keys()) open.add(g); render(false); } } }, "unfold all"),
-    h("button", { class: "leapp-btn", "data-leapp-graph-fold": "", title: "fold every module scope into one box", on: { click: () => { open.clear(); render(false); } } }, "fold all"));
-  nav.view.style.height = "min(70vh, 640px)";
-  const head = h("div", { class: "leapp-muted" },
-    (G.source === "prepared" ? "the prepared ONNX (this engine has no ONNX graph): " : "the engine's ONNX graph: ") + (G.file || "") +
-    " · " + nodes.filter(n => n.kind === "op").length + " nodes" +
-    Object.entries(G.left_out || {}).map(([why, n]) => " · " + n + " " + why + " nodes left out").join("") +
-    " · fill: the row's metric against the rule (a diverged row at least at the threshold); red outline: diverged · click a node to select its row, a box to unfold its scope, a band's label to fold it");
-  panel.append(head, ...(G.note ? [h("div", { class: "leapp-note" }, G.note)] : []), nav.el, info);
-  setRange();
-  legend();
-
-  function legend() {
-    legendBox.replaceChildren();
-    if (!metric) return;
-    const th = metric.threshold;
-    const stops = th !== null && th !== undefined ? [-2, -1, -0.001, 0, 1, 2] : [0, 0.5, 1];
-    const grad = "linear-gradient(to right, " + stops.map(b => badColor(b, metric)).join(", ") + ")";
-    const at = b => (metric.worse === "below" ? 1 - (1 - th) * 10 ** b : th * 10 ** b);
-    const ticks = th !== null && th !== undefined ? [fmt(at(-2), metric.type), fmt(th, metric.type) + " (rule)", fmt(at(2), metric.type)]
-      : (range ? [fmt(10 ** range[0], metric.type), "no rule threshold", fmt(10 ** range[1], metric.type)] : ["", "no values", ""]);
-    legendBox.append(h("span", { class: "leapp-legendbar", style: "background:" + grad }),
-      h("span", { class: "leapp-legendticks" }, ticks.map(t => h("span", {}, t))));
-  }
-
-  function reveal(i) {
-    let changed = false;
-    for (const g of chain(nodes[i].group)) if (!open.has(g)) { open.add(g); changed = true; }
-    if (changed) { dirty = true; if (nav.view.clientWidth) render(true); }
-  }
-  function elOf(i) { return unitEls.get(unitOf(i)) || null; }
-
-  function nodeTitle(n) {
-    const lines = [n.name + " · " + n.op + (n.scope ? " · " + n.scope : "")];
-    for (const id of n.rows.slice(0, 6)) {
-      const r = rowOf(id);
-      if (!r) continue;
-      lines.push(id + ": " + (labels[r.status] || r.status) + (metric ? " · " + metric.label + " " + fmt(value(r), metric.type) : "") +
-                 (r.reason ? " (" + r.reason + ")" : ""));
-    }
-    if (n.rows.length > 6) lines.push("… " + (n.rows.length - 6) + " more rows");
-    if (n.kind === "op" && !n.rows.length) lines.push("not tapped: no row");
-    return lines.join("\n");
-  }
-
-  // layout + drawing of the current fold state
-  function render(keep) {
-    dirty = false;
-    if (typeof globalThis.dagre === "undefined") { nav.view.replaceChildren(h("div", { class: "leapp-empty" }, "the dagre layout library is not loaded")); return; }
-    const units = new Map();
-    nodes.forEach((n, i) => {
-      const key = unitOf(i);
-      if (!units.has(key)) units.set(key, { key, members: [], group: key.startsWith("g:") ? key.slice(2) : null });
-      units.get(key).members.push(i);
-    });
-    const g = new globalThis.dagre.graphlib.Graph();
-    g.setGraph({ rankdir: "TB", nodesep: 18, ranksep: 26, edgesep: 8, marginx: 12, marginy: 12,
-                 ranker: units.size > 150 ? "longest-path" : "network-simplex" });
-    g.setDefaultEdgeLabel(() => ({}));
-    for (const u of units.values()) {
-      if (u.group) {
-        const ids = u.members.flatMap(i => nodes[i].rows).filter(id => rowOf(id));
-        const fail = ids.filter(id => rowOf(id).status === "fail").length;
-        u.title = "▸ " + groups.get(u.group).label;
-        u.sub = u.members.length + " nodes" + (ids.length ? " · " + fail + "/" + ids.length + " diverged" : "");
-      } else {
-        const n = nodes[u.members[0]];
-        u.title = n.op; u.sub = n.rows.length ? n.rows[0] + (n.rows.length > 1 ? " +" + (n.rows.length - 1) : "") : n.name;
-      }
-      const cut = t => (t.length > 34 ? t.slice(0, 33) + "…" : t);
-      u.title = cut(u.title); u.sub = cut(u.sub);
-      g.setNode(u.key, { width: Math.max(64, u.title.length * 6.6 + 18, u.sub.length * 5.6 + 18), height: 34 });
-    }
-    const edges = new Set();
-    nodes.forEach((n, i) => { for (const j of n.inputs) { const a = unitOf(j), b = unitOf(i); if (a !== b && !edges.has(a + "\n" + b)) { edges.add(a + "\n" + b); g.setEdge(a, b); } } });
-    globalThis.dagre.layout(g);
-    const W = g.graph().width || 100, H = g.graph().height || 100;
-    const mid = "leapp-acc-arrow-" + (++svgSerial);
-    const svg = svgEl("svg", { viewBox: "0 0 " + W.toFixed(1) + " " + H.toFixed(1), width: W.toFixed(1), height: H.toFixed(1), class: "leapp-accgraph" },
-      svgEl("defs", {}, svgEl("marker", { id: mid, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
-        svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#78909c" }))));
-    // open scopes: a band behind their members, its label folds the scope
-    const bands = svgEl("g", { class: "leapp-bands" });
-    const openGroups = [...open].filter(gid => groups.has(gid) && chain(gid).every(a => open.has(a)));
-    openGroups.sort((a, b) => groups.get(a).depth - groups.get(b).depth);
-    const below = new Map();     // open descendants' depth, for nesting paddings
-    for (const gid of openGroups) for (const a of chain(gid)) below.set(a, Math.max(below.get(a) || 0, groups.get(gid).depth - groups.get(a).depth));
-    for (const gid of openGroups) {
-      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-      for (const u of units.values()) {
-        const i = u.members[0];
-        if (!chain(nodes[i].group).includes(gid)) continue;
-        const p = g.node(u.key);
-        x0 = Math.min(x0, p.x - p.width / 2); x1 = Math.max(x1, p.x + p.width / 2);
-        y0 = Math.min(y0, p.y - p.height / 2); y1 = Math.max(y1, p.y + p.height / 2);
-      }
-      if (!Number.isFinite(x0)) continue;
-      const pad = 5 + 7 * (below.get(gid) || 0), gr = groups.get(gid);
-      bands.append(svgEl("g", { class: "leapp-band", "data-leapp-scope-open": gid },
-        svgEl("title", {}, gid + " · " + gr.size + " nodes · click the label to fold into one box"),
-        svgEl("rect", { x: x0 - pad, y: y0 - pad - 11, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 11, rx: 6 }),
-        svgEl("text", { x: x0 - pad + 5, y: y0 - pad - 2, class: "leapp-bandlabel" }, "▾ " + gr.label)));
-    }
-    svg.append(bands);
-    const eg = svgEl("g", { class: "leapp-edges" });
-    for (const e of g.edges()) {
-      const pts = g.edge(e).points || [];
-      if (!pts.length) continue;
-      const la = units.get(e.v), lb = units.get(e.w);
-      eg.append(svgEl("path", { d: "M" + pts.map(p => p.x.toFixed(1) + "," + p.y.toFixed(1)).join(" L"), "marker-end": "url(#" + mid + ")" },
-        svgEl("title", {}, (la.group || nodes[la.members[0]].name) + " → " + (lb.group || nodes[lb.members[0]].name))));
-    }
-    svg.append(eg);
-    unitEls = new Map();
-    const ng = svgEl("g", { class: "leapp-nodes" });
-    for (const u of units.values()) {
-      const p = g.node(u.key), x = p.x - p.width / 2, y = p.y - p.height / 2;
-      const n = u.group ? null : nodes[u.members[0]];
-      const el = u.group
-        ? svgEl("g", { class: "leapp-gunit leapp-ggroup", "data-leapp-scope": u.group },
-            svgEl("title", {}), svgEl("rect", { x: x + 3, y: y + 3, width: p.width, height: p.height, rx: 5, class: "leapp-stack" }),
-            svgEl("rect", { x, y, width: p.width, height: p.height, rx: 5, class: "leapp-box" }))
-        : svgEl("g", { class: "leapp-gunit leapp-gnode leapp-k-" + n.kind, "data-leapp-node": n.name },
-            svgEl("title", {}), svgEl("rect", { x, y, width: p.width, height: p.height, rx: n.kind === "op" ? 5 : 16, class: "leapp-box" }));
-      el.append(svgEl("text", { x: x + 8, y: y + 14, class: "leapp-gtitle" }, u.title), svgEl("text", { x: x + 8, y: y + 27, class: "leapp-gsub" }, u.sub));
-      el.addEventListener("click", () => {
-        if (u.group) { open.add(u.group); render(true); nav.centerOn(elOf(u.members[0])); return; }
-        const i = u.members[0], row = primary(nodes[i].rows);
-        selNode = i;
-        if (row) hooks.select(row); else { selRow = null; paint(); describe(); }
-      });
-      u.el = el;
-      unitEls.set(u.key, el);
-      ng.append(el);
-    }
-    svg.append(ng);
-    for (const b of bands.children) {
-      const gid = b.getAttribute("data-leapp-scope-open");
-      b.querySelector("text").addEventListener("click", ev => {
-        ev.stopPropagation();
-        for (const x of [...open]) if (chain(x).includes(gid)) open.delete(x);
-        render(true);
-        nav.centerOn(unitEls.get("g:" + gid));
-      });
-    }
-    unitsNow = units;
-    nav.attach(svg, keep);
-    paint();
-  }
-
-  // colours, verdict outlines, selection and search marks, tooltips (no layout)
-  function paint() {
-    const selUnit = selNode !== null ? unitOf(selNode) : null;
-    const curUnit = current !== null ? unitOf(current) : null;
-    const markedUnits = new Set([...marked].map(unitOf));
-    for (const u of unitsNow.values()) {
-      const el = u.el, ids = u.members.flatMap(i => nodes[i].rows);
-      let worst = null, fail = 0, judged = 0;
-      for (const id of ids) {
-        const r = rowOf(id);
-        if (!r) continue;
-        if (r.status === "fail") fail++;
-        if (r.status !== "uncompared") judged++;
-        let b = badness(value(r), metric || {}, range);
-        // a diverged row stands at or above the rule, whichever criterion fired (non-finite, cosine...)
-        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== undefined) b = Math.max(b ?? 0, 0);
-        if (b !== null && (worst === null || b > worst)) worst = b;
-      }
-      const st = fail ? "fail" : judged ? "pass" : ids.some(id => rowOf(id)) ? "uncompared" : "none";
-      el.setAttribute("data-leapp-status", st);
-      const pr = u.group ? null : primary(ids);
-      if (pr) el.setAttribute("data-leapp-node-row", pr); else el.removeAttribute("data-leapp-node-row");
-      const box = el.querySelector(".leapp-box");
-      const isIo = !u.group && nodes[u.members[0]].kind !== "op";
-      box.setAttribute("fill", isIo ? "#e3f2fd" : st === "none" ? "#ffffff" : badColor(worst, metric || {}));
-      el.classList.toggle("leapp-node-selected", u.key === selUnit);
-      el.classList.toggle("leapp-match", markedUnits.has(u.key));
-      el.classList.toggle("leapp-current", u.key === curUnit);
-      el.querySelector("title").textContent = u.group
-        ? u.group + " · " + u.members.length + " nodes · " + ids.length + " rows" + (fail ? ", " + fail + " diverged" : "") +
-          (metric && worst !== null ? " · worst " + metric.label + " in it" : "") + " · click to unfold"
-        : nodeTitle(nodes[u.members[0]]);
-    }
-  }
-
-  // the selected row in words under the graph, with a way back to the table
-  function describe() {
-    info.replaceChildren();
-    const r = selRow ? rowOf(selRow) : null;
-    const n = selNode !== null ? nodes[selNode] : null;
-    if (!r && !n) return;
-    if (r) info.append(h("span", { class: "leapp-pill leapp-" + r.status }, labels[r.status] || r.status), " ", h("b", {}, r.id), " ");
-    if (n) info.append(h("span", { class: "leapp-muted" }, "node " + n.name + " · " + n.op + (n.scope ? " · " + n.scope : "")), " ");
-    else if (r) info.append(h("span", { class: "leapp-muted" }, "this row has no node in the graph (" + (r.tap_status || "") + ")"), " ");
-    if (r) {
-      for (const m of metrics) info.append(h("span", { class: "leapp-kvi" }, m.label + " ", h("b", {}, fmt(r.cells[m.key], m.type))), " ");
-      if (r.reason) info.append(h("span", {}, r.reason), " ");
-      info.append(h("button", { class: "leapp-btn", "data-leapp-graph-to-table": "", on: { click: () => hooks.showTable() } }, "show in table"));
-    }
-  }
-
-  return {
-    // a row was selected (table, plot, graph, search...): unfold its scope, outline and centre its node
-    showRow(id) {
-      selRow = id;
-      const i = rowNode.get(id);
-      selNode = i === undefined ? null : i;
-      if (selNode !== null) reveal(selNode);
-      if (!dirty) paint();
-      describe();
-      if (selNode !== null) nav.centerOn(elOf(selNode));
-    },
-  };
-}
-
-// -- histogram --------------------------------------------------------------------------------------
-// Global log bins (leapp_lab/model/hist.py): bin b starts at the float64 whose bit pattern is b << 50.
-const _f64 = new Float64Array(1), _u64 = new BigUint64Array(_f64.buffer);
-export function binEdge(b) { _u64[0] = BigInt(b) << 50n; return _f64[0]; }
-
-function histTraces(hist, nonfiniteLabel) {
-  // zero bin at x=0, log bins from x=2 on (one empty slot between): the x axis *is* log(|diff|);
-  // the non-finite pairs, left out of every bin, in a bar of their own at the right end
-  const xs = [0], ys = [hist.zero], text = ["exactly 0"], colors = ["#1565c0"];
-  const counts = hist.counts || [], n = counts.length, first = hist.first_bin || 0;
-  for (let i = 0; i < n; i++) {
-    xs.push(i + 2); ys.push(counts[i]); colors.push("#ef6c00");
-    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
-  }
-  const step = Math.max(1, Math.ceil(n / 7));
-  const tickvals = [0], ticktext = ["0"];
-  for (let i = 0; i < n; i += step) { tickvals.push(i + 2 - 0.5); ticktext.push(binEdge(first + i).toExponential(1)); }
-  if (hist.nonfinite) {
-    const x = n + 3;
-    xs.push(x); ys.push(hist.nonfinite); colors.push("#6a1b9a"); text.push(nonfiniteLabel || "non-finite");
-    tickvals.push(x); ticktext.push("non-finite");
-  }
-  const annotations = hist.nonfinite ? [{ x: n + 3, y: hist.nonfinite, yanchor: "bottom", showarrow: false, text: "non-finite " + hist.nonfinite,
-                                          font: { size: 10, color: "#6a1b9a" } }] : [];
-  return { data: [{ type: "bar", x: xs, y: ys, text, hovertemplate: "%{text}<br>count %{y}<extra></extra>",
-                    marker: { color: colors }, width: 0.92, textposition: "none" }],
-           tickvals, ticktext, annotations };
-}
-
-function clearPlot(div) {
-  // plotly keeps state on the element: purge it, or a later react() draws into a cleared div
-  if (typeof globalThis.Plotly !== "undefined" && div._fullLayout) globalThis.Plotly.purge(div);
-  div.replaceChildren();
-}
-
-// plotly draws its text in its own fixed dark grey: take the view's colour instead, so axis labels
-// and titles stay readable under a dark JupyterLab theme (the div is in the document by now)
-function themed(div, layout) {
-  const fg = (typeof getComputedStyle === "function" && div.isConnected && getComputedStyle(div).color) || "#444";
-  const grid = "rgba(128,128,128,0.3)";
-  layout.font = Object.assign({ color: fg }, layout.font || {});
-  for (const ax of ["xaxis", "yaxis"]) layout[ax] = Object.assign({ gridcolor: grid, linecolor: grid, zerolinecolor: grid }, layout[ax] || {});
-  return layout;
-}
-
-function drawHist(div, hist, title, nonfiniteLabel) {
-  if (!hist || (hist.zero === 0 && !(hist.counts || []).length && !hist.nonfinite)) {
-    clearPlot(div);
-    div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
-    return;
-  }
-  const t = histTraces(hist, nonfiniteLabel);
-  if (typeof globalThis.Plotly === "undefined") {
-    clearPlot(div);
-    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded; counts: zero=" + hist.zero +
-      " bins=" + (hist.counts || []).join(",") + " non-finite=" + (hist.nonfinite || 0)));
-    return;
-  }
-  // a plot already there is updated in place (Plotly.react: ~2x faster than a new plot per click)
-  if (!div._fullLayout) clearPlot(div);
-  const layout = {
-    title: { text: title, font: { size: 12 } }, height: 260, margin: { l: 50, r: 10, t: 34, b: 44 },
-    bargap: 0.05, showlegend: false, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
-    yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" }, annotations: t.annotations,
-  };
-  const config = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
-  if (div._fullLayout) globalThis.Plotly.react(div, t.data, themed(div, layout), config);
-  else globalThis.Plotly.newPlot(div, t.data, themed(div, layout), config);
-}
-
-// -- error growth -----------------------------------------------------------------------------------
-// The module a row belongs to, for grouping the x axis: the first two parts of its scope
-// ("blocks.3.attn" -> "blocks.3"), so a block's taps share one band.
-function scopeGroup(scope) { return scope ? scope.split(".").slice(0, 2).join(".") : ""; }
-
-function profileTicks(profile) {
-  // <= 40 points: every name. Otherwise one tick per module (thinned to <= 40 labels) and an
-  // alternating band per module, or, without scopes, ~30 evenly spaced names.
-  const n = profile.x.length, xs = profile.x.map((_, i) => i);
-  if (n <= 40) return { tickvals: xs, ticktext: profile.x, bands: [] };
-  const scopes = profile.scope || [];
-  const runs = [];
-  for (let i = 0; i < n; i++) {
-    const g = scopeGroup(scopes[i]);
-    if (!runs.length || runs[runs.length - 1].g !== g) runs.push({ g, start: i, end: i });
-    else runs[runs.length - 1].end = i;
-  }
-  if (runs.length > 1 && runs.some(r => r.g)) {
-    const every = Math.max(1, Math.ceil(runs.length / 40));
-    const shown = runs.filter((_, k) => k % every === 0);
-    return { tickvals: shown.map(r => r.start), ticktext: shown.map(r => r.g || "(no scope)"),
-             bands: runs.filter((_, k) => k % 2 === 1).map(r => [r.start - 0.5, r.end + 0.5]) };
-  }
-  const every = Math.max(1, Math.ceil(n / 30));
-  const vals = xs.filter(i => i % every === 0);
-  return { tickvals: vals, ticktext: vals.map(i => profile.x[i]), bands: [] };
-}
-
-function drawProfile(div, profile, metric, onPick) {
-  clearPlot(div);
-  const s = (profile.series || []).find(x => x.key === metric) || (profile.series || [])[0];
-  if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
-  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
-  const n = profile.x.length, xs = profile.x.map((_, i) => i);
-  const scopes = profile.scope || [], reasons = profile.reason || [], nonfinite = profile.nonfinite || [];
-  const hover = profile.x.map((name, i) => name + (scopes[i] ? " · " + scopes[i] : "") + (reasons[i] ? "<br>why: " + reasons[i] : ""));
-  const colour = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
-  const finite = s.y.filter(v => v !== null && v !== undefined && (!s.log || v > 0));
-  // rows without a value (every pair non-finite, or nothing to divide by) go on a row of their own at
-  // the top of the range: shown, never dropped
-  const missing = xs.filter(i => s.y[i] === null || s.y[i] === undefined || (s.log && !(s.y[i] > 0)));
-  let top = finite.length ? Math.max(...finite) : 1;
-  if (s.threshold !== null && s.threshold !== undefined) top = Math.max(top, s.threshold);
-  const yMissing = s.log ? top * 4 : top + Math.abs(top) * 0.12 + (top === 0 ? 1 : 0);
-  const size = n <= 100 ? 8 : n <= 600 ? 6 : 4;
-  const data = [{ type: "scatter", mode: n <= 600 ? "lines+markers" : "markers", x: xs, y: s.y, text: hover, customdata: profile.x,
-                  hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>", line: { width: 1, color: "rgba(120,120,120,0.6)" },
-                  marker: { color: profile.status.map(colour), size } }];
-  if (missing.length) {
-    data.push({ type: "scatter", mode: "markers", x: missing, y: missing.map(() => yMissing), customdata: missing.map(i => profile.x[i]),
-                text: missing.map(i => hover[i] + "<br>" + (nonfinite[i] ? nonfinite[i] + " non-finite values: no " + s.label : "no " + s.label)),
-                hovertemplate: "%{text}<extra></extra>", name: "no value",
-                marker: { symbol: "x", size: size + 2, color: missing.map(i => nonfinite[i] ? "#6a1b9a" : "#9e9e9e") } });
-  }
-  const shapes = [], annotations = [];
-  const ay = v => s.log ? Math.log10(v) : v;      // annotations on a log axis are placed in log10 units
-  const vline = (i, color, dash, label) => {
-    shapes.push({ type: "line", x0: i, x1: i, yref: "paper", y0: 0, y1: 1, line: { color, dash, width: 1.5 } });
-    annotations.push({ x: i, yref: "paper", y: 1, yanchor: "bottom", text: label, showarrow: false, font: { size: 10, color } });
-  };
-  if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
-  if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== undefined) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
-  if (s.threshold !== null && s.threshold !== undefined) {
-    shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
-    annotations.push({ xref: "paper", x: 1, xanchor: "right", y: ay(s.threshold), yanchor: "bottom", showarrow: false,
-                       text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold), font: { size: 10, color: "#c62828" } });
-  }
-  if (missing.length) annotations.push({ xref: "paper", x: 0, xanchor: "left", y: ay(yMissing), yanchor: "bottom", showarrow: false,
-                                          text: "× no " + s.label + " (non-finite)", font: { size: 10, color: "#6a1b9a" } });
-  const ticks = profileTicks(profile);
-  for (const [a, b] of ticks.bands) shapes.push({ type: "rect", x0: a, x1: b, yref: "paper", y0: 0, y1: 1, layer: "below",
-                                                   line: { width: 0 }, fillcolor: "rgba(128,128,128,0.09)" });
-  const yaxis = { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } };
-  const layout = { title: { text: s.label + " over outputs and taps, in model order (" + n + " rows)", font: { size: 12 } },
-                   height: n > 200 ? 480 : 320, margin: { l: 60, r: 10, t: 40, b: 90 }, shapes, annotations, showlegend: false,
-                   dragmode: "zoom", hovermode: "closest", paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-                   xaxis: { tickvals: ticks.tickvals, ticktext: ticks.ticktext, tickangle: -40, automargin: true, range: [-1, n] },
-                   yaxis };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: true, displaylogo: false, showLink: false,
-    modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"], scrollZoom: false });
-  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p && p.customdata) onPick(p.customdata); });
-}
-
-// -- table helpers ----------------------------------------------------------------------------------
-// Search: whitespace-separated terms, all must match. "key:value" looks in one cell (scope:blocks.3
-// matches that module and the modules inside it; status: the verdict, its label or the exact status;
-// reason: the reason keys); a bare term looks in the row's name, op · scope line and search cells.
-function searchText(r, table) {
-  const labels = table.status_labels || {};
-  const parts = [r.id, r.sub, r.status, labels[r.status], r.tap_status, r.reason];
-  for (const k of table.search_keys || []) parts.push(r.cells[k]);
-  return parts.filter(x => x !== null && x !== undefined).join("\n").toLowerCase();
-}
-
-export function parseQuery(q) {
-  return (q || "").toLowerCase().split(/\s+/).filter(Boolean).map(t => {
-    const i = t.indexOf(":");
-    return i > 0 ? { key: t.slice(0, i), value: t.slice(i + 1) } : { key: null, value: t };
-  });
-}
-
-function matchTerm(r, hay, term, table) {
-  if (!term.key) return hay.includes(term.value);
-  const v = term.value;
-  if (term.key === "status") {
-    const labels = table.status_labels || {};
-    return [r.status, labels[r.status], r.tap_status].some(x => x && String(x).toLowerCase().includes(v));
-  }
-  if (term.key === "reason") return (r.reason || "").toLowerCase().includes(v);
-  if (term.key === "name" || term.key === "id") return r.id.toLowerCase().includes(v);
-  const c = r.cells[term.key];
-  if (c === null || c === undefined) return false;
-  const s = String(c).toLowerCase();
-  if (term.key === "scope") return s === v || s.startsWith(v.endsWith(".") ? v : v + ".") || (v.endsWith(".") && s === v.slice(0, -1));
-  return s.includes(v);
-}
-
-function csvCell(v) {
-  if (v === null || v === undefined) return "";
-  const s = Array.isArray(v) ? "[" + v.join(", ") + "]" : String(v);
-  return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
-}
-
-// The current table (filtered, sorted, shown columns) as CSV: one header line of column keys (as
-// in metrics.csv), the values at full precision (not the 4 digits on screen), empty for none.
-export function tableCsv(columns, rows) {
-  const lines = [columns.map(c => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
-  for (const r of rows) lines.push(columns.map(c => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
-  return lines.join("\n") + "\n";
-}
-
 function download(name, text, type) {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const a = h("a", { href: url, download: name, style: "display:none" });
   document.body.append(a);
   a.click();
   a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 4000);
+  setTimeout(() => URL.revokeObjectURL(url), 4e3);
 }
 
-// Column width from its content (in ch): the table lays out fixed, so rows drawn while scrolling
-// never shift the columns.
-const WIDTH_CAP = { text: 40, status: 26 };
+// src/shared/plot.js
+function hasPlotly() {
+  return typeof globalThis.Plotly !== "undefined";
+}
+function clearPlot(div) {
+  if (hasPlotly() && div._fullLayout) globalThis.Plotly.purge(div);
+  div.replaceChildren();
+}
+function themed(div, layout) {
+  const fg = typeof getComputedStyle === "function" && div.isConnected && getComputedStyle(div).color || "#444";
+  const grid = "rgba(128,128,128,0.3)";
+  layout.font = Object.assign({ color: fg }, layout.font || {});
+  for (const ax of ["xaxis", "yaxis"]) layout[ax] = Object.assign({ gridcolor: grid, linecolor: grid, zerolinecolor: grid }, layout[ax] || {});
+  return layout;
+}
+
+// src/shared/histogram.js
+var _f64 = new Float64Array(1);
+var _u64 = new BigUint64Array(_f64.buffer);
+function binEdge(b) {
+  _u64[0] = BigInt(b) << 50n;
+  return _f64[0];
+}
+function histTraces(hist, nonfiniteLabel) {
+  const xs = [0], ys = [hist.zero], text = ["exactly 0"], colors = ["#1565c0"];
+  const counts = hist.counts || [], n = counts.length, first = hist.first_bin || 0;
+  for (let i = 0; i < n; i++) {
+    xs.push(i + 2);
+    ys.push(counts[i]);
+    colors.push("#ef6c00");
+    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
+  }
+  const step = Math.max(1, Math.ceil(n / 7));
+  const tickvals = [0], ticktext = ["0"];
+  for (let i = 0; i < n; i += step) {
+    tickvals.push(i + 2 - 0.5);
+    ticktext.push(binEdge(first + i).toExponential(1));
+  }
+  if (hist.nonfinite) {
+    const x = n + 3;
+    xs.push(x);
+    ys.push(hist.nonfinite);
+    colors.push("#6a1b9a");
+    text.push(nonfiniteLabel || "non-finite");
+    tickvals.push(x);
+    ticktext.push("non-finite");
+  }
+  const annotations = hist.nonfinite ? [{
+    x: n + 3,
+    y: hist.nonfinite,
+    yanchor: "bottom",
+    showarrow: false,
+    text: "non-finite " + hist.nonfinite,
+    font: { size: 10, color: "#6a1b9a" }
+  }] : [];
+  return {
+    data: [{
+      type: "bar",
+      x: xs,
+      y: ys,
+      text,
+      hovertemplate: "%{text}<br>count %{y}<extra></extra>",
+      marker: { color: colors },
+      width: 0.92,
+      textposition: "none"
+    }],
+    tickvals,
+    ticktext,
+    annotations
+  };
+}
+function drawHist(div, hist, title, nonfiniteLabel) {
+  if (!hist || hist.zero === 0 && !(hist.counts || []).length && !hist.nonfinite) {
+    clearPlot(div);
+    div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
+    return;
+  }
+  const t = histTraces(hist, nonfiniteLabel);
+  if (!hasPlotly()) {
+    clearPlot(div);
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded; counts: zero=" + hist.zero + " bins=" + (hist.counts || []).join(",") + " non-finite=" + (hist.nonfinite || 0)));
+    return;
+  }
+  if (!div._fullLayout) clearPlot(div);
+  const layout = {
+    title: { text: title, font: { size: 12 } },
+    height: 260,
+    margin: { l: 50, r: 10, t: 34, b: 44 },
+    bargap: 0.05,
+    showlegend: false,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
+    yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
+    annotations: t.annotations
+  };
+  const config = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
+  if (div._fullLayout) globalThis.Plotly.react(div, t.data, themed(div, layout), config);
+  else globalThis.Plotly.newPlot(div, t.data, themed(div, layout), config);
+}
+
+// src/shared/search.js
+function searchText(r, table) {
+  const labels = table.status_labels || {};
+  const parts = [r.id, r.sub, r.status, labels[r.status], r.tap_status, r.reason];
+  for (const k of table.search_keys || []) parts.push(r.cells[k]);
+  return parts.filter((x) => x !== null && x !== void 0).join("\n").toLowerCase();
+}
+function parseQuery(q) {
+  return (q || "").toLowerCase().split(/\s+/).filter(Boolean).map((t) => {
+    const i = t.indexOf(":");
+    return i > 0 ? { key: t.slice(0, i), value: t.slice(i + 1) } : { key: null, value: t };
+  });
+}
+function matchTerm(r, hay, term, table) {
+  if (!term.key) return hay.includes(term.value);
+  const v = term.value;
+  if (term.key === "status") {
+    const labels = table.status_labels || {};
+    return [r.status, labels[r.status], r.tap_status].some((x) => x && String(x).toLowerCase().includes(v));
+  }
+  if (term.key === "reason") return (r.reason || "").toLowerCase().includes(v);
+  if (term.key === "name" || term.key === "id") return r.id.toLowerCase().includes(v);
+  const c = r.cells[term.key];
+  if (c === null || c === void 0) return false;
+  const s = String(c).toLowerCase();
+  if (term.key === "scope") return s === v || s.startsWith(v.endsWith(".") ? v : v + ".") || v.endsWith(".") && s === v.slice(0, -1);
+  return s.includes(v);
+}
+
+// src/shared/table.js
+var STATUS_ORDER = { fail: 0, uncompared: 1, pass: 2 };
+var NUMERIC = /* @__PURE__ */ new Set(["num", "int", "cos", "x"]);
+var ROW_H = 24;
+var OVERSCAN = 12;
+function windowRange(scrollTop, viewH, headH, n) {
+  const top = Math.min(scrollTop, Math.max(0, n * ROW_H - (viewH - headH)));
+  const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
+  const last = Math.min(n, Math.ceil((top + viewH - headH) / ROW_H) + OVERSCAN);
+  return { top, first, last };
+}
+function scrollTargetFor(i, scrollTop, viewH, headH) {
+  const y = i * ROW_H;
+  if (viewH && (y < scrollTop || y + ROW_H > scrollTop + viewH - headH)) return Math.max(0, y - (viewH - headH) / 2 + ROW_H / 2);
+  return null;
+}
+function displayColumns(columns, hidden) {
+  const vis = columns.filter((c) => !hidden.has(c.key));
+  return [...vis.filter((c) => c.pinned), ...vis.filter((c) => !c.pinned)];
+}
+var WIDTH_CAP = { text: 40, status: 26 };
 function columnWidth(c, rows, table, nameKey) {
   let w = c.label.length + 2;
   if (c.type === "status") {
     const labels = table.status_labels || {};
     for (const r of rows) w = Math.max(w, String(labels[r.status] || r.status).length + (r.tap_status && r.tap_status !== "compared" ? r.tap_status.length + 1 : 0) + (r.first_divergent ? 8 : 0));
   } else if (c.type === "int") {
-    for (const r of rows) { const v = r.cells[c.key]; if (v !== null && v !== undefined) w = Math.max(w, String(v).length + 1); }
+    for (const r of rows) {
+      const v = r.cells[c.key];
+      if (v !== null && v !== void 0) w = Math.max(w, String(v).length + 1);
+    }
   } else if (NUMERIC.has(c.type)) {
     w = Math.max(w, 10);
   } else {
     for (const r of rows) {
       const v = r.cells[c.key];
-      let len = v === null || v === undefined ? 1 : fmt(v, c.type).length;
+      let len = v === null || v === void 0 ? 1 : fmt(v, c.type).length;
       if (c.key === nameKey && r.sub) len += r.sub.length + 2;
       if (len > w) w = len;
     }
   }
   return Math.min(w, WIDTH_CAP[c.type] || 14) + 1;
 }
+function compareRows(a, b, key, dir, columns) {
+  const col = columns.find((c) => c.key === key);
+  let x = a.cells[key], y = b.cells[key];
+  if (col && col.type === "status") {
+    x = STATUS_ORDER[a.status] ?? 9;
+    y = STATUS_ORDER[b.status] ?? 9;
+  }
+  if (x === null || x === void 0) return y === null || y === void 0 ? 0 : 1;
+  if (y === null || y === void 0) return -1;
+  return (x < y ? -1 : x > y ? 1 : 0) * dir;
+}
+function nextSort(state, col) {
+  if (state.sortKey === col.key) return { sortKey: col.key, sortDir: -state.sortDir };
+  return { sortKey: col.key, sortDir: NUMERIC.has(col.type) && col.type !== "int" ? -1 : 1 };
+}
+function tableItems(rows, columns, table, state, hay, groupKey) {
+  const terms = parseQuery(state.query);
+  const bad = (r) => table.filter_key ? !!r[table.filter_key] : r.status === "fail";
+  let rs = rows.filter((r) => (!state.onlyBad || bad(r)) && terms.every((t) => matchTerm(r, hay.get(r.id), t, table)));
+  if (state.sortKey) rs = rs.slice().sort((a, b) => compareRows(a, b, state.sortKey, state.sortDir, columns));
+  let items, shownRows;
+  if (state.groupBy && groupKey) {
+    const order = [], by = /* @__PURE__ */ new Map();
+    for (const r of rs) {
+      const g = r.cells[groupKey] ?? "";
+      if (!by.has(g)) {
+        by.set(g, []);
+        order.push(g);
+      }
+      by.get(g).push(r);
+    }
+    items = [];
+    shownRows = [];
+    for (const g of order) {
+      const members = by.get(g), collapsed = state.collapsed.has(g);
+      items.push({ group: g, n: members.length, nfail: members.filter((r) => r.status === "fail").length, collapsed });
+      for (const r of members) {
+        shownRows.push(r);
+        if (!collapsed) items.push({ r });
+      }
+    }
+  } else {
+    shownRows = rs;
+    items = rs.map((r) => ({ r }));
+  }
+  const indexOf = /* @__PURE__ */ new Map();
+  items.forEach((it, i) => {
+    if (it.r) indexOf.set(it.r.id, i);
+  });
+  return { items, shownRows, indexOf };
+}
+function csvCell(v) {
+  if (v === null || v === void 0) return "";
+  const s = Array.isArray(v) ? "[" + v.join(", ") + "]" : String(v);
+  return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+}
+function tableCsv(columns, rows) {
+  const lines = [columns.map((c) => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
+  for (const r of rows) lines.push(columns.map((c) => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
+  return lines.join("\n") + "\n";
+}
 
-// Fragment of the offline report (#view=verify&tab=table&row=NAME&sample=1&q=...): written on every
-// selection, read once on load.
-function readFragment(kind) {
-  if (typeof location === "undefined" || !location.hash) return null;
-  const p = new URLSearchParams(location.hash.slice(1));
+// src/shared/permalink.js
+function parseFragment(hash, kind) {
+  if (!hash) return null;
+  const p = new URLSearchParams(hash.slice(1));
   if (p.get("view") && p.get("view") !== kind) return null;
   return { tab: p.get("tab"), row: p.get("row"), sample: p.get("sample"), q: p.get("q") };
 }
-
-// -- compare views (several verify runs side by side) -----------------------------------------------
-// Data-driven and self-contained: a table whose columns carry `group` gets a grouped header row; cell
-// types "verdict" (a run's verdict) and "flip" draw through CELL_TYPES; rows may carry extra
-// data-leapp-* hooks in `attrs`; the selected row's panel shows every run (renderGroupPanel).
-
-// Extra DOM hooks of a row, from the view dict (only data-leapp-* names are taken).
-function rowHooks(r) {
-  const out = {};
-  for (const [k, v] of Object.entries(r.attrs || {})) if (k.startsWith("data-leapp-") && v !== null && v !== undefined) out[k] = v;
-  return out;
+function readFragment(kind) {
+  if (typeof location === "undefined" || !location.hash) return null;
+  return parseFragment(location.hash, kind);
+}
+function fragmentOf(kind, state) {
+  const p = new URLSearchParams();
+  p.set("view", kind);
+  p.set("tab", state.tab);
+  if (state.row) p.set("row", state.row);
+  if (state.sample !== null && state.sample !== void 0) p.set("sample", String(state.sample));
+  if (state.query) p.set("q", state.query);
+  return p.toString();
 }
 
-// A header row above the column labels: one cell per run of consecutive columns with the same group.
+// src/shared/histpanel.js
+function whyBlock(r, table) {
+  const words = table.reasons || {};
+  const keys = (r.reason || "").split(",").map((x) => x.trim()).filter(Boolean);
+  const label = (table.status_labels || {})[r.status] || r.status;
+  const text = keys.length ? keys.map((k) => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
+  return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
+}
+function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
+  const s = r.samples.find((x) => x.key === sampleKey) || r.samples[0];
+  panel.setAttribute("data-leapp-hist-row", r.id);
+  panel.setAttribute("data-leapp-hist-sample", s ? s.key : "");
+  const picker = h("select", { "data-leapp-sample-picker": "", on: { change: (e) => {
+    if (siblings) on.row(e.target.value);
+    else on.sample(e.target.value);
+  } } });
+  const opts = siblings ? siblings.map((x) => [x.id, x.samples[0] ? x.samples[0].label + " · " + x.status : x.id, x.id === r.id]) : r.samples.map((x) => [x.key, x.label, s && x.key === s.key]);
+  for (const [v, label, sel] of opts) picker.append(h("option", { value: v, selected: sel }, label));
+  panel.append(h(
+    "div",
+    { class: "leapp-histhead" },
+    h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status),
+    " ",
+    h("b", { class: "leapp-histname" }, r.id),
+    r.sub ? h("span", { class: "leapp-muted" }, " " + r.sub) : null,
+    " ",
+    opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")
+  ));
+  panel.append(whyBlock(r, table));
+  panel.append(plot);
+  plot.style.display = s && s.hist === false ? "none" : "";
+  if (s && s.hist === false) clearPlot(plot);
+  else drawHist(plot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
+  const note = s && s.note || r.note;
+  if (note) panel.append(h("div", { class: "leapp-note" }, note));
+  const side = h("div", { class: "leapp-histside" });
+  if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(labelled(table.panel_columns, s.m), "leapp-metrics")));
+  if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(labelled(table.info_columns, r.info, true), "leapp-info")));
+  const inputs = s ? s.inputs || (view.inputs || {})[s.key] || [] : [];
+  if (inputs.length) {
+    side.append(h(
+      "div",
+      {},
+      h("div", { class: "leapp-sub" }, "inputs of this sample"),
+      h(
+        "table",
+        { class: "leapp-kv leapp-inputs" },
+        h("thead", {}, h("tr", {}, ["input", "shape", "dtype", "range", "index"].map((x) => h("th", {}, x)))),
+        h("tbody", {}, inputs.map((i) => h(
+          "tr",
+          {},
+          h("td", {}, i.name),
+          h("td", {}, shapeText(i.shape)),
+          h("td", {}, i.dtype),
+          h("td", {}, fmt(i.range)),
+          h("td", {}, fmt(i.index))
+        )))
+      )
+    ));
+  }
+  panel.append(side);
+}
+
+// src/shared/vtable.js
+var PAD = 13;
+var cssWidth = (ch, n) => "calc(" + ch + "ch + " + n * PAD + "px)";
+function rowHooks(r) {
+  const out = {};
+  for (const [k, v] of Object.entries(r.attrs || {})) if (k.startsWith("data-leapp-") && v !== null && v !== void 0) out[k] = v;
+  return out;
+}
+function virtualTable(o) {
+  const { columns, rows, table, nameKey, groupKey, state } = o;
+  const colgroup = h("colgroup", {});
+  const thead = h("thead", {});
+  const tbody = h("tbody", {});
+  const tableEl = h("table", { class: "leapp-table leapp-virtual" }, colgroup, thead, tbody);
+  const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", on: { scroll: () => renderWindow(false) } }, tableEl);
+  const rowEls = /* @__PURE__ */ new Map();
+  let items = [];
+  let lastRange = null;
+  let pinLeft = {};
+  const widths = new Map(columns.map((c) => [c.key, columnWidth(c, rows, table, nameKey)]));
+  const shownColumns = () => displayColumns(columns, state.hidden);
+  function buildHead() {
+    const cols = shownColumns();
+    colgroup.replaceChildren(...cols.map((c) => h("col", { style: "width:" + cssWidth(widths.get(c.key), 1) })));
+    tableEl.style.width = cssWidth(cols.reduce((a, c) => a + widths.get(c.key), 0), cols.length);
+    pinLeft = {};
+    let ch = 0, k = 0;
+    for (const c of cols) if (c.pinned) {
+      pinLeft[c.key] = cssWidth(ch, k);
+      ch += widths.get(c.key);
+      k++;
+    }
+    const tr = h("tr", {});
+    for (const c of cols) {
+      tr.append(h("th", {
+        "data-leapp-col": c.key,
+        class: "leapp-" + c.type + (c.pinned ? " leapp-pin" : "") + (state.sortKey === c.key ? " leapp-sorted" : ""),
+        style: c.pinned ? "left:" + pinLeft[c.key] : null,
+        title: (c.description ? c.description + " · " : "") + "sort by " + c.label,
+        on: { click: () => o.onSort(c) }
+      }, c.label));
+    }
+    const groupRow = o.headerRow ? o.headerRow(cols) : null;
+    thead.replaceChildren(...groupRow ? [groupRow] : [], tr);
+    pinsMeasured = measurePins();
+  }
+  let pinsMeasured = false;
+  function measurePins() {
+    const ths = [...thead.querySelectorAll("th.leapp-pin")];
+    if (!ths.length) return true;
+    if (!ths[0].offsetWidth) return false;
+    let x = 0;
+    for (const th of ths) {
+      pinLeft[th.dataset.leappCol] = x + "px";
+      th.style.left = x + "px";
+      x += th.offsetWidth;
+    }
+    return true;
+  }
+  function markSorted() {
+    for (const th of thead.querySelectorAll("th")) th.classList.toggle("leapp-sorted", th.dataset.leappCol === state.sortKey);
+  }
+  function spacer(px, n) {
+    return h("tr", { class: "leapp-spacer", "aria-hidden": "true" }, h("td", { colspan: n, style: "height:" + px + "px" }));
+  }
+  function rowEl(r, cols) {
+    const tr = h("tr", {
+      ...rowHooks(r),
+      "data-leapp-row": r.id,
+      "data-leapp-status": r.status,
+      "data-leapp-tap-status": r.tap_status,
+      "data-leapp-first-divergent": r.first_divergent ? "true" : null,
+      class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
+      on: { click: () => o.onRow(r.id) }
+    });
+    for (const c of cols) {
+      const v = r.cells[c.key];
+      const pin = c.pinned ? { class: "leapp-pin", style: "left:" + pinLeft[c.key] } : {};
+      if (o.cellTypes[c.type]) tr.append(o.cellTypes[c.type](v, r, c, table));
+      else if (c.type === "status") {
+        const label = (table.status_labels || {})[r.status] || r.status;
+        const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
+        tr.append(h(
+          "td",
+          { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.reason ? "why: " + r.reason : null },
+          h("span", { class: "leapp-pill leapp-" + r.status }, label),
+          extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
+          r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null
+        ));
+      } else if (c.key === nameKey) {
+        tr.append(h(
+          "td",
+          { class: "leapp-text leapp-name" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.sub ? r.id + " · " + r.sub : r.id },
+          fmt(v, c.type),
+          r.sub ? h("span", { class: "leapp-sub-name" }, " " + r.sub) : null
+        ));
+      } else {
+        const text = fmt(v, c.type);
+        tr.append(h("td", {
+          class: "leapp-" + c.type + (c.pinned ? " leapp-pin" : ""),
+          style: pin.style,
+          title: typeof v === "number" ? String(v) : text.length > 12 ? text : null
+        }, text));
+      }
+    }
+    rowEls.set(r.id, tr);
+    return tr;
+  }
+  function groupEl(it, n) {
+    const tr = h(
+      "tr",
+      {
+        class: "leapp-grouprow",
+        "data-leapp-group-row": it.group,
+        on: { click: () => o.onGroup(it.group) }
+      },
+      h("td", { colspan: n }, h(
+        "span",
+        { class: "leapp-pin-inline" },
+        (it.collapsed ? "▸ " : "▾ ") + (it.group || "(no " + groupKey + ")"),
+        h("span", { class: "leapp-muted" }, " · " + it.n + " rows" + (it.nfail ? " · " : "")),
+        it.nfail ? h("span", { class: "leapp-firstmark" }, it.nfail + " " + ((table.status_labels || {}).fail || "fail")) : null
+      ))
+    );
+    return tr;
+  }
+  function renderWindow(force, at) {
+    if (!pinsMeasured) pinsMeasured = measurePins();
+    const headH = thead.offsetHeight || ROW_H;
+    const viewH = wrap.clientHeight || 480;
+    const { top, first, last } = windowRange(at ?? wrap.scrollTop, viewH, headH, items.length);
+    if (!force && lastRange && lastRange[0] === first && lastRange[1] === last) return;
+    lastRange = [first, last];
+    const cols = shownColumns();
+    rowEls.clear();
+    const out = [];
+    if (first > 0) out.push(spacer(first * ROW_H, cols.length));
+    for (let i = first; i < last; i++) out.push(items[i].r ? rowEl(items[i].r, cols) : groupEl(items[i], cols.length));
+    if (last < items.length) out.push(spacer((items.length - last) * ROW_H, cols.length));
+    if (!items.length) out.push(h("tr", {}, h("td", { colspan: cols.length, class: "leapp-empty" }, "no rows")));
+    tbody.replaceChildren(...out);
+    if (at !== void 0) {
+      wrap.scrollTop = top;
+      lastRange = [first, last];
+    }
+  }
+  function scrollToIndex(i, redraw) {
+    if (i === void 0) return;
+    const headH = thead.offsetHeight || ROW_H;
+    const at = scrollTargetFor(i, wrap.scrollTop, wrap.clientHeight, headH);
+    if (at !== null) renderWindow(true, at);
+    else renderWindow(redraw !== false);
+  }
+  return {
+    wrap,
+    thead,
+    rowEls,
+    buildHead,
+    renderWindow,
+    scrollToIndex,
+    markSorted,
+    shownColumns,
+    setItems(list) {
+      items = list;
+    },
+    // the next draw redraws whatever rows are in view (another set of rows)
+    invalidate() {
+      lastRange = null;
+    },
+    count: () => items.length,
+    // the selected row's class (rows drawn later take it from state.row)
+    markSelected(id) {
+      for (const [rid, tr] of rowEls) tr.classList.toggle("leapp-selected", rid === id);
+    }
+  };
+}
+
+// src/views/compare.js
 function groupHeaderRow(table, shown) {
   const cols = shown || table.columns || [];
-  if (!cols.some(c => c.group)) return null;
-  const info = new Map((table.groups || []).map(g => [g.key, g]));
+  if (!cols.some((c) => c.group)) return null;
+  const info = new Map((table.groups || []).map((g) => [g.key, g]));
   const tr = h("tr", { class: "leapp-grouprow" });
   let i = 0;
   while (i < cols.length) {
@@ -844,47 +610,56 @@ function groupHeaderRow(table, shown) {
     let j = i;
     while (j < cols.length && (cols[j].group || null) === g) j++;
     const gi = g ? info.get(g) || { label: g } : null;
-    tr.append(h("th", { colspan: j - i, "data-leapp-group": g, title: gi ? gi.title : null,
-                        class: g ? "leapp-group leapp-group-" + (gi.kind || "side") : null }, gi ? gi.label : ""));
+    tr.append(h("th", {
+      colspan: j - i,
+      "data-leapp-group": g,
+      title: gi ? gi.title : null,
+      class: g ? "leapp-group leapp-group-" + (gi.kind || "side") : null
+    }, gi ? gi.label : ""));
     i = j;
   }
   return tr;
 }
-
 function verdictCell(v, r, c, table) {
   const side = (r.sides || {})[c.group] || {};
   const label = (table.status_labels || {})[v] || v || "–";
   const extra = side.tap_status && !["compared", "absent"].includes(side.tap_status) ? side.tap_status : null;
-  return h("td", { class: "leapp-status leapp-gstart", "data-leapp-side": c.group, "data-leapp-verdict": v },
+  return h(
+    "td",
+    { class: "leapp-status leapp-gstart", "data-leapp-side": c.group, "data-leapp-verdict": v },
     h("span", { class: "leapp-pill leapp-" + v }, label),
     extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
-    side.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row of this run" }, "◀ first") : null);
+    side.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row of this run" }, "◀ first") : null
+  );
 }
-
 function flipCell(v, r, c, table) {
-  const label = v ? ((table.flip_labels || {})[v] || v) : "";
+  const label = v ? (table.flip_labels || {})[v] || v : "";
   return h("td", { class: "leapp-flipcell leapp-gstart" + (v ? " leapp-" + v : "") }, label);
 }
-
-const CELL_TYPES = { verdict: verdictCell, flip: flipCell };
-
-// The side panel of a compare row: the sample picker, every run's |diff| histogram (one bin range for
-// all, so the plots line up) and the metrics of every run side by side (with the change against the
-// baseline for the aggregate).
+var CELL_TYPES = { verdict: verdictCell, flip: flipCell };
 function renderGroupPanel(panel, r, state, table, onSample) {
-  const plots = panel._leappPlots || (panel._leappPlots = new Map());
-  const s = r.samples.find(x => x.key === state.sample) || r.samples[0];
+  const plots = panel._leappPlots || (panel._leappPlots = /* @__PURE__ */ new Map());
+  const s = r.samples.find((x) => x.key === state.sample) || r.samples[0];
   panel.setAttribute("data-leapp-hist-row", r.id);
   panel.setAttribute("data-leapp-hist-sample", s ? s.key : "");
-  const picker = h("select", { "data-leapp-sample-picker": "", on: { change: e => onSample(e.target.value) } },
-    r.samples.map(x => h("option", { value: x.key, selected: s && x.key === s.key }, x.label)));
-  panel.append(h("div", { class: "leapp-histhead" },
-    h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status), " ",
-    h("b", { class: "leapp-histname" }, r.id), " ",
-    r.flip ? h("span", { class: "leapp-flipcell leapp-" + r.flip }, (table.flip_labels || {})[r.flip] || r.flip) : null, " ",
-    r.samples.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
+  const picker = h(
+    "select",
+    { "data-leapp-sample-picker": "", on: { change: (e) => onSample(e.target.value) } },
+    r.samples.map((x) => h("option", { value: x.key, selected: s && x.key === s.key }, x.label))
+  );
+  panel.append(h(
+    "div",
+    { class: "leapp-histhead" },
+    h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status),
+    " ",
+    h("b", { class: "leapp-histname" }, r.id),
+    " ",
+    r.flip ? h("span", { class: "leapp-flipcell leapp-" + r.flip }, (table.flip_labels || {})[r.flip] || r.flip) : null,
+    " ",
+    r.samples.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")
+  ));
   if (!s) return;
-  const sides = (table.groups || []).filter(g => g.kind === "side");
+  const sides = (table.groups || []).filter((g) => g.kind === "side");
   const row = h("div", { class: "leapp-cmp-plots" });
   panel.append(row);
   const draws = [];
@@ -893,8 +668,11 @@ function renderGroupPanel(panel, r, state, table, onSample) {
     const v = ((r.sides || {})[g.key] || {}).status;
     if (!plots.has(g.key)) plots.set(g.key, h("div", { class: "leapp-histplot" }));
     const plot = plots.get(g.key);
-    const box = h("div", { class: "leapp-cmp-side", "data-leapp-hist-group": g.key, "data-leapp-verdict": v },
-      h("div", { class: "leapp-sub" }, h("span", { class: "leapp-pill leapp-" + v }, (table.status_labels || {})[v] || v), " ", g.label));
+    const box = h(
+      "div",
+      { class: "leapp-cmp-side", "data-leapp-hist-group": g.key, "data-leapp-verdict": v },
+      h("div", { class: "leapp-sub" }, h("span", { class: "leapp-pill leapp-" + v }, (table.status_labels || {})[v] || v), " ", g.label)
+    );
     row.append(box);
     if (d.present) {
       box.append(plot);
@@ -904,375 +682,221 @@ function renderGroupPanel(panel, r, state, table, onSample) {
     }
     if (d.present && d.note) box.append(h("div", { class: "leapp-note" }, d.note));
   }
-  for (const draw of draws) draw();     // every box is in place first: each plot takes its own width
+  for (const draw of draws) draw();
   const m = s.metrics || { head: [], rows: [] };
   const side = h("div", { class: "leapp-histside" });
-  side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics, run by run"),
-    h("table", { class: "leapp-kv leapp-cmp-metrics" }, h("thead", {}, h("tr", {}, m.head.map(x => h("th", {}, x)))),
-      h("tbody", {}, m.rows.map(row => h("tr", {}, h("th", {}, row.label),
-        row.cells.map(([v, kind]) => h("td", { title: typeof v === "number" ? String(v) : null }, fmt(v, kind)))))))));
+  side.append(h(
+    "div",
+    {},
+    h("div", { class: "leapp-sub" }, "metrics, run by run"),
+    h(
+      "table",
+      { class: "leapp-kv leapp-cmp-metrics" },
+      h("thead", {}, h("tr", {}, m.head.map((x) => h("th", {}, x)))),
+      h("tbody", {}, m.rows.map((row2) => h(
+        "tr",
+        {},
+        h("th", {}, row2.label),
+        row2.cells.map(([v, kind]) => h("td", { title: typeof v === "number" ? String(v) : null }, fmt(v, kind)))
+      )))
+    )
+  ));
   if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(r.info)));
   panel.append(side);
 }
 
-// repair: bars of one value per row (log y) against reference lines, and a second bar chart of steps
-function drawBars(div, bars, onPick) {
-  for (const c of [...div.children]) clearPlot(c);
-  div.replaceChildren();
-  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
-  const color = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#90a4ae";
-  const cfg = { displayModeBar: false, displaylogo: false, showLink: false };
-  const yaxis = { type: bars.log ? "log" : "linear", title: { text: bars.ylabel || "", font: { size: 10 } } };
-  const lines = (bars.lines || []).filter(l => l.y !== null && l.y !== undefined);
-  const base = { height: 300, margin: { l: 60, r: 10, t: 34, b: 90 }, showlegend: false,
-                 paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)" };
-  const plot = (box, title, x, y, status, pick) => {
-    const ax = Object.assign({}, yaxis);
-    const pos = [...y, ...lines.map(l => l.y)].filter(v => typeof v === "number" && v > 0);
-    if (bars.log && pos.length) ax.range = [Math.log10(Math.min(...pos)) - 0.4, Math.log10(Math.max(...pos)) + 0.2];
-    globalThis.Plotly.newPlot(box, [{ type: "bar", x, y, marker: { color: status.map(color) },
-      hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>" }], themed(box, Object.assign({}, base, {
-      title: { text: title, font: { size: 12 } }, yaxis: ax, xaxis: { tickangle: -40, automargin: true, type: "category" },
-      shapes: lines.map(l => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: l.y, y1: l.y, line: { color: l.color, dash: l.dash || "solid" } })),
-      annotations: lines.map(l => ({ xref: "paper", x: 1, xanchor: "right", y: bars.log ? Math.log10(l.y) : l.y, text: l.label, showarrow: false, font: { size: 10, color: l.color }, yanchor: "bottom" })) })), cfg);
-    if (pick && box.on) box.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) pick(x[p.pointIndex]); });
-  };
-  const top = h("div", { "data-leapp-bars-plot": "candidates" }), bottom = h("div", { "data-leapp-bars-plot": "steps" });
-  div.append(top, bottom);
-  plot(top, bars.title || "", bars.x, bars.y, bars.status || [], onPick);
-  if (bars.steps && bars.steps.x.length) plot(bottom, bars.steps.title || "", bars.steps.x, bars.steps.y, bars.steps.status || [], null);
-}
-
-// -- the view ---------------------------------------------------------------------------------------
-// host: {onSelect(id, sample)}: the widget's callback for selections made in the page;
-//       {permalink: true}: the offline report (URL fragment written on every selection, read on load);
-//       {fill: true}: the table takes the window's height; {globalKeys: true}: n/p/j/k/arrows work
-//       anywhere on the page, not only with the table focused.
-// Returns the view's API (also on the root element as .leappView): select(id, sample, source),
-// onSelect (a list: push fn(id, sample, source), called on every selection), scrollToRow(id),
-// showTab(id), rowIds() (the rows shown, in their current order), fragment().
-export function renderView(el, view, host) {
-  host = host || {};
-  el.replaceChildren();
-  if (!view || !view.kind) { el.append(h("div", { class: "leapp-empty" }, "(empty leapp_lab view)")); return {}; }
-  const table = view.table || { rows: [], columns: [] };
-  const rows = table.rows || [];
-  const columns = table.columns || [];
-  const byId = new Map(rows.map(r => [r.id, r]));
-  const groups = new Map();
-  for (const r of rows) if (r.group) { if (!groups.has(r.group)) groups.set(r.group, []); groups.get(r.group).push(r); }
-  const nameKey = (columns.find(c => c.key === "name") || columns.find(c => c.type === "text") || {}).key;
-  const groupKey = columns.some(c => c.key === "scope") ? "scope" : columns.some(c => c.key === "node") ? "node" : null;
-  const hay = new Map(rows.map(r => [r.id, searchText(r, table)]));
-  const listeners = [];
-  let booting = true;        // set-up: no fragment written, no callbacks for the opening selection
-  const frag = host.permalink ? readFragment(view.kind) : null;
-  const series = (view.profile && view.profile.series) || [];
-  const state = { tab: (view.tabs && view.tabs[0] && view.tabs[0].id) || "table", row: null, sample: null,
-                  sortKey: null, sortDir: 1, onlyBad: false, query: "", groupBy: false, collapsed: new Set(),
-                  hidden: new Set(columns.filter(c => c.hidden).map(c => c.key)), panelOpen: true,
-                  node: null, logLevel: 0, logSection: "",
-                  profileMetric: (view.profile && view.profile.default) || (series[0] ? series[0].key : null) };
-
-  const selectionHooks = [];     // graph panels that follow the selected row
-  // data-lm-suppress-shortcuts: keys pressed in the view are the view's (JupyterLab would otherwise
-  // take j/k/↑/↓ to move between notebook cells)
-  const root = h("div", { class: "leapp-view" + (host.fill ? " leapp-fill" : ""), "data-leapp-kind": view.kind,
-                          "data-leapp-status": view.status, "data-lm-suppress-shortcuts": "true" });
-  el.append(root);
-
-  // header; a badge that names a row (first divergent, worst, largest jump) is a button to it
-  root.append(h("div", { class: "leapp-head" },
-    h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
-    view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
-    h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.row
-      ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
-                      "data-leapp-badge-row": b.row, on: { click: () => { select(b.row, null, "badge"); refocus(); } } },
-          h("b", {}, b.label), " ", fmt(b.value))
-      : h("span", { class: "leapp-badge" + (b.status ? " leapp-" + b.status : ""), title: b.title }, h("b", {}, b.label), " ", fmt(b.value)))),
-    (view.notes || []).length ? h("ul", { class: "leapp-notes" }, view.notes.map(n => h("li", {}, n))) : null));
-
-  // tabs
-  const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
-  const panels = {};
-  root.append(tabBar);
-  for (const t of view.tabs || []) {
-    tabBar.append(h("button", { class: "leapp-tab", "data-leapp-tab": t.id, role: "tab", on: { click: () => { showTab(t.id); if (t.id === "table") refocus(); } } }, t.label));
-    panels[t.id] = h("div", { class: "leapp-panel", "data-leapp-panel": t.id });
-    root.append(panels[t.id]);
+// src/tabs/table.js
+function tableTab(ctx, panel) {
+  const { view, host, state, table, rows, columns, byId } = ctx;
+  const groups = /* @__PURE__ */ new Map();
+  for (const r of rows) if (r.group) {
+    if (!groups.has(r.group)) groups.set(r.group, []);
+    groups.get(r.group).push(r);
   }
-  function showTab(id) {
-    if (!panels[id]) return;
-    state.tab = id;
-    for (const b of tabBar.children) b.classList.toggle("leapp-active", b.dataset.leappTab === id);
-    for (const [k, p] of Object.entries(panels)) p.style.display = k === id ? "" : "none";
-    if (id === "profile" && view.profile) drawProfile(profileDiv, view.profile, state.profileMetric, id2 => select(id2, null, "plot"));
-    if (id === "table") {
-      fitHeight();
-      if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row)); else renderWindow(true);
-      if (state.row) renderHist();
+  const nameKey = (columns.find((c) => c.key === "name") || columns.find((c) => c.type === "text") || {}).key;
+  const groupKey = columns.some((c) => c.key === "scope") ? "scope" : columns.some((c) => c.key === "node") ? "node" : null;
+  const hay = new Map(rows.map((r) => [r.id, searchText(r, table)]));
+  const vt = virtualTable({
+    columns,
+    rows,
+    table,
+    nameKey,
+    groupKey,
+    state,
+    cellTypes: CELL_TYPES,
+    headerRow: (cols) => groupHeaderRow(table, cols),
+    onRow: (id) => ctx.select(id, null, "click"),
+    onGroup: (g) => toggleGroup(g),
+    onSort: (c) => {
+      Object.assign(state, nextSort(state, c));
+      refresh();
+      refocus();
     }
-    if (id === "bars" && view.bars) drawBars(barsDiv, view.bars, id2 => select(id2, null, "plot"));
-    if (deepHooks[id]) deepHooks[id]();
-    writeFragment();
-  }
-  const deepHooks = renderDeep(view, panels);
-
-  // ---- table: toolbar, virtual rows, side panel
-  const colgroup = h("colgroup", {});
-  const thead = h("thead", {});
-  const tbody = h("tbody", {});
-  const tableEl = h("table", { class: "leapp-table leapp-virtual" }, colgroup, thead, tbody);
-  // After a toolbar click, focus goes back to the table: the keys keep moving rows instead of
-  // reaching the notebook, which would move between cells in command mode.
-  const refocus = () => { if (wrap.isConnected) wrap.focus({ preventScroll: true }); };
-  const wrap = h("div", { class: "leapp-tablewrap", tabindex: "0", on: { scroll: () => renderWindow(false) } }, tableEl);
+  });
+  const { wrap, thead } = vt;
+  const refocus = () => {
+    if (wrap.isConnected) wrap.focus({ preventScroll: true });
+  };
   const histPanel = h("div", { class: "leapp-hist", "data-leapp-hist-row": "", "data-leapp-hist-sample": "" });
-  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": table.filter_id || "divergent", on: { change: e => { state.onlyBad = e.target.checked; refresh(); refocus(); } } });
-  const search = h("input", { type: "search", class: "leapp-search", "data-leapp-search": "", spellcheck: "false",
+  const filterBox = h("input", { type: "checkbox", "data-leapp-filter": table.filter_id || "divergent", on: { change: (e) => {
+    state.onlyBad = e.target.checked;
+    refresh();
+    refocus();
+  } } });
+  const search = h("input", {
+    type: "search",
+    class: "leapp-search",
+    "data-leapp-search": "",
+    spellcheck: "false",
     placeholder: "search: name, op, " + (groupKey ? groupKey + ":…, " : "") + "status:…, reason:…",
-    title: "every term must match; key:value looks in one column (scope:blocks.3 = that module and the ones inside it; " +
-           "status:diverged, reason:non-finite, kind:op); Enter selects the first match",
-    on: { input: e => setQuery(e.target.value, "search"), keydown: onSearchKey } });
+    title: "every term must match; key:value looks in one column (scope:blocks.3 = that module and the ones inside it; status:diverged, reason:non-finite, kind:op); Enter selects the first match",
+    on: { input: (e) => setQuery(e.target.value, "search"), keydown: onSearchKey }
+  });
   const count = h("span", { class: "leapp-muted", "data-leapp-count": "" });
   const msgEl = h("span", { class: "leapp-msg", "data-leapp-msg": "" });
   const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
-  const groupBox = groupKey ? h("input", { type: "checkbox", "data-leapp-group": groupKey, on: { change: e => { state.groupBy = e.target.checked; refresh(); refocus(); } } }) : null;
-  const panelBtn = h("button", { class: "leapp-btn", "data-leapp-panel-toggle": "", title: "show or hide the side panel (histogram and metrics)",
-                                 on: { click: () => { togglePanel(); refocus(); } } }, "hide panel ▸");
+  const groupBox = groupKey ? h("input", { type: "checkbox", "data-leapp-group": groupKey, on: { change: (e) => {
+    state.groupBy = e.target.checked;
+    refresh();
+    refocus();
+  } } }) : null;
+  const panelBtn = h("button", {
+    class: "leapp-btn",
+    "data-leapp-panel-toggle": "",
+    title: "show or hide the side panel (histogram and metrics)",
+    on: { click: () => {
+      togglePanel();
+      refocus();
+    } }
+  }, "hide panel ▸");
   const linkBox = h("input", { type: "text", class: "leapp-linkbox", readonly: true, "data-leapp-link": "", style: "display:none" });
-  const colMenu = h("details", { class: "leapp-colmenu" }, h("summary", { class: "leapp-btn" }, "columns"),
-    h("div", { class: "leapp-colmenu-list" }, columns.filter(c => c.key !== nameKey).map(c =>
-      h("label", { title: c.description || null }, h("input", { type: "checkbox", "data-leapp-col-toggle": c.key, checked: !state.hidden.has(c.key),
-        on: { change: e => { if (e.target.checked) state.hidden.delete(c.key); else state.hidden.add(c.key); buildHead(); renderWindow(true); } } }), " " + c.label))));
-  if (panels.table) {
-    panels.table.append(
+  const colMenu = h(
+    "details",
+    { class: "leapp-colmenu" },
+    h("summary", { class: "leapp-btn" }, "columns"),
+    h("div", { class: "leapp-colmenu-list" }, columns.filter((c) => c.key !== nameKey).map((c) => h("label", { title: c.description || null }, h("input", {
+      type: "checkbox",
+      "data-leapp-col-toggle": c.key,
+      checked: !state.hidden.has(c.key),
+      on: { change: (e) => {
+        if (e.target.checked) state.hidden.delete(c.key);
+        else state.hidden.add(c.key);
+        vt.buildHead();
+        vt.renderWindow(true);
+      } }
+    }), " " + c.label)))
+  );
+  if (panel) {
+    panel.append(
       h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-ttitle" }, table.title || "")),
-      h("div", { class: "leapp-toolbar" },
-        search, count,
+      h(
+        "div",
+        { class: "leapp-toolbar" },
+        search,
+        count,
         h("label", {}, filterBox, " " + (table.filter_label || "divergent only")),
         groupBox ? h("label", { title: "rows under one header per " + groupKey + " (click a header to fold it)" }, groupBox, " group by " + groupKey) : null,
-        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous divergent row (p or k)", on: { click: () => { jumpDivergent(-1, "key"); refocus(); } } }, "▲ prev " + (table.jump_label || "divergent")),
-        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next divergent row (n or j)", on: { click: () => { jumpDivergent(1, "key"); refocus(); } } }, "▼ next " + (table.jump_label || "divergent")),
-        sortInfo, h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => { state.sortKey = null; refresh(); refocus(); } } }, "back to model order"),
+        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous divergent row (p or k)", on: { click: () => {
+          jumpDivergent(-1, "key");
+          refocus();
+        } } }, "▲ prev " + (table.jump_label || "divergent")),
+        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next divergent row (n or j)", on: { click: () => {
+          jumpDivergent(1, "key");
+          refocus();
+        } } }, "▼ next " + (table.jump_label || "divergent")),
+        sortInfo,
+        h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => {
+          state.sortKey = null;
+          refresh();
+          refocus();
+        } } }, "back to model order"),
         colMenu,
-        h("button", { class: "leapp-btn", "data-leapp-download-csv": "", title: "the table as shown (filtered, sorted, shown columns), full precision",
-                      on: { click: () => downloadCsv() } }, "download CSV"),
-        host.permalink ? h("button", { class: "leapp-btn", "data-leapp-copy-link": "", title: "a link to this view, tab, row and sample",
-                                       on: { click: () => copyLink() } }, "copy link") : null,
-        panelBtn, msgEl),
+        h("button", {
+          class: "leapp-btn",
+          "data-leapp-download-csv": "",
+          title: "the table as shown (filtered, sorted, shown columns), full precision",
+          on: { click: () => downloadCsv() }
+        }, "download CSV"),
+        host.permalink ? h("button", {
+          class: "leapp-btn",
+          "data-leapp-copy-link": "",
+          title: "a link to this view, tab, row and sample",
+          on: { click: () => copyLink() }
+        }, "copy link") : null,
+        panelBtn,
+        msgEl
+      ),
       linkBox,
       table.rule ? h("div", { class: "leapp-rule" }, table.rule) : null,
-      h("div", { class: "leapp-split" }, h("div", { class: "leapp-left" }, wrap), histPanel));
+      h("div", { class: "leapp-split" }, h("div", { class: "leapp-left" }, wrap), histPanel)
+    );
   }
-
-  const rowEls = new Map();
-  let items = [];            // what the table shows, in order: {r: row} or {group, n, nfail, collapsed}
-  let shownRows = [];        // the rows that pass the filters, in display order (folded groups included)
-  let indexOf = new Map();   // row id -> index in items
-  let lastRange = null;
-  let pinLeft = {};
-
-  function displayColumns() {
-    const vis = columns.filter(c => !state.hidden.has(c.key));
-    return [...vis.filter(c => c.pinned), ...vis.filter(c => !c.pinned)];
-  }
-  const widths = new Map(columns.map(c => [c.key, columnWidth(c, rows, table, nameKey)]));
-  const PAD = 13;     // px of padding + border per cell (leapp_view.css: .leapp-virtual td)
-  const cssWidth = (ch, n) => "calc(" + ch + "ch + " + (n * PAD) + "px)";
-
-  function buildHead() {
-    const cols = displayColumns();
-    colgroup.replaceChildren(...cols.map(c => h("col", { style: "width:" + cssWidth(widths.get(c.key), 1) })));
-    tableEl.style.width = cssWidth(cols.reduce((a, c) => a + widths.get(c.key), 0), cols.length);
-    pinLeft = {};
-    let ch = 0, k = 0;
-    for (const c of cols) if (c.pinned) { pinLeft[c.key] = cssWidth(ch, k); ch += widths.get(c.key); k++; }
-    const tr = h("tr", {});
-    for (const c of cols) {
-      tr.append(h("th", { "data-leapp-col": c.key, class: "leapp-" + c.type + (c.pinned ? " leapp-pin" : "") + (state.sortKey === c.key ? " leapp-sorted" : ""),
-        style: c.pinned ? "left:" + pinLeft[c.key] : null, title: (c.description ? c.description + " · " : "") + "sort by " + c.label,
-        on: { click: () => { if (state.sortKey === c.key) state.sortDir = -state.sortDir; else { state.sortKey = c.key; state.sortDir = NUMERIC.has(c.type) && c.type !== "int" ? -1 : 1; } refresh(); refocus(); } } }, c.label));
-    }
-    const groupRow = groupHeaderRow(table, cols);      // columns that carry a `group` (compare views)
-    thead.replaceChildren(...(groupRow ? [groupRow] : []), tr);
-    pinsMeasured = measurePins();
-  }
-
-  // the pinned columns' left offsets, measured once the header is laid out (until then: computed)
-  let pinsMeasured = false;
-  function measurePins() {
-    const ths = [...thead.querySelectorAll("th.leapp-pin")];
-    if (!ths.length) return true;
-    if (!ths[0].offsetWidth) return false;
-    let x = 0;
-    for (const th of ths) { pinLeft[th.dataset.leappCol] = x + "px"; th.style.left = x + "px"; x += th.offsetWidth; }
-    return true;
-  }
-
-  function cmp(a, b) {
-    const k = state.sortKey, col = columns.find(c => c.key === k);
-    let x = a.cells[k], y = b.cells[k];
-    if (col && col.type === "status") { x = STATUS_ORDER[a.status] ?? 9; y = STATUS_ORDER[b.status] ?? 9; }
-    if (x === null || x === undefined) return (y === null || y === undefined) ? 0 : 1;   // missing values last
-    if (y === null || y === undefined) return -1;
-    return (x < y ? -1 : x > y ? 1 : 0) * state.sortDir;
-  }
-
+  let items = [];
+  let shownRows = [];
+  let indexOf = /* @__PURE__ */ new Map();
   function computeItems() {
-    const terms = parseQuery(state.query);
-    // table.filter_key: the filter keeps rows where that key is set (compare: "flip"); else failing rows
-    const bad = r => table.filter_key ? !!r[table.filter_key] : r.status === "fail";
-    let rs = rows.filter(r => (!state.onlyBad || bad(r)) && terms.every(t => matchTerm(r, hay.get(r.id), t, table)));
-    if (state.sortKey) rs = rs.slice().sort(cmp);     // stable: ties keep model order
-    if (state.groupBy && groupKey) {
-      const order = [], by = new Map();
-      for (const r of rs) {
-        const g = r.cells[groupKey] ?? "";
-        if (!by.has(g)) { by.set(g, []); order.push(g); }
-        by.get(g).push(r);
-      }
-      items = []; shownRows = [];
-      for (const g of order) {
-        const members = by.get(g), collapsed = state.collapsed.has(g);
-        items.push({ group: g, n: members.length, nfail: members.filter(r => r.status === "fail").length, collapsed });
-        for (const r of members) { shownRows.push(r); if (!collapsed) items.push({ r }); }
-      }
-    } else {
-      shownRows = rs;
-      items = rs.map(r => ({ r }));
-    }
-    indexOf = new Map();
-    items.forEach((it, i) => { if (it.r) indexOf.set(it.r.id, i); });
+    ({ items, shownRows, indexOf } = tableItems(rows, columns, table, state, hay, groupKey));
+    vt.setItems(items);
     count.textContent = shownRows.length === rows.length ? rows.length + " rows" : shownRows.length + " of " + rows.length + " rows";
-    const col = columns.find(c => c.key === state.sortKey);
+    const col = columns.find((c) => c.key === state.sortKey);
     sortInfo.textContent = col ? "sorted by " + col.label + (state.sortDir > 0 ? " ↑" : " ↓") : "model order";
-    for (const th of thead.querySelectorAll("th")) th.classList.toggle("leapp-sorted", th.dataset.leappCol === state.sortKey);
+    vt.markSorted();
   }
-
-  // keepPlace: a group folded or unfolded; otherwise another set of rows, which starts at its top
-  // unless the selected row is in it
   function refresh(keepPlace) {
     computeItems();
-    lastRange = null;
+    vt.invalidate();
     fitHeight();
-    if (state.row && indexOf.has(state.row) && !keepPlace) scrollToIndex(indexOf.get(state.row));
-    else { if (!keepPlace) wrap.scrollTop = 0; renderWindow(true); }
+    if (state.row && indexOf.has(state.row) && !keepPlace) vt.scrollToIndex(indexOf.get(state.row));
+    else {
+      if (!keepPlace) wrap.scrollTop = 0;
+      vt.renderWindow(true);
+    }
   }
-
   function setQuery(q, source) {
     state.query = q;
     if (search.value !== q) search.value = q;
     msg("");
     refresh();
-    writeFragment();
+    ctx.writeFragment();
   }
-
   function onSearchKey(e) {
-    e.stopPropagation();               // typing is not a command
-    if (e.key === "Enter" && shownRows.length) { e.preventDefault(); select(shownRows[0].id, null, "search"); refocus(); }
-    if (e.key === "Escape") { setQuery("", "search"); refocus(); }
-  }
-
-  function spacer(px, n) {
-    return h("tr", { class: "leapp-spacer", "aria-hidden": "true" }, h("td", { colspan: n, style: "height:" + px + "px" }));
-  }
-
-  function rowEl(r, cols) {
-    const tr = h("tr", { ...rowHooks(r), "data-leapp-row": r.id, "data-leapp-status": r.status, "data-leapp-tap-status": r.tap_status,
-                         "data-leapp-first-divergent": r.first_divergent ? "true" : null,
-                         class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
-                         on: { click: () => select(r.id, null, "click") } });
-    for (const c of cols) {
-      const v = r.cells[c.key];
-      const pin = c.pinned ? { class: "leapp-pin", style: "left:" + pinLeft[c.key] } : {};
-      if (CELL_TYPES[c.type]) tr.append(CELL_TYPES[c.type](v, r, c, table));
-      else if (c.type === "status") {
-        const label = (table.status_labels || {})[r.status] || r.status;
-        const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
-        tr.append(h("td", { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.reason ? "why: " + r.reason : null },
-          h("span", { class: "leapp-pill leapp-" + r.status }, label),
-          extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
-          r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
-      } else if (c.key === nameKey) {
-        tr.append(h("td", { class: "leapp-text leapp-name" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.sub ? r.id + " · " + r.sub : r.id },
-          fmt(v, c.type), r.sub ? h("span", { class: "leapp-sub-name" }, " " + r.sub) : null));
-      } else {
-        const text = fmt(v, c.type);
-        tr.append(h("td", { class: "leapp-" + c.type + (c.pinned ? " leapp-pin" : ""), style: pin.style,
-                            title: typeof v === "number" ? String(v) : text.length > 12 ? text : null }, text));
-      }
+    e.stopPropagation();
+    if (e.key === "Enter" && shownRows.length) {
+      e.preventDefault();
+      ctx.select(shownRows[0].id, null, "search");
+      refocus();
     }
-    rowEls.set(r.id, tr);
-    return tr;
+    if (e.key === "Escape") {
+      setQuery("", "search");
+      refocus();
+    }
   }
-
   function toggleGroup(g) {
     const opening = state.collapsed.delete(g);
     if (!opening) state.collapsed.add(g);
     refresh(true);
     const r = byId.get(state.row);
-    if (opening && r && (r.cells[groupKey] ?? "") === g) scrollToIndex(indexOf.get(r.id));   // the selection is back
+    if (opening && r && (r.cells[groupKey] ?? "") === g) vt.scrollToIndex(indexOf.get(r.id));
   }
-
-  function groupEl(it, n) {
-    const tr = h("tr", { class: "leapp-grouprow", "data-leapp-group-row": it.group,
-                         on: { click: () => toggleGroup(it.group) } },
-      h("td", { colspan: n }, h("span", { class: "leapp-pin-inline" }, (it.collapsed ? "▸ " : "▾ ") + (it.group || "(no " + groupKey + ")"),
-        h("span", { class: "leapp-muted" }, " · " + it.n + " rows" + (it.nfail ? " · " : "")),
-        it.nfail ? h("span", { class: "leapp-firstmark" }, it.nfail + " " + ((table.status_labels || {}).fail || "fail")) : null)));
-    return tr;
-  }
-
-  // Only the rows scrolled into view (and OVERSCAN more each side) exist; spacers keep the height.
-  function renderWindow(force, at) {
-    if (!pinsMeasured) pinsMeasured = measurePins();
-    const headH = thead.offsetHeight || ROW_H;
-    const viewH = wrap.clientHeight || 480;
-    // ``at``: the scrollTop about to be set (the rows drawn first make the table tall enough for it);
-    // scrollTop can also still be past the end of a list that just got shorter
-    const top = Math.min(at ?? wrap.scrollTop, Math.max(0, items.length * ROW_H - (viewH - headH)));
-    const first = Math.max(0, Math.floor(top / ROW_H) - OVERSCAN);
-    const last = Math.min(items.length, Math.ceil((top + viewH - headH) / ROW_H) + OVERSCAN);
-    if (!force && lastRange && lastRange[0] === first && lastRange[1] === last) return;
-    lastRange = [first, last];
-    const cols = displayColumns();
-    rowEls.clear();
-    const out = [];
-    if (first > 0) out.push(spacer(first * ROW_H, cols.length));
-    for (let i = first; i < last; i++) out.push(items[i].r ? rowEl(items[i].r, cols) : groupEl(items[i], cols.length));
-    if (last < items.length) out.push(spacer((items.length - last) * ROW_H, cols.length));
-    if (!items.length) out.push(h("tr", {}, h("td", { colspan: cols.length, class: "leapp-empty" }, "no rows")));
-    tbody.replaceChildren(...out);
-    if (at !== undefined) { wrap.scrollTop = top; lastRange = [first, last]; }
-  }
-
-  function scrollToIndex(i, redraw) {
-    if (i === undefined) return;
-    const headH = thead.offsetHeight || ROW_H, viewH = wrap.clientHeight;
-    const y = i * ROW_H;
-    if (viewH && (y < wrap.scrollTop || y + ROW_H > wrap.scrollTop + viewH - headH)) {
-      renderWindow(true, Math.max(0, y - (viewH - headH) / 2 + ROW_H / 2));
-    } else renderWindow(redraw !== false);
-  }
-
-  // Bring a row into the table: unfold its group, and if the filters hide it, clear them (the user
-  // asked for that row), then scroll it into view.
   function reveal(id, source) {
     const r = byId.get(id);
     if (!r) return;
     let changed = false;
-    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(r.cells[groupKey] ?? "")) { computeItems(); changed = true; }
+    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(r.cells[groupKey] ?? "")) {
+      computeItems();
+      changed = true;
+    }
     if (!indexOf.has(id) && source !== "search") {
-      state.query = ""; search.value = ""; state.onlyBad = false; filterBox.checked = false;
+      state.query = "";
+      search.value = "";
+      state.onlyBad = false;
+      filterBox.checked = false;
       computeItems();
       msg("filters cleared to show " + id);
       changed = true;
     }
-    // a row already drawn only changes its class (select does that): no redraw of the window
-    scrollToIndex(indexOf.get(id), changed || !rowEls.has(id));
+    vt.scrollToIndex(indexOf.get(id), changed || !vt.rowEls.has(id));
   }
-
   function fitHeight() {
     if (!wrap.isConnected) return;
     const want = items.length * ROW_H + (thead.offsetHeight || ROW_H) + 4;
@@ -1287,56 +911,37 @@ export function renderView(el, view, host) {
     wrap.style.height = px + "px";
     histPanel.style.maxHeight = Math.max(px, 560) + "px";
   }
-
-  function msg(text) { msgEl.textContent = text || ""; }
-
+  function msg(text) {
+    msgEl.textContent = text || "";
+  }
   function togglePanel(open) {
-    state.panelOpen = open === undefined ? !state.panelOpen : open;
+    state.panelOpen = open === void 0 ? !state.panelOpen : open;
     histPanel.style.display = state.panelOpen ? "" : "none";
     panelBtn.textContent = state.panelOpen ? "hide panel ▸" : "◂ show panel";
     if (state.panelOpen && state.row) renderHist();
-    renderWindow(true);
+    vt.renderWindow(true);
   }
-
-  function select(id, sampleKey, source) {
-    const r = byId.get(id);
-    if (!r) return false;
-    source = source || "api";
-    state.row = id;
-    state.sample = sampleKey ?? r.default_sample ?? (r.samples[0] && r.samples[0].key);
-    if (r.node) state.node = r.node;
-    const toTable = panels.table && (state.tab === "profile" || state.tab === "bars") && source !== "api" && source !== "init";
-    msg("");
-    reveal(id, source);
-    for (const [rid, tr] of rowEls) tr.classList.toggle("leapp-selected", rid === id);
-    if (toTable) showTab("table"); else renderHist();
-    renderNode();
-    for (const f of selectionHooks) f(r);
-    if (source !== "init" && source !== "restore") writeFragment();
-    if (host.onSelect && source !== "api" && source !== "init" && source !== "restore") host.onSelect(id, state.sample);
-    for (const fn of listeners.slice()) { try { fn(id, state.sample, source); } catch (e) { console.error(e); } }
-    return true;
-  }
-
   function moveRow(dir) {
-    const ids = items.filter(it => it.r).map(it => it.r.id);
+    const ids = items.filter((it) => it.r).map((it) => it.r.id);
     if (!ids.length) return;
     const i = ids.indexOf(state.row);
     const j = i < 0 ? 0 : Math.min(ids.length - 1, Math.max(0, i + dir));
-    select(ids[j], null, "key");
+    ctx.select(ids[j], null, "key");
   }
-
   function jumpDivergent(dir, source) {
     const list = shownRows;
     if (!list.length) return;
-    let i = list.findIndex(r => r.id === state.row);
+    let i = list.findIndex((r) => r.id === state.row);
     if (i < 0) i = dir > 0 ? -1 : list.length;
     for (let j = i + dir; j >= 0 && j < list.length; j += dir) {
-      if (list[j].status === "fail") { msg(""); select(list[j].id, null, source); return; }
+      if (list[j].status === "fail") {
+        msg("");
+        ctx.select(list[j].id, null, source);
+        return;
+      }
     }
     msg(dir > 0 ? "no divergent row below" : "no divergent row above");
   }
-
   function onKey(e) {
     const t = e.target;
     if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
@@ -1345,277 +950,1744 @@ export function renderView(el, view, host) {
     if (k === "ArrowDown" || k === "ArrowUp") moveRow(k === "ArrowDown" ? 1 : -1);
     else if (k === "n" || k === "j") jumpDivergent(1, "key");
     else if (k === "p" || k === "k") jumpDivergent(-1, "key");
-    else if (k === "/") { search.focus(); }
-    else return;
+    else if (k === "/") {
+      search.focus();
+    } else return;
     e.preventDefault();
     e.stopPropagation();
   }
-  root.addEventListener("keydown", onKey);
-  if (host.globalKeys) document.addEventListener("keydown", e => { if (e.target === document.body) onKey(e); });
-
+  ctx.root.addEventListener("keydown", onKey);
+  if (host.globalKeys) document.addEventListener("keydown", (e) => {
+    if (e.target === document.body) onKey(e);
+  });
   function downloadCsv() {
-    const cols = displayColumns();
-    download((view.kind || "leapp") + "-table.csv", tableCsv(cols, shownRows), "text/csv");
+    download((view.kind || "leapp") + "-table.csv", tableCsv(vt.shownColumns(), shownRows), "text/csv");
     msg("CSV: " + shownRows.length + " rows");
   }
+  function copyLink() {
+    ctx.writeFragment();
+    const url = location.href;
+    linkBox.value = url;
+    linkBox.style.display = "";
+    linkBox.select();
+    const done = (ok) => msg(ok ? "link copied" : "copy the link from the box");
+    try {
+      navigator.clipboard.writeText(url).then(() => done(true), () => done(false));
+    } catch (e) {
+      done(false);
+    }
+  }
+  const histPlot = h("div", { class: "leapp-histplot" });
+  function renderHist() {
+    if (!state.panelOpen) return;
+    histPanel.replaceChildren();
+    const r = byId.get(state.row);
+    if (!r) {
+      histPanel.append(h("div", { class: "leapp-empty" }, "click a row to see its |diff| histogram"));
+      return;
+    }
+    if (table.groups) {
+      renderGroupPanel(histPanel, r, state, table, (key) => {
+        state.sample = key;
+        renderHist();
+        if (host.onSelect) host.onSelect(r.id, key);
+      });
+      return;
+    }
+    drawRowPanel(histPanel, histPlot, r, state.sample, r.group ? groups.get(r.group) : null, view, table, {
+      row: (id) => ctx.select(id, null, "picker"),
+      sample: (key) => {
+        state.sample = key;
+        renderHist();
+        ctx.writeFragment();
+        if (host.onSelect) host.onSelect(r.id, state.sample);
+        ctx.emit(r.id, state.sample, "picker");
+      }
+    });
+  }
+  return {
+    refocus,
+    setQuery,
+    reveal,
+    renderHist,
+    rowIds: () => shownRows.map((r) => r.id),
+    // before the first tab is shown: the link's query, the header, the rows
+    init() {
+      if (ctx.frag && ctx.frag.q) {
+        state.query = ctx.frag.q;
+        search.value = ctx.frag.q;
+      }
+      vt.buildHead();
+      computeItems();
+    },
+    show() {
+      fitHeight();
+      if (state.row && indexOf.has(state.row)) vt.scrollToIndex(indexOf.get(state.row));
+      else vt.renderWindow(true);
+      if (state.row) renderHist();
+    },
+    // a row was selected: bring it into view and mark it; its panel unless the table is about to be
+    // shown (show() draws it then)
+    select(r, source, toTable) {
+      msg("");
+      reveal(r.id, source);
+      vt.markSelected(r.id);
+      if (!toTable) renderHist();
+    },
+    refresh: renderHist,
+    // after the opening selection: the table's height and its drawn rows follow the space it gets
+    // (a notebook attaches the view after it is drawn; windows and output areas resize)
+    ready() {
+      if (typeof ResizeObserver !== "undefined") {
+        let lastW = 0, lastH = 0;
+        new ResizeObserver(() => {
+          const w = wrap.clientWidth, hh = wrap.clientHeight;
+          if (w === lastW && hh === lastH) return;
+          const fresh = lastH === 0;
+          lastW = w;
+          lastH = hh;
+          if (fresh) {
+            fitHeight();
+            if (state.row && indexOf.has(state.row)) vt.scrollToIndex(indexOf.get(state.row));
+          }
+          vt.renderWindow(true);
+        }).observe(wrap);
+      }
+      if (typeof window !== "undefined") window.addEventListener("resize", () => {
+        fitHeight();
+        vt.renderWindow(true);
+      });
+    }
+  };
+}
 
-  // ---- permalink (offline report only; a notebook's URL is the notebook's)
+// src/shared/colour.js
+function badness(v, m, range) {
+  if (v === null || v === void 0 || Number.isNaN(v)) return null;
+  if (m.threshold !== null && m.threshold !== void 0) {
+    const d = m.worse === "below" ? (1 - v) / (1 - m.threshold) : v / m.threshold;
+    return d <= 0 ? -3 : Math.log10(d);
+  }
+  if (!range || !(v > 0)) return 0;
+  return range[1] > range[0] ? (Math.log10(v) - range[0]) / (range[1] - range[0]) : 1;
+}
+function mix(a, b, t) {
+  const p = (x2) => [1, 3, 5].map((i) => parseInt(x2.slice(i, i + 2), 16));
+  const [x, y] = [p(a), p(b)];
+  return "#" + x.map((c, i) => Math.round(c + (y[i] - c) * Math.max(0, Math.min(1, t))).toString(16).padStart(2, "0")).join("");
+}
+function badColor(b, m) {
+  if (b === null) return "#f5f5f5";
+  if (m.threshold === null || m.threshold === void 0) return mix("#e8eaf6", "#7e57c2", b);
+  return b < 0 ? mix("#fff59d", "#c8e6c9", -b / 2) : mix("#ffb74d", "#e57373", b / 2);
+}
+var statusColor = (st) => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
+
+// src/views/deep.js
+var DEEP_COLUMNS = {
+  replay: [
+    ["step", "step", "int"],
+    ["output", "output", "text"],
+    ["status", "status", "status"],
+    ["max_abs", "max |diff|", "num"],
+    ["nrmse", "nrmse", "num"],
+    ["ref_max", "max |ref|", "num"],
+    ["reset", "episode", "text"],
+    ["note", "note", "text"]
+  ],
+  parity: [
+    ["output", "output", "text"],
+    ["sample", "fresh input", "int"],
+    ["status", "status", "status"],
+    ["max", "max", "num"],
+    ["p99", "p99", "num"],
+    ["mean", "mean", "num"],
+    ["min_atol", "min atol", "num"],
+    ["range", "original range", "text"]
+  ],
+  adapters: [
+    ["function", "function", "text"],
+    ["case", "case", "text"],
+    ["status", "status", "status"],
+    ["max_abs", "max |diff|", "num"],
+    ["shapes", "shapes adapter / original", "text"],
+    ["dtypes", "dtypes adapter / original", "text"],
+    ["error", "error", "text"]
+  ],
+  exporters: [
+    ["node", "node", "text"],
+    ["backend", "backend", "text"],
+    ["status", "outcome", "status"],
+    ["verdict", "verdict", "text"],
+    ["max_diff", "max |diff|", "num"],
+    ["failed_samples", "failed samples", "int"],
+    ["time_s", "time s", "num"],
+    ["error", "error", "text"]
+  ],
+  isolation: [
+    ["run", "run", "text"],
+    ["options", "options", "text"],
+    ["status", "verdict", "status"],
+    ["failing", "failing samples", "int"],
+    ["fx_mismatch", "FX ≠ recorded", "int"],
+    ["same_trace", "same trace", "text"],
+    ["hazards", "hazards", "text"],
+    ["note", "note", "text"]
+  ]
+};
+function deepColumns(section, e) {
+  if (e && Array.isArray(e.columns) && e.columns.length) return e.columns.map((c) => [c.key, c.label, c.type]);
+  return DEEP_COLUMNS[section];
+}
+function deepTable(section, rows, onPick, labelOf, entry) {
+  const cols = deepColumns(section, entry);
+  const body = h("tbody", {});
+  for (const r of rows) {
+    const tr = h("tr", {
+      "data-leapp-row": r.id,
+      "data-leapp-section": section,
+      "data-leapp-status": r.status,
+      class: "leapp-row leapp-" + r.status
+    });
+    if (onPick) tr.addEventListener("click", () => onPick(r.id));
+    for (const [k, , type] of cols) {
+      if (type === "status") tr.append(h("td", {}, h("span", { class: "leapp-pill leapp-" + r.status }, labelOf ? labelOf(r) : r.status)));
+      else tr.append(h("td", { class: "leapp-" + type }, fmt(r.cells[k])));
+    }
+    body.append(tr);
+  }
+  if (!rows.length) body.append(h("tr", {}, h("td", { colspan: cols.length, class: "leapp-empty" }, "no rows")));
+  return h("div", { class: "leapp-tablewrap leapp-deepwrap" }, h(
+    "table",
+    { class: "leapp-table", "data-leapp-deep-table": section },
+    h("thead", {}, h("tr", {}, cols.map(([, label, type]) => h("th", { class: "leapp-" + type }, label)))),
+    body
+  ));
+}
+function deepHead(section, e, many, title) {
+  return h(
+    "div",
+    { class: "leapp-deephead", "data-leapp-deep-status": e.status, "data-leapp-deep-graph": e.graph },
+    h(
+      "div",
+      {},
+      many ? h("b", {}, e.graph + " · ") : null,
+      h("span", { class: "leapp-pill leapp-" + (e.kind || "uncompared") }, e.status),
+      " ",
+      title
+    ),
+    e.reason ? h("div", { class: "leapp-note" }, e.reason) : null,
+    (e.notes || []).length ? h("ul", { class: "leapp-deepnotes" }, e.notes.map((n) => h("li", {}, n))) : null
+  );
+}
+function selectIn(box, id) {
+  for (const tr of box.querySelectorAll("tr[data-leapp-row]")) {
+    const on = tr.getAttribute("data-leapp-row") === id;
+    tr.classList.toggle("leapp-selected", on);
+    if (on && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
+  }
+}
+function drawReplay(div, run, onPick) {
+  clearPlot(div);
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const data = run.series.map((s) => ({
+    type: "scatter",
+    mode: "lines+markers",
+    name: plotText(s.output),
+    x: s.x,
+    y: s.y,
+    customdata: s.x.map((k) => run.key + "/" + k + "/" + s.output),
+    marker: { color: s.status.map(statusColor), size: 8 },
+    line: { width: 1.5 },
+    hovertemplate: plotText(s.output) + "<br>step %{x}<br>max |diff| %{y:.3e}<extra></extra>"
+  }));
+  const shapes = [], annotations = [];
+  for (const k of run.resets) {
+    shapes.push({ type: "line", x0: k - 0.5, x1: k - 0.5, yref: "paper", y0: 0, y1: 1, line: { color: "#6a1b9a", dash: "dash" } });
+    annotations.push({ x: k - 0.5, yref: "paper", y: 1.02, text: "reset", showarrow: false, font: { size: 10, color: "#6a1b9a" } });
+  }
+  if (run.first_divergent) {
+    shapes.push({
+      type: "line",
+      x0: run.first_divergent.step,
+      x1: run.first_divergent.step,
+      yref: "paper",
+      y0: 0,
+      y1: 1,
+      line: { color: "#c62828", dash: "dot" }
+    });
+  }
+  const layout = {
+    title: { text: "max |exported − reference| per step (dashed: episode reset; dotted: first divergent step)", font: { size: 12 } },
+    height: 300,
+    margin: { l: 60, r: 10, t: 40, b: 40 },
+    shapes,
+    annotations,
+    showlegend: true,
+    legend: { orientation: "h", y: -0.2 },
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { title: { text: "step", font: { size: 10 } }, dtick: 1 },
+    yaxis: { title: { text: "max |diff|", font: { size: 10 } }, rangemode: "tozero" }
+  };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+  if (div.on) div.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p && p.customdata) onPick(p.customdata);
+  });
+}
+function renderReplayPanel(panel, entries, many) {
+  const shows = [];
+  for (const e of entries) {
+    panel.append(deepHead("replay", e, many, "sequential replay, tier " + (e.tier || "?") + " (rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
+    if (!e.runs.length) continue;
+    const picker = h("select", { "data-leapp-replay-run": e.graph }, e.runs.map((r) => h("option", { value: r.key }, "tier (" + r.tier + ") · " + r.status)));
+    const info = h("div", { class: "leapp-deepinfo" });
+    const plot = h("div", { class: "leapp-replayplot", "data-leapp-replay-plot": "" });
+    const box = h("div", {});
+    panel.append(h(
+      "div",
+      { class: "leapp-toolbar" },
+      h("label", {}, "sequence ", picker),
+      h("span", { class: "leapp-muted" }, " click a point to find its row")
+    ), info, plot, box);
+    const show = () => {
+      const run = e.runs.find((r) => r.key === picker.value) || e.runs[0];
+      plot.setAttribute("data-leapp-replay-plot", run.key);
+      info.replaceChildren(
+        h("div", { class: "leapp-sub" }, run.title),
+        kv([
+          ["status", run.status],
+          ["steps", run.steps],
+          run.seed !== null && run.seed !== void 0 ? ["seed", run.seed] : null,
+          ["episode resets at", run.resets.length ? run.resets.join(", ") : "–"],
+          run.first_divergent ? ["first divergent", "step " + run.first_divergent.step + " · " + run.first_divergent.output] : null,
+          ...run.breaks.map(([k, ks]) => ["fed back by Python, not the graph", k + " at " + ks.join(", ")]),
+          run.reason ? ["reason", run.reason] : null
+        ]),
+        run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map((n) => h("li", {}, n))) : null,
+        h(
+          "table",
+          { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
+          h("thead", {}, h("tr", {}, ["output", "first", "last", "max", "at step", "first failing step", "grows"].map((x) => h("th", {}, x)))),
+          h("tbody", {}, run.outputs.map((o) => h(
+            "tr",
+            {},
+            h("td", {}, o.output),
+            h("td", {}, fmt(o.first)),
+            h("td", {}, fmt(o.last)),
+            h("td", {}, fmt(o.max)),
+            h("td", {}, fmt(o.max_step)),
+            h("td", {}, fmt(o.first_fail)),
+            h("td", {}, o.grows ? "yes" : "no")
+          )))
+        )
+      );
+      box.replaceChildren(deepTable("replay", run.rows, (id) => selectIn(box, id), null, e));
+      drawReplay(plot, run, (id) => selectIn(box, id));
+    };
+    picker.addEventListener("change", show);
+    shows.push(show);
+  }
+  return () => shows.forEach((f) => f());
+}
+function renderParityPanel(panel, entries, many) {
+  for (const e of entries) {
+    panel.append(deepHead("parity", e, many, "exported vs original on " + e.n + " fresh inputs (seed " + fmt(e.seed) + "; rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
+    if (e.inputs.length) panel.append(
+      h("div", { class: "leapp-sub" }, "how the fresh inputs were drawn (scales " + e.scales.join(", ") + ", shift " + fmt(e.shift) + ")"),
+      h(
+        "table",
+        { class: "leapp-kv" },
+        h("thead", {}, h("tr", {}, ["input", "shape", "dtype", "mean", "std", "rule"].map((x) => h("th", {}, x)))),
+        h("tbody", {}, e.inputs.map((i) => h(
+          "tr",
+          {},
+          h("td", {}, i.name),
+          h("td", {}, shapeText(i.shape)),
+          h("td", {}, i.dtype),
+          h("td", {}, fmt(i.mean)),
+          h("td", {}, fmt(i.std)),
+          h("td", {}, i.rule)
+        )))
+      )
+    );
+    if (e.outputs.length) panel.append(
+      h("div", { class: "leapp-sub" }, "per output"),
+      h(
+        "table",
+        { class: "leapp-kv", "data-leapp-parity-outputs": e.graph },
+        h("thead", {}, h("tr", {}, ["output", "failed", "max", "worst input", "min atol"].map((x) => h("th", {}, x)))),
+        h("tbody", {}, e.outputs.map((o) => h(
+          "tr",
+          {},
+          h("td", {}, o.output),
+          h("td", {}, o.failed + "/" + o.samples),
+          h("td", {}, fmt(o.max)),
+          h("td", {}, fmt(o.worst_sample)),
+          h("td", {}, fmt(o.min_atol))
+        )))
+      )
+    );
+    const box = h("div", {});
+    box.append(deepTable("parity", e.rows, (id) => selectIn(box, id), null, e));
+    panel.append(box);
+  }
+}
+function renderAdaptersPanel(panel, entries, many) {
+  for (const e of entries) {
+    panel.append(deepHead("adapters", e, many, "each leapp.FunctionPatch adapter against the function it replaces (rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
+    panel.append(h(
+      "table",
+      { class: "leapp-kv" },
+      h("thead", {}, h("tr", {}, ["function", "adapter", "node", "calls traced", "result", "max |diff|", "worst case", "error"].map((x) => h("th", {}, x)))),
+      h("tbody", {}, e.adapters.map((a) => h(
+        "tr",
+        { "data-leapp-adapter": a.function, "data-leapp-status": a.status },
+        h("td", {}, a.function),
+        h("td", {}, a.replacement),
+        h("td", {}, a.node || "–"),
+        h("td", {}, fmt(a.calls)),
+        h("td", {}, h("span", { class: "leapp-pill leapp-" + a.status }, a.status)),
+        h("td", {}, fmt(a.max_abs)),
+        h("td", {}, a.worst_case || "–"),
+        h("td", {}, a.error || "")
+      )))
+    ));
+    const box = h("div", {});
+    box.append(deepTable("adapters", e.rows, (id) => selectIn(box, id), null, e));
+    panel.append(box);
+  }
+}
+function renderExportersPanel(panel, entries, many) {
+  for (const e of entries) {
+    panel.append(deepHead("exporters", e, many, "each node with each backend, in fresh sessions (advice only: nothing was changed in your code; the body ran again " + e.reruns + "×)"));
+    if (e.advice.length) panel.append(h("ul", { class: "leapp-advice" }, e.advice.map((a, i) => h("li", { "data-leapp-advice": e.nodes[i] || "" }, a))));
+    const byKey = new Map(e.rows.map((r) => [r.cells.node + "/" + r.id.split("/").pop(), r]));
+    if (e.nodes.length) panel.append(h(
+      "table",
+      { class: "leapp-table leapp-matrix", "data-leapp-exporter-matrix": e.graph },
+      h("thead", {}, h("tr", {}, h("th", {}, "node"), e.backends.map((b) => h("th", {}, b)))),
+      h("tbody", {}, e.nodes.map((n) => h("tr", {}, h("td", {}, n), e.backends.map((b) => {
+        const r = byKey.get(n + "/" + b);
+        return h(
+          "td",
+          { "data-leapp-exporter": n + "/" + b, "data-leapp-outcome": r ? r.outcome : "" },
+          r ? h("span", { class: "leapp-pill leapp-" + r.status, title: r.cells.error || "" }, r.outcome + (r.cells.backend.endsWith("(yours)") ? " ★" : "")) : "–"
+        );
+      }))))
+    ));
+    const box = h("div", {});
+    box.append(deepTable("exporters", e.rows, (id) => selectIn(box, id), (r) => r.outcome, e));
+    panel.append(box);
+  }
+}
+function renderIsolationPanel(panel, entries, many) {
+  for (const e of entries) {
+    panel.append(deepHead("isolation", e, many, "the body traced again with parts of LEAPP turned off (it ran again " + e.reruns + "×)"));
+    if (e.decision) panel.append(h(
+      "div",
+      { class: "leapp-decision", "data-leapp-decision": e.decision },
+      h("b", {}, "decision: " + e.decision),
+      " (row " + fmt(e.rule) + ") · ",
+      e.explanation || ""
+    ));
+    const box = h("div", {});
+    box.append(deepTable("isolation", e.rows, (id) => selectIn(box, id), (r) => r.cells.verdict || (r.cells.status === "not run" ? "not run" : r.status), e));
+    panel.append(
+      box,
+      h("div", { class: "leapp-sub" }, "decision table (the first matching row decides)"),
+      h(
+        "table",
+        { class: "leapp-kv leapp-decisiontable" },
+        h("thead", {}, h("tr", {}, ["row", "outcome pattern", "decision"].map((x) => h("th", {}, x)))),
+        h("tbody", {}, e.table.map((t) => h(
+          "tr",
+          { "data-leapp-decision-row": t.row, "data-leapp-matched": t.matched ? "true" : null, class: t.matched ? "leapp-matched" : null },
+          h("td", {}, t.row),
+          h("td", {}, t.pattern),
+          h("td", {}, t.decision)
+        )))
+      )
+    );
+  }
+}
+var DRAW = {
+  replay: renderReplayPanel,
+  parity: renderParityPanel,
+  adapters: renderAdaptersPanel,
+  exporters: renderExportersPanel,
+  isolation: renderIsolationPanel
+};
+var DEEP_SECTIONS = Object.keys(DRAW);
+function renderDeepSection(name, view, panel) {
+  const deep = view.deep || {};
+  if (!panel || !deep[name]) return void 0;
+  return DRAW[name](panel, deep[name], (view.graphs || []).length > 1);
+}
+function renderDeep(view, panels) {
+  const hooks = {};
+  for (const name of DEEP_SECTIONS) {
+    const onShow = renderDeepSection(name, view, panels[name]);
+    if (onShow) hooks[name] = onShow;
+  }
+  return hooks;
+}
+function deepTab(name) {
+  return (ctx, panel) => {
+    if (!(ctx.view.deep || {})[name]) return null;
+    const onShow = renderDeepSection(name, ctx.view, panel);
+    return onShow ? { show: onShow } : {};
+  };
+}
+
+// src/shared/graphnav.js
+var READABLE = 0.6;
+function svgLength(v) {
+  const m = /^([\d.]+)\s*(pt|px)?$/.exec(String(v || "").trim());
+  return m ? Number(m[1]) * (m[2] === "pt" ? 4 / 3 : 1) : null;
+}
+function graphNav(opts) {
+  const view = h("div", {
+    class: "leapp-graph leapp-graphview",
+    tabindex: "0",
+    "data-lm-suppress-shortcuts": "true",
+    "data-leapp-graph-view": ""
+  });
+  const search = h("input", {
+    type: "search",
+    class: "leapp-graphsearch",
+    placeholder: "find node",
+    "data-leapp-graph-search": "",
+    "data-lm-suppress-shortcuts": "true"
+  });
+  const count = h("span", { class: "leapp-muted", "data-leapp-graph-count": "" });
+  const btn = (what, label, title, fn) => h("button", { class: "leapp-btn", "data-leapp-graph-zoom": what, title, on: { click: fn } }, label);
+  const tools = h(
+    "span",
+    { class: "leapp-graphtools" },
+    btn("in", "+", "zoom in (wheel, +)", () => zoomAt(1.4)),
+    btn("out", "−", "zoom out (wheel, -)", () => zoomAt(1 / 1.4)),
+    btn("fit", "fit", "fit the whole graph (f)", () => fit()),
+    search,
+    count
+  );
+  let svg = null, nat = null, cx = 0, cy = 0, k = 1, ready = false, pending = null, drag = null, dragged = false;
+  function size() {
+    return [view.clientWidth, view.clientHeight];
+  }
+  function apply() {
+    const [W, H] = size();
+    if (!svg || !W || !H) return;
+    svg.setAttribute("viewBox", [cx - W / 2 / k, cy - H / 2 / k, W / k, H / k].map((x) => x.toFixed(2)).join(" "));
+    view.setAttribute("data-leapp-graph-zoom", (k / nat.k0).toFixed(3));
+  }
+  function fitK() {
+    const [W, H] = size();
+    return Math.min((W - 16) / nat.w, (H - 16) / nat.h, nat.k0);
+  }
+  function fit() {
+    if (!nat) return;
+    k = fitK();
+    cx = nat.x + nat.w / 2;
+    cy = nat.y + nat.h / 2;
+    apply();
+  }
+  function zoomAt(f, px, py) {
+    if (!nat) return;
+    const [W, H] = size();
+    if (px === void 0) {
+      px = W / 2;
+      py = H / 2;
+    }
+    const ux = cx + (px - W / 2) / k, uy = cy + (py - H / 2) / k;
+    const k2 = Math.min(nat.k0 * 4, Math.max(Math.min(fitK(), nat.k0) * 0.5, k * f));
+    cx = ux - (px - W / 2) / k2;
+    cy = uy - (py - H / 2) / k2;
+    k = k2;
+    apply();
+  }
+  function bbox(el) {
+    const m = svg && svg.getScreenCTM(), me = el.getScreenCTM && el.getScreenCTM();
+    if (!m || !me) return null;
+    const b = el.getBBox(), t = m.inverse().multiply(me);
+    const ps = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]].map(([x, y]) => new DOMPoint(x, y).matrixTransform(t));
+    const xs = ps.map((p) => p.x), ys = ps.map((p) => p.y);
+    return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
+  }
+  function centerOn(el) {
+    if (!el) return;
+    const [W, H] = size();
+    if (!ready || !W || !H) {
+      pending = el;
+      return;
+    }
+    const b = bbox(el);
+    if (!b) {
+      pending = el;
+      return;
+    }
+    if (k < READABLE * nat.k0) k = nat.k0;
+    cx = b.x + b.w / 2;
+    cy = b.y + b.h / 2;
+    apply();
+  }
+  function initial() {
+    fit();
+    if (k >= READABLE * nat.k0) return;
+    const f = opts.focus && opts.focus();
+    k = nat.k0;
+    if (f) centerOn(f);
+    else {
+      const [W, H] = size();
+      cx = nat.x + W / 2 / k;
+      cy = nat.y + H / 2 / k;
+      apply();
+    }
+  }
+  function shown() {
+    const [W, H] = size();
+    if (!W || !H) return;
+    if (opts.onVisible) opts.onVisible();
+    if (!svg) return;
+    if (!ready) {
+      ready = true;
+      initial();
+    } else apply();
+    if (pending) {
+      const el = pending;
+      pending = null;
+      centerOn(el.isConnected ? el : null);
+    }
+  }
+  if (typeof ResizeObserver !== "undefined") new ResizeObserver(shown).observe(view);
+  else requestAnimationFrame(shown);
+  view.addEventListener("pointerdown", (e) => {
+    if (e.button === 0) drag = { x: e.clientX, y: e.clientY, cx, cy, id: e.pointerId, moved: false };
+  });
+  view.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      view.setPointerCapture(drag.id);
+      view.classList.add("leapp-dragging");
+    }
+    cx = drag.cx - dx / k;
+    cy = drag.cy - dy / k;
+    apply();
+  });
+  const endDrag = () => {
+    if (drag && drag.moved) {
+      dragged = true;
+      setTimeout(() => {
+        dragged = false;
+      }, 0);
+    }
+    drag = null;
+    view.classList.remove("leapp-dragging");
+  };
+  view.addEventListener("pointerup", endDrag);
+  view.addEventListener("pointercancel", endDrag);
+  view.addEventListener("click", (e) => {
+    if (dragged) {
+      e.stopPropagation();
+      e.preventDefault();
+    }
+  }, true);
+  view.addEventListener("wheel", (e) => {
+    if (!nat) return;
+    e.preventDefault();
+    const r = view.getBoundingClientRect(), dy = e.deltaY * (e.deltaMode === 1 ? 16 : 1);
+    zoomAt(Math.exp(-dy * 15e-4), e.clientX - r.left, e.clientY - r.top);
+  }, { passive: false });
+  view.addEventListener("keydown", (e) => {
+    const [W, H] = size(), step = 60 / k;
+    const act = {
+      "+": () => zoomAt(1.4),
+      "=": () => zoomAt(1.4),
+      "-": () => zoomAt(1 / 1.4),
+      f: fit,
+      0: fit,
+      ArrowLeft: () => {
+        cx -= step;
+        apply();
+      },
+      ArrowRight: () => {
+        cx += step;
+        apply();
+      },
+      ArrowUp: () => {
+        cy -= step;
+        apply();
+      },
+      ArrowDown: () => {
+        cy += step;
+        apply();
+      }
+    }[e.key];
+    if (!act || !W || !H) return;
+    e.preventDefault();
+    e.stopPropagation();
+    act();
+  });
+  let matches = [], mi = -1, lastQ = "";
+  function find(step) {
+    const q = search.value.trim().toLowerCase();
+    if (q !== lastQ) {
+      lastQ = q;
+      matches = q ? opts.find(q) : [];
+      mi = -1;
+      opts.mark(matches);
+    }
+    if (!matches.length) {
+      count.textContent = q ? "no match" : "";
+      return;
+    }
+    mi = (mi + step + matches.length) % matches.length;
+    count.textContent = mi + 1 + " of " + matches.length;
+    opts.show(matches[mi]);
+  }
+  search.addEventListener("input", () => find(1));
+  search.addEventListener("keydown", (e) => {
+    e.stopPropagation();
+    if (e.key === "Enter") {
+      e.preventDefault();
+      find(e.shiftKey ? -1 : 1);
+    }
+  });
+  return {
+    el: h("div", { class: "leapp-graphnav" }, h("div", { class: "leapp-toolbar leapp-graphbar" }, tools), view),
+    view,
+    tools,
+    centerOn,
+    fit,
+    // show `el` (an <svg>) in the viewport; keep=true keeps zoom and centre (a redraw of the same graph)
+    attach(el, keep) {
+      const vb = el.viewBox && el.viewBox.baseVal;
+      const w = vb && vb.width ? vb.width : svgLength(el.getAttribute("width")) || 100;
+      const hgt = vb && vb.height ? vb.height : svgLength(el.getAttribute("height")) || 100;
+      const px = svgLength(el.getAttribute("width"));
+      nat = { x: vb && vb.width ? vb.x : 0, y: vb && vb.height ? vb.y : 0, w, h: hgt, k0: px ? px / w : 1 };
+      el.setAttribute("width", "100%");
+      el.setAttribute("height", "100%");
+      el.setAttribute("preserveAspectRatio", "xMidYMid meet");
+      if (el.parentNode !== view) view.replaceChildren(el);
+      svg = el;
+      if (!view.style.height) view.style.height = Math.round(Math.max(140, Math.min(560, nat.h * nat.k0 + 24))) + "px";
+      if (!keep) ready = false;
+      shown();
+    }
+  };
+}
+function svgGraph(svgText, focus) {
+  let nodes = [];
+  const text = (el) => ((el.querySelector("title") || {}).textContent || "") + " " + (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || el.getAttribute("data-leapp-io") || "");
+  const nav = graphNav({
+    find: (q) => nodes.filter((el) => text(el).toLowerCase().includes(q)),
+    mark: (ms) => {
+      const s = new Set(ms);
+      for (const el of nodes) {
+        el.classList.toggle("leapp-match", s.has(el));
+        el.classList.remove("leapp-current");
+      }
+    },
+    show: (el) => {
+      for (const x of nodes) x.classList.toggle("leapp-current", x === el);
+      nav.centerOn(el);
+    },
+    focus: () => nav.view.querySelector(focus)
+  });
+  setSvg(nav.view, svgText);
+  const svg = nav.view.querySelector("svg");
+  if (svg) {
+    nodes = [...svg.querySelectorAll("[data-leapp-node], [data-leapp-fx], [data-leapp-io]")];
+    nav.attach(svg);
+  }
+  return nav;
+}
+
+// src/views/engine_graph.js
+function accuracyGraph(panel, G, table, rowsById, hooks) {
+  const nodes = G.nodes || [], groups = new Map((G.groups || []).map((g) => [g.id, g]));
+  if (!nodes.length) {
+    panel.append(h("div", { class: "leapp-note" }, G.note || "no graph was stored for this run"));
+    return { showRow() {
+    } };
+  }
+  const open = new Set(G.open || []);
+  const metrics = G.metrics || [];
+  let metric = metrics[0] || null;
+  const rowNode = /* @__PURE__ */ new Map();
+  nodes.forEach((n, i) => n.rows.forEach((r) => {
+    if (!rowNode.has(r)) rowNode.set(r, i);
+  }));
+  const labels = table.status_labels || {};
+  let selNode = null, selRow = null, marked = /* @__PURE__ */ new Set(), current = null, dirty = true;
+  let unitEls = /* @__PURE__ */ new Map(), unitsNow = /* @__PURE__ */ new Map();
+  const info = h("div", { class: "leapp-graphinfo", "data-leapp-graph-info": "" });
+  const chain = (gid) => {
+    const out = [];
+    while (gid) {
+      out.unshift(gid);
+      gid = (groups.get(gid) || {}).parent || null;
+    }
+    return out;
+  };
+  const unitOf = (i) => {
+    for (const g of chain(nodes[i].group)) if (!open.has(g)) return "g:" + g;
+    return "n:" + i;
+  };
+  const rowOf = (id) => rowsById.get(id);
+  const value = (r) => metric && r ? r.cells[metric.key] : null;
+  let range = null;
+  function setRange() {
+    const vs = [];
+    for (const n of nodes) for (const id of n.rows) {
+      const v = value(rowOf(id));
+      if (v > 0) vs.push(Math.log10(v));
+    }
+    range = vs.length ? [Math.min(...vs), Math.max(...vs)] : null;
+  }
+  function primary(ids) {
+    let best = null, bb = -Infinity;
+    for (const id of ids) {
+      const r = rowOf(id);
+      if (!r) continue;
+      const b = (r.status === "fail" ? 100 : 0) + (badness(value(r), metric || {}, range) ?? -50);
+      if (best === null || b > bb) {
+        best = id;
+        bb = b;
+      }
+    }
+    return best;
+  }
+  const nav = graphNav({
+    find: (q) => nodes.map((n, i) => [n, i]).filter(([n]) => (n.name + " " + n.op + " " + (n.scope || "") + " " + n.rows.join(" ")).toLowerCase().includes(q)).map(([, i]) => i),
+    mark: (ms) => {
+      marked = new Set(ms);
+      current = null;
+      paint();
+    },
+    show: (i) => {
+      current = i;
+      reveal(i);
+      paint();
+      nav.centerOn(elOf(i));
+    },
+    focus: () => selNode !== null ? elOf(selNode) : null,
+    onVisible: () => {
+      if (dirty) render();
+    }
+  });
+  const msel = h(
+    "select",
+    { "data-leapp-graph-metric": "", on: { change: (e) => {
+      metric = metrics.find((m) => m.key === e.target.value);
+      setRange();
+      paint();
+      legend();
+    } } },
+    metrics.map((m) => h("option", { value: m.key }, m.label))
+  );
+  const legendBox = h("span", { class: "leapp-graphlegend" });
+  nav.tools.append(
+    h("label", {}, "colour ", msel),
+    legendBox,
+    h("button", { class: "leapp-btn", "data-leapp-graph-unfold": "", title: "unfold every module scope", on: { click: () => {
+      for (const g of groups.keys()) open.add(g);
+      render(false);
+    } } }, "unfold all"),
+    h("button", { class: "leapp-btn", "data-leapp-graph-fold": "", title: "fold every module scope into one box", on: { click: () => {
+      open.clear();
+      render(false);
+    } } }, "fold all")
+  );
+  nav.view.style.height = "min(70vh, 640px)";
+  const head = h(
+    "div",
+    { class: "leapp-muted" },
+    (G.source === "prepared" ? "the prepared ONNX (this engine has no ONNX graph): " : "the engine's ONNX graph: ") + (G.file || "") + " · " + nodes.filter((n) => n.kind === "op").length + " nodes" + Object.entries(G.left_out || {}).map(([why, n]) => " · " + n + " " + why + " nodes left out").join("") + " · fill: the row's metric against the rule (a diverged row at least at the threshold); red outline: diverged · click a node to select its row, a box to unfold its scope, a band's label to fold it"
+  );
+  panel.append(head, ...G.note ? [h("div", { class: "leapp-note" }, G.note)] : [], nav.el, info);
+  setRange();
+  legend();
+  function legend() {
+    legendBox.replaceChildren();
+    if (!metric) return;
+    const th = metric.threshold;
+    const stops = th !== null && th !== void 0 ? [-2, -1, -1e-3, 0, 1, 2] : [0, 0.5, 1];
+    const grad = "linear-gradient(to right, " + stops.map((b) => badColor(b, metric)).join(", ") + ")";
+    const at = (b) => metric.worse === "below" ? 1 - (1 - th) * 10 ** b : th * 10 ** b;
+    const ticks = th !== null && th !== void 0 ? [fmt(at(-2), metric.type), fmt(th, metric.type) + " (rule)", fmt(at(2), metric.type)] : range ? [fmt(10 ** range[0], metric.type), "no rule threshold", fmt(10 ** range[1], metric.type)] : ["", "no values", ""];
+    legendBox.append(
+      h("span", { class: "leapp-legendbar", style: "background:" + grad }),
+      h("span", { class: "leapp-legendticks" }, ticks.map((t) => h("span", {}, t)))
+    );
+  }
+  function reveal(i) {
+    let changed = false;
+    for (const g of chain(nodes[i].group)) if (!open.has(g)) {
+      open.add(g);
+      changed = true;
+    }
+    if (changed) {
+      dirty = true;
+      if (nav.view.clientWidth) render(true);
+    }
+  }
+  function elOf(i) {
+    return unitEls.get(unitOf(i)) || null;
+  }
+  function nodeTitle(n) {
+    const lines = [n.name + " · " + n.op + (n.scope ? " · " + n.scope : "")];
+    for (const id of n.rows.slice(0, 6)) {
+      const r = rowOf(id);
+      if (!r) continue;
+      lines.push(id + ": " + (labels[r.status] || r.status) + (metric ? " · " + metric.label + " " + fmt(value(r), metric.type) : "") + (r.reason ? " (" + r.reason + ")" : ""));
+    }
+    if (n.rows.length > 6) lines.push("… " + (n.rows.length - 6) + " more rows");
+    if (n.kind === "op" && !n.rows.length) lines.push("not tapped: no row");
+    return lines.join("\n");
+  }
+  function render(keep) {
+    dirty = false;
+    if (typeof globalThis.dagre === "undefined") {
+      nav.view.replaceChildren(h("div", { class: "leapp-empty" }, "the dagre layout library is not loaded"));
+      return;
+    }
+    const units = /* @__PURE__ */ new Map();
+    nodes.forEach((n, i) => {
+      const key = unitOf(i);
+      if (!units.has(key)) units.set(key, { key, members: [], group: key.startsWith("g:") ? key.slice(2) : null });
+      units.get(key).members.push(i);
+    });
+    const g = new globalThis.dagre.graphlib.Graph();
+    g.setGraph({
+      rankdir: "TB",
+      nodesep: 18,
+      ranksep: 26,
+      edgesep: 8,
+      marginx: 12,
+      marginy: 12,
+      ranker: units.size > 150 ? "longest-path" : "network-simplex"
+    });
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const u of units.values()) {
+      if (u.group) {
+        const ids = u.members.flatMap((i) => nodes[i].rows).filter((id) => rowOf(id));
+        const fail = ids.filter((id) => rowOf(id).status === "fail").length;
+        u.title = "▸ " + groups.get(u.group).label;
+        u.sub = u.members.length + " nodes" + (ids.length ? " · " + fail + "/" + ids.length + " diverged" : "");
+      } else {
+        const n = nodes[u.members[0]];
+        u.title = n.op;
+        u.sub = n.rows.length ? n.rows[0] + (n.rows.length > 1 ? " +" + (n.rows.length - 1) : "") : n.name;
+      }
+      const cut = (t) => t.length > 34 ? t.slice(0, 33) + "…" : t;
+      u.title = cut(u.title);
+      u.sub = cut(u.sub);
+      g.setNode(u.key, { width: Math.max(64, u.title.length * 6.6 + 18, u.sub.length * 5.6 + 18), height: 34 });
+    }
+    const edges = /* @__PURE__ */ new Set();
+    nodes.forEach((n, i) => {
+      for (const j of n.inputs) {
+        const a = unitOf(j), b = unitOf(i);
+        if (a !== b && !edges.has(a + "\n" + b)) {
+          edges.add(a + "\n" + b);
+          g.setEdge(a, b);
+        }
+      }
+    });
+    globalThis.dagre.layout(g);
+    const W = g.graph().width || 100, H = g.graph().height || 100;
+    const mid = "leapp-acc-arrow-" + nextSvgSerial();
+    const svg = svgEl(
+      "svg",
+      { viewBox: "0 0 " + W.toFixed(1) + " " + H.toFixed(1), width: W.toFixed(1), height: H.toFixed(1), class: "leapp-accgraph" },
+      svgEl("defs", {}, svgEl(
+        "marker",
+        { id: mid, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto" },
+        svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#78909c" })
+      ))
+    );
+    const bands = svgEl("g", { class: "leapp-bands" });
+    const openGroups = [...open].filter((gid) => groups.has(gid) && chain(gid).every((a) => open.has(a)));
+    openGroups.sort((a, b) => groups.get(a).depth - groups.get(b).depth);
+    const below = /* @__PURE__ */ new Map();
+    for (const gid of openGroups) for (const a of chain(gid)) below.set(a, Math.max(below.get(a) || 0, groups.get(gid).depth - groups.get(a).depth));
+    for (const gid of openGroups) {
+      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+      for (const u of units.values()) {
+        const i = u.members[0];
+        if (!chain(nodes[i].group).includes(gid)) continue;
+        const p = g.node(u.key);
+        x0 = Math.min(x0, p.x - p.width / 2);
+        x1 = Math.max(x1, p.x + p.width / 2);
+        y0 = Math.min(y0, p.y - p.height / 2);
+        y1 = Math.max(y1, p.y + p.height / 2);
+      }
+      if (!Number.isFinite(x0)) continue;
+      const pad = 5 + 7 * (below.get(gid) || 0), gr = groups.get(gid);
+      bands.append(svgEl(
+        "g",
+        { class: "leapp-band", "data-leapp-scope-open": gid },
+        svgEl("title", {}, gid + " · " + gr.size + " nodes · click the label to fold into one box"),
+        svgEl("rect", { x: x0 - pad, y: y0 - pad - 11, width: x1 - x0 + 2 * pad, height: y1 - y0 + 2 * pad + 11, rx: 6 }),
+        svgEl("text", { x: x0 - pad + 5, y: y0 - pad - 2, class: "leapp-bandlabel" }, "▾ " + gr.label)
+      ));
+    }
+    svg.append(bands);
+    const eg = svgEl("g", { class: "leapp-edges" });
+    for (const e of g.edges()) {
+      const pts = g.edge(e).points || [];
+      if (!pts.length) continue;
+      const la = units.get(e.v), lb = units.get(e.w);
+      eg.append(svgEl(
+        "path",
+        { d: "M" + pts.map((p) => p.x.toFixed(1) + "," + p.y.toFixed(1)).join(" L"), "marker-end": "url(#" + mid + ")" },
+        svgEl("title", {}, (la.group || nodes[la.members[0]].name) + " → " + (lb.group || nodes[lb.members[0]].name))
+      ));
+    }
+    svg.append(eg);
+    unitEls = /* @__PURE__ */ new Map();
+    const ng = svgEl("g", { class: "leapp-nodes" });
+    for (const u of units.values()) {
+      const p = g.node(u.key), x = p.x - p.width / 2, y = p.y - p.height / 2;
+      const n = u.group ? null : nodes[u.members[0]];
+      const el = u.group ? svgEl(
+        "g",
+        { class: "leapp-gunit leapp-ggroup", "data-leapp-scope": u.group },
+        svgEl("title", {}),
+        svgEl("rect", { x: x + 3, y: y + 3, width: p.width, height: p.height, rx: 5, class: "leapp-stack" }),
+        svgEl("rect", { x, y, width: p.width, height: p.height, rx: 5, class: "leapp-box" })
+      ) : svgEl(
+        "g",
+        { class: "leapp-gunit leapp-gnode leapp-k-" + n.kind, "data-leapp-node": n.name },
+        svgEl("title", {}),
+        svgEl("rect", { x, y, width: p.width, height: p.height, rx: n.kind === "op" ? 5 : 16, class: "leapp-box" })
+      );
+      el.append(svgEl("text", { x: x + 8, y: y + 14, class: "leapp-gtitle" }, u.title), svgEl("text", { x: x + 8, y: y + 27, class: "leapp-gsub" }, u.sub));
+      el.addEventListener("click", () => {
+        if (u.group) {
+          open.add(u.group);
+          render(true);
+          nav.centerOn(elOf(u.members[0]));
+          return;
+        }
+        const i = u.members[0], row = primary(nodes[i].rows);
+        selNode = i;
+        if (row) hooks.select(row);
+        else {
+          selRow = null;
+          paint();
+          describe();
+        }
+      });
+      u.el = el;
+      unitEls.set(u.key, el);
+      ng.append(el);
+    }
+    svg.append(ng);
+    for (const b of bands.children) {
+      const gid = b.getAttribute("data-leapp-scope-open");
+      b.querySelector("text").addEventListener("click", (ev) => {
+        ev.stopPropagation();
+        for (const x of [...open]) if (chain(x).includes(gid)) open.delete(x);
+        render(true);
+        nav.centerOn(unitEls.get("g:" + gid));
+      });
+    }
+    unitsNow = units;
+    nav.attach(svg, keep);
+    paint();
+  }
+  function paint() {
+    const selUnit = selNode !== null ? unitOf(selNode) : null;
+    const curUnit = current !== null ? unitOf(current) : null;
+    const markedUnits = new Set([...marked].map(unitOf));
+    for (const u of unitsNow.values()) {
+      const el = u.el, ids = u.members.flatMap((i) => nodes[i].rows);
+      let worst = null, fail = 0, judged = 0;
+      for (const id of ids) {
+        const r = rowOf(id);
+        if (!r) continue;
+        if (r.status === "fail") fail++;
+        if (r.status !== "uncompared") judged++;
+        let b = badness(value(r), metric || {}, range);
+        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== void 0) b = Math.max(b ?? 0, 0);
+        if (b !== null && (worst === null || b > worst)) worst = b;
+      }
+      const st = fail ? "fail" : judged ? "pass" : ids.some((id) => rowOf(id)) ? "uncompared" : "none";
+      el.setAttribute("data-leapp-status", st);
+      const pr = u.group ? null : primary(ids);
+      if (pr) el.setAttribute("data-leapp-node-row", pr);
+      else el.removeAttribute("data-leapp-node-row");
+      const box = el.querySelector(".leapp-box");
+      const isIo = !u.group && nodes[u.members[0]].kind !== "op";
+      box.setAttribute("fill", isIo ? "#e3f2fd" : st === "none" ? "#ffffff" : badColor(worst, metric || {}));
+      el.classList.toggle("leapp-node-selected", u.key === selUnit);
+      el.classList.toggle("leapp-match", markedUnits.has(u.key));
+      el.classList.toggle("leapp-current", u.key === curUnit);
+      el.querySelector("title").textContent = u.group ? u.group + " · " + u.members.length + " nodes · " + ids.length + " rows" + (fail ? ", " + fail + " diverged" : "") + (metric && worst !== null ? " · worst " + metric.label + " in it" : "") + " · click to unfold" : nodeTitle(nodes[u.members[0]]);
+    }
+  }
+  function describe() {
+    info.replaceChildren();
+    const r = selRow ? rowOf(selRow) : null;
+    const n = selNode !== null ? nodes[selNode] : null;
+    if (!r && !n) return;
+    if (r) info.append(h("span", { class: "leapp-pill leapp-" + r.status }, labels[r.status] || r.status), " ", h("b", {}, r.id), " ");
+    if (n) info.append(h("span", { class: "leapp-muted" }, "node " + n.name + " · " + n.op + (n.scope ? " · " + n.scope : "")), " ");
+    else if (r) info.append(h("span", { class: "leapp-muted" }, "this row has no node in the graph (" + (r.tap_status || "") + ")"), " ");
+    if (r) {
+      for (const m of metrics) info.append(h("span", { class: "leapp-kvi" }, m.label + " ", h("b", {}, fmt(r.cells[m.key], m.type))), " ");
+      if (r.reason) info.append(h("span", {}, r.reason), " ");
+      info.append(h("button", { class: "leapp-btn", "data-leapp-graph-to-table": "", on: { click: () => hooks.showTable() } }, "show in table"));
+    }
+  }
+  return {
+    // a row was selected (table, plot, graph, search...): unfold its scope, outline and centre its node
+    showRow(id) {
+      selRow = id;
+      const i = rowNode.get(id);
+      selNode = i === void 0 ? null : i;
+      if (selNode !== null) reveal(selNode);
+      if (!dirty) paint();
+      describe();
+      if (selNode !== null) nav.centerOn(elOf(selNode));
+    }
+  };
+}
+function engineGraphTab(ctx, panel) {
+  const { state } = ctx;
+  const acc = accuracyGraph(panel, ctx.view.engine_graph, ctx.table, ctx.byId, {
+    select: (id) => ctx.select(id, null, true),
+    showTable: () => {
+      ctx.showTab("table");
+      if (state.row) ctx.select(state.row, state.sample, false);
+    }
+  });
+  return { select: (r) => acc.showRow(r.id) };
+}
+
+// src/views/repair.js
+function drawBars(div, bars, onPick) {
+  for (const c of [...div.children]) clearPlot(c);
+  div.replaceChildren();
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const color = (st) => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#90a4ae";
+  const cfg = { displayModeBar: false, displaylogo: false, showLink: false };
+  const yaxis = { type: bars.log ? "log" : "linear", title: { text: bars.ylabel || "", font: { size: 10 } } };
+  const lines = (bars.lines || []).filter((l) => l.y !== null && l.y !== void 0);
+  const base = {
+    height: 300,
+    margin: { l: 60, r: 10, t: 34, b: 90 },
+    showlegend: false,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)"
+  };
+  const plot = (box, title, x, y, status, pick) => {
+    const ax = Object.assign({}, yaxis);
+    const pos = [...y, ...lines.map((l) => l.y)].filter((v) => typeof v === "number" && v > 0);
+    if (bars.log && pos.length) ax.range = [Math.log10(Math.min(...pos)) - 0.4, Math.log10(Math.max(...pos)) + 0.2];
+    globalThis.Plotly.newPlot(box, [{
+      type: "bar",
+      x,
+      y,
+      marker: { color: status.map(color) },
+      hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>"
+    }], themed(box, Object.assign({}, base, {
+      title: { text: title, font: { size: 12 } },
+      yaxis: ax,
+      xaxis: { tickangle: -40, automargin: true, type: "category" },
+      shapes: lines.map((l) => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: l.y, y1: l.y, line: { color: l.color, dash: l.dash || "solid" } })),
+      annotations: lines.map((l) => ({ xref: "paper", x: 1, xanchor: "right", y: bars.log ? Math.log10(l.y) : l.y, text: l.label, showarrow: false, font: { size: 10, color: l.color }, yanchor: "bottom" }))
+    })), cfg);
+    if (pick && box.on) box.on("plotly_click", (ev) => {
+      const p = ev.points && ev.points[0];
+      if (p) pick(x[p.pointIndex]);
+    });
+  };
+  const top = h("div", { "data-leapp-bars-plot": "candidates" }), bottom = h("div", { "data-leapp-bars-plot": "steps" });
+  div.append(top, bottom);
+  plot(top, bars.title || "", bars.x, bars.y, bars.status || [], onPick);
+  if (bars.steps && bars.steps.x.length) plot(bottom, bars.steps.title || "", bars.steps.x, bars.steps.y, bars.steps.status || [], null);
+}
+function barsTab(ctx, panel) {
+  const { view } = ctx;
+  if (!view.bars) return { handsToTable: true };
+  const barsDiv = h("div", { class: "leapp-profile", "data-leapp-bars": "" });
+  panel.append(h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-muted" }, view.bars.caption || "")), barsDiv);
+  return { show: () => drawBars(barsDiv, view.bars, (id) => ctx.select(id, null, "plot")), handsToTable: true };
+}
+
+// src/views/trace.js
+function traceGraphTab(ctx, panel) {
+  const { view } = ctx;
+  const hooks = [];
+  for (const g of view.graphs || []) {
+    panel.append(
+      h(
+        "div",
+        { class: "leapp-graphhead" },
+        h("b", {}, g.name),
+        " · ",
+        g.status,
+        " · verdict ",
+        g.verdict,
+        h("span", { class: "leapp-muted" }, " (layout: " + g.layout + "; click a node to open it; drag to pan, wheel to zoom; dashed = feedback)")
+      ),
+      ...g.error ? [h("div", { class: "leapp-note" }, g.error)] : []
+    );
+    if (!g.svg) continue;
+    const nav = svgGraph(g.svg, "[data-leapp-node].leapp-fail");
+    panel.append(nav.el);
+    for (const n of nav.view.querySelectorAll("[data-leapp-node]")) {
+      n.addEventListener("click", () => ctx.openNode(n.getAttribute("data-leapp-node")));
+    }
+    hooks.push((r) => {
+      for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node);
+    });
+  }
+  if (!(view.graphs || []).length) panel.append(h("div", { class: "leapp-empty" }, "no graph"));
+  return { select: (r) => {
+    for (const f of hooks) f(r);
+  } };
+}
+function nodeTab(ctx, panel) {
+  const { view, state } = ctx;
+  const nodeNames = Object.keys(view.nodes || {});
+  const nodeSelect = h(
+    "select",
+    { "data-leapp-node-picker": "", on: { change: (e) => {
+      state.node = e.target.value;
+      renderNode();
+    } } },
+    nodeNames.map((n) => h("option", { value: n }, n))
+  );
+  const nodeBody = h("div", { class: "leapp-nodebody" });
+  panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "node ", nodeSelect)), nodeBody);
+  function renderNode() {
+    const n = (view.nodes || {})[state.node] || (view.nodes || {})[nodeNames[0]];
+    nodeBody.replaceChildren();
+    if (!n) {
+      nodeBody.append(h("div", { class: "leapp-empty" }, "no node"));
+      return;
+    }
+    nodeSelect.value = state.node && view.nodes[state.node] ? state.node : nodeNames[0];
+    nodeBody.setAttribute("data-leapp-node-panel", n.name);
+    nodeBody.append(kv([
+      ["node", n.name],
+      ["verdict", n.verdict],
+      ["backend", n.backend],
+      ["artifact", n.artifact],
+      ["samples recorded", n.samples],
+      n.dropped_inputs.length ? ["inputs LEAPP dropped", n.dropped_inputs.join(", ")] : null,
+      n.error ? ["error", n.error] : null
+    ]));
+    nodeBody.append(
+      h("div", { class: "leapp-sub" }, "ports"),
+      h(
+        "table",
+        { class: "leapp-kv" },
+        h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source"].map((x) => h("th", {}, x)))),
+        h("tbody", {}, n.ports.map((p) => h(
+          "tr",
+          {},
+          h("td", {}, p.name + (p.traced_name ? " (traced " + p.traced_name + ")" : "")),
+          h("td", {}, p.direction),
+          h("td", {}, p.dtype || "?"),
+          h("td", {}, shapeText(p.shape)),
+          h("td", {}, p.role),
+          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : ""))
+        )))
+      )
+    );
+    if (n.hazards.length) nodeBody.append(
+      h("div", { class: "leapp-sub" }, "hazards"),
+      h("ul", { class: "leapp-hazards" }, n.hazards.map((z) => h("li", {}, h("b", {}, z.kind), z.port ? " · " + z.port : "", ": ", z.message)))
+    );
+    if (n.fx) {
+      nodeBody.append(h("div", { class: "leapp-sub" }, "FX graph (" + n.fx.n_nodes + " nodes" + (n.fx.suspects.length ? "; " + n.fx.suspects.length + " flagged literal(s) in red" : "") + ")"));
+      if (n.fx.suspects.length) nodeBody.append(h("ul", { class: "leapp-suspects" }, n.fx.suspects.map((s) => h("li", { "data-leapp-suspect": s.name }, h("b", {}, s.name), " = ", s.target, "(", s.args.join(", "), ")  literals: ", s.literals.join(", ")))));
+      if (n.fx.svg) {
+        const g = svgGraph(n.fx.svg, "[data-leapp-fx].leapp-suspect");
+        g.view.classList.add("leapp-fx");
+        nodeBody.append(g.el);
+      }
+      const marks = new Set(n.fx.code_marks || []);
+      nodeBody.append(h("pre", { class: "leapp-code" }, (n.fx.code || "").split("\n").map((line, i) => h("span", { class: marks.has(i) ? "leapp-mark" : null }, line + "\n"))));
+    }
+  }
+  return { render: renderNode, refresh: renderNode, select: renderNode };
+}
+function hazardsTab(ctx, panel) {
+  const { view } = ctx;
+  const hz = view.hazards || [];
+  panel.append(hz.length ? h(
+    "table",
+    { class: "leapp-table leapp-hazards-table" },
+    h("thead", {}, h("tr", {}, ["kind", "node", "port", "samples", "what it means"].map((x) => h("th", {}, x)))),
+    h("tbody", {}, hz.map((z) => h(
+      "tr",
+      {
+        "data-leapp-hazard": z.kind,
+        class: "leapp-row",
+        on: { click: () => {
+          if (z.node) {
+            ctx.openNode((view.graphs.length > 1 ? z.graph + ":" : "") + z.node);
+          }
+        } }
+      },
+      h("td", {}, z.kind),
+      h("td", {}, z.node || "–"),
+      h("td", {}, z.port || "–"),
+      h("td", {}, z.samples.join(", ")),
+      h("td", { class: "leapp-wrap" }, z.message)
+    )))
+  ) : h("div", { class: "leapp-empty" }, "no hazards found"));
+  return {};
+}
+function logTab(ctx, panel) {
+  const { view, state } = ctx;
+  if (!view.log) return null;
+  const L = view.log;
+  const levelNo = new Map(L.records.map((r) => [r.level, r.levelno]));
+  const lvSel = h(
+    "select",
+    { "data-leapp-log-level": "", on: { change: (e) => {
+      state.logLevel = Number(e.target.value);
+      fillLog();
+    } } },
+    h("option", { value: "0" }, "all levels"),
+    (L.levels || []).map((l) => h("option", { value: String(levelNo.get(l)) }, l + " and above"))
+  );
+  const secSel = h(
+    "select",
+    { "data-leapp-log-section": "", on: { change: (e) => {
+      state.logSection = e.target.value;
+      fillLog();
+    } } },
+    h("option", { value: "" }, "all sections"),
+    (L.sections || []).map((s) => h("option", { value: s }, s))
+  );
+  const list = h("div", { class: "leapp-log" });
+  const count = h("span", { class: "leapp-muted" });
+  panel.append(h(
+    "div",
+    { class: "leapp-toolbar" },
+    lvSel,
+    " ",
+    secSel,
+    " ",
+    count,
+    L.truncated ? h("span", { class: "leapp-muted" }, " (" + L.truncated + " older records not shown)") : null
+  ), list);
+  function fillLog() {
+    list.replaceChildren();
+    let n = 0;
+    for (const r of L.records) {
+      if (r.levelno < state.logLevel || state.logSection && r.section !== state.logSection) continue;
+      n++;
+      list.append(h(
+        "div",
+        {
+          class: "leapp-logline leapp-lv-" + r.level.toLowerCase(),
+          "data-leapp-log-level": r.level,
+          "data-leapp-log-section": r.section || ""
+        },
+        h("span", { class: "leapp-lv" }, r.level),
+        r.section ? h("span", { class: "leapp-sec" }, "[" + r.section + "]") : null,
+        " ",
+        r.message
+      ));
+    }
+    count.textContent = n + " of " + L.records.length + " records";
+  }
+  fillLog();
+  return {};
+}
+
+// src/views/verify.js
+function scopeGroup(scope) {
+  return scope ? scope.split(".").slice(0, 2).join(".") : "";
+}
+function profileTicks(profile) {
+  const n = profile.x.length, xs = profile.x.map((_, i) => i);
+  if (n <= 40) return { tickvals: xs, ticktext: profile.x, bands: [] };
+  const scopes = profile.scope || [];
+  const runs = [];
+  for (let i = 0; i < n; i++) {
+    const g = scopeGroup(scopes[i]);
+    if (!runs.length || runs[runs.length - 1].g !== g) runs.push({ g, start: i, end: i });
+    else runs[runs.length - 1].end = i;
+  }
+  if (runs.length > 1 && runs.some((r) => r.g)) {
+    const every2 = Math.max(1, Math.ceil(runs.length / 40));
+    const shown = runs.filter((_, k) => k % every2 === 0);
+    return {
+      tickvals: shown.map((r) => r.start),
+      ticktext: shown.map((r) => r.g || "(no scope)"),
+      bands: runs.filter((_, k) => k % 2 === 1).map((r) => [r.start - 0.5, r.end + 0.5])
+    };
+  }
+  const every = Math.max(1, Math.ceil(n / 30));
+  const vals = xs.filter((i) => i % every === 0);
+  return { tickvals: vals, ticktext: vals.map((i) => profile.x[i]), bands: [] };
+}
+function drawProfile(div, profile, metric, onPick) {
+  clearPlot(div);
+  const s = (profile.series || []).find((x) => x.key === metric) || (profile.series || [])[0];
+  if (!s) {
+    div.append(h("div", { class: "leapp-empty" }, "no profile"));
+    return;
+  }
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const n = profile.x.length, xs = profile.x.map((_, i) => i);
+  const scopes = profile.scope || [], reasons = profile.reason || [], nonfinite = profile.nonfinite || [];
+  const hover = profile.x.map((name, i) => name + (scopes[i] ? " · " + scopes[i] : "") + (reasons[i] ? "<br>why: " + reasons[i] : ""));
+  const finite = s.y.filter((v) => v !== null && v !== void 0 && (!s.log || v > 0));
+  const missing = xs.filter((i) => s.y[i] === null || s.y[i] === void 0 || s.log && !(s.y[i] > 0));
+  let top = finite.length ? Math.max(...finite) : 1;
+  if (s.threshold !== null && s.threshold !== void 0) top = Math.max(top, s.threshold);
+  const yMissing = s.log ? top * 4 : top + Math.abs(top) * 0.12 + (top === 0 ? 1 : 0);
+  const size = n <= 100 ? 8 : n <= 600 ? 6 : 4;
+  const data = [{
+    type: "scatter",
+    mode: n <= 600 ? "lines+markers" : "markers",
+    x: xs,
+    y: s.y,
+    text: hover,
+    customdata: profile.x,
+    hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
+    line: { width: 1, color: "rgba(120,120,120,0.6)" },
+    marker: { color: profile.status.map(statusColor), size }
+  }];
+  if (missing.length) {
+    data.push({
+      type: "scatter",
+      mode: "markers",
+      x: missing,
+      y: missing.map(() => yMissing),
+      customdata: missing.map((i) => profile.x[i]),
+      text: missing.map((i) => hover[i] + "<br>" + (nonfinite[i] ? nonfinite[i] + " non-finite values: no " + s.label : "no " + s.label)),
+      hovertemplate: "%{text}<extra></extra>",
+      name: "no value",
+      marker: { symbol: "x", size: size + 2, color: missing.map((i) => nonfinite[i] ? "#6a1b9a" : "#9e9e9e") }
+    });
+  }
+  const shapes = [], annotations = [];
+  const ay = (v) => s.log ? Math.log10(v) : v;
+  const vline = (i, color, dash, label) => {
+    shapes.push({ type: "line", x0: i, x1: i, yref: "paper", y0: 0, y1: 1, line: { color, dash, width: 1.5 } });
+    annotations.push({ x: i, yref: "paper", y: 1, yanchor: "bottom", text: label, showarrow: false, font: { size: 10, color } });
+  };
+  if (profile.first_divergent_index !== null && profile.first_divergent_index !== void 0) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
+  if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== void 0) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (s.threshold !== null && s.threshold !== void 0) {
+    shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
+    annotations.push({
+      xref: "paper",
+      x: 1,
+      xanchor: "right",
+      y: ay(s.threshold),
+      yanchor: "bottom",
+      showarrow: false,
+      text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold),
+      font: { size: 10, color: "#c62828" }
+    });
+  }
+  if (missing.length) annotations.push({
+    xref: "paper",
+    x: 0,
+    xanchor: "left",
+    y: ay(yMissing),
+    yanchor: "bottom",
+    showarrow: false,
+    text: "× no " + s.label + " (non-finite)",
+    font: { size: 10, color: "#6a1b9a" }
+  });
+  const ticks = profileTicks(profile);
+  for (const [a, b] of ticks.bands) shapes.push({
+    type: "rect",
+    x0: a,
+    x1: b,
+    yref: "paper",
+    y0: 0,
+    y1: 1,
+    layer: "below",
+    line: { width: 0 },
+    fillcolor: "rgba(128,128,128,0.09)"
+  });
+  const yaxis = { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } };
+  const layout = {
+    title: { text: s.label + " over outputs and taps, in model order (" + n + " rows)", font: { size: 12 } },
+    height: n > 200 ? 480 : 320,
+    margin: { l: 60, r: 10, t: 40, b: 90 },
+    shapes,
+    annotations,
+    showlegend: false,
+    dragmode: "zoom",
+    hovermode: "closest",
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { tickvals: ticks.tickvals, ticktext: ticks.ticktext, tickangle: -40, automargin: true, range: [-1, n] },
+    yaxis
+  };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), {
+    displayModeBar: true,
+    displaylogo: false,
+    showLink: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"],
+    scrollZoom: false
+  });
+  if (div.on) div.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p && p.customdata) onPick(p.customdata);
+  });
+}
+function profileTab(ctx, panel) {
+  const { view, state } = ctx;
+  if (!view.profile) return { handsToTable: true };
+  const series = view.profile.series || [];
+  const profileDiv = h("div", { class: "leapp-profile" });
+  const draw = () => drawProfile(profileDiv, view.profile, state.profileMetric, (id) => ctx.select(id, null, "plot"));
+  const msel = h(
+    "select",
+    { "data-leapp-profile-metric": "", on: { change: (e) => {
+      state.profileMetric = e.target.value;
+      draw();
+    } } },
+    series.map((s) => h("option", { value: s.key, selected: s.key === state.profileMetric }, s.label))
+  );
+  panel.append(h(
+    "div",
+    { class: "leapp-toolbar" },
+    h("label", {}, "metric ", msel),
+    h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value (non-finite), bands = modules; click a point to open its row")
+  ), profileDiv);
+  return { show: draw, handsToTable: true };
+}
+
+// src/tabs.js
+var TABS = {
+  ...Object.fromEntries(DEEP_SECTIONS.map((name) => [name, deepTab(name)])),
+  table: tableTab,
+  // every kind; built even without a table tab (the API's rows)
+  node: nodeTab,
+  // a verify view's graph is the accuracy graph; a trace view's, LEAPP's connectivity
+  graph: (ctx, panel) => ctx.view.engine_graph ? engineGraphTab(ctx, panel) : traceGraphTab(ctx, panel),
+  hazards: hazardsTab,
+  log: logTab,
+  profile: profileTab,
+  bars: barsTab
+};
+
+// src/view.js
+function initialState(view) {
+  const columns = view.table && view.table.columns || [];
+  const series = view.profile && view.profile.series || [];
+  return {
+    tab: view.tabs && view.tabs[0] && view.tabs[0].id || "table",
+    row: null,
+    sample: null,
+    sortKey: null,
+    sortDir: 1,
+    onlyBad: false,
+    query: "",
+    groupBy: false,
+    collapsed: /* @__PURE__ */ new Set(),
+    hidden: new Set(columns.filter((c) => c.hidden).map((c) => c.key)),
+    panelOpen: true,
+    node: null,
+    logLevel: 0,
+    logSection: "",
+    profileMetric: view.profile && view.profile.default || (series[0] ? series[0].key : null)
+  };
+}
+function header(view, onBadge) {
+  return h(
+    "div",
+    { class: "leapp-head" },
+    h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
+    view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
+    h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.row ? h(
+      "button",
+      {
+        class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""),
+        title: b.title,
+        "data-leapp-badge-row": b.row,
+        on: { click: () => onBadge(b.row) }
+      },
+      h("b", {}, b.label),
+      " ",
+      fmt(b.value)
+    ) : h("span", { class: "leapp-badge" + (b.status ? " leapp-" + b.status : ""), title: b.title }, h("b", {}, b.label), " ", fmt(b.value)))),
+    (view.notes || []).length ? h("ul", { class: "leapp-notes" }, view.notes.map((n) => h("li", {}, n))) : null
+  );
+}
+function renderView(el, view, host) {
+  host = host || {};
+  el.replaceChildren();
+  if (!view || !view.kind) {
+    el.append(h("div", { class: "leapp-empty" }, "(empty leapp_lab view)"));
+    return {};
+  }
+  const table = view.table || { rows: [], columns: [] };
+  const rows = table.rows || [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const listeners = [];
+  let booting = true;
+  const frag = host.permalink ? readFragment(view.kind) : null;
+  const state = initialState(view);
+  const root = h("div", {
+    class: "leapp-view" + (host.fill ? " leapp-fill" : ""),
+    "data-leapp-kind": view.kind,
+    "data-leapp-status": view.status,
+    "data-lm-suppress-shortcuts": "true"
+  });
+  el.append(root);
+  const tabs = {};
+  const ctx = {
+    view,
+    host,
+    state,
+    table,
+    rows,
+    columns: table.columns || [],
+    byId,
+    root,
+    frag,
+    select,
+    showTab,
+    openNode,
+    writeFragment,
+    emit,
+    refocus: () => tabs.table.refocus()
+  };
+  root.append(header(view, (id) => {
+    select(id, null, "badge");
+    ctx.refocus();
+  }));
+  const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
+  const panels = {};
+  root.append(tabBar);
+  for (const t of view.tabs || []) {
+    tabBar.append(h("button", { class: "leapp-tab", "data-leapp-tab": t.id, role: "tab", on: { click: () => {
+      showTab(t.id);
+      if (t.id === "table") ctx.refocus();
+    } } }, t.label));
+    panels[t.id] = h("div", { class: "leapp-panel", "data-leapp-panel": t.id });
+    root.append(panels[t.id]);
+  }
+  for (const [id, render] of Object.entries(TABS)) {
+    if (!panels[id] && id !== "table") continue;
+    const t = render(ctx, panels[id]);
+    if (t) tabs[id] = t;
+  }
+  const each = (hook, ...args) => {
+    for (const t of Object.values(tabs)) if (t[hook]) t[hook](...args);
+  };
+  function showTab(id) {
+    if (!panels[id]) return;
+    state.tab = id;
+    for (const b of tabBar.children) b.classList.toggle("leapp-active", b.dataset.leappTab === id);
+    for (const [k, p] of Object.entries(panels)) p.style.display = k === id ? "" : "none";
+    if (tabs[id] && tabs[id].show) tabs[id].show();
+    writeFragment();
+  }
+  function emit(id, sample, source) {
+    for (const fn of listeners.slice()) {
+      try {
+        fn(id, sample, source);
+      } catch (e) {
+        console.error(e);
+      }
+    }
+  }
+  function select(id, sampleKey, source) {
+    const r = byId.get(id);
+    if (!r) return false;
+    source = source || "api";
+    state.row = id;
+    state.sample = sampleKey ?? r.default_sample ?? (r.samples[0] && r.samples[0].key);
+    if (r.node) state.node = r.node;
+    const here = tabs[state.tab];
+    const toTable = !!panels.table && !!(here && here.handsToTable) && source !== "api" && source !== "init";
+    tabs.table.select(r, source, toTable);
+    if (toTable) showTab("table");
+    for (const [tid, t] of Object.entries(tabs)) if (tid !== "table" && t.select) t.select(r, source);
+    if (source !== "init" && source !== "restore") writeFragment();
+    if (host.onSelect && source !== "api" && source !== "init" && source !== "restore") host.onSelect(id, state.sample);
+    emit(id, state.sample, source);
+    return true;
+  }
+  function openNode(name) {
+    state.node = name;
+    if (tabs.node) tabs.node.render();
+    showTab("node");
+  }
   function fragment() {
-    const p = new URLSearchParams();
-    p.set("view", view.kind);
-    p.set("tab", state.tab);
-    if (state.row) p.set("row", state.row);
-    if (state.sample !== null && state.sample !== undefined) p.set("sample", String(state.sample));
-    if (state.query) p.set("q", state.query);
-    return p.toString();
+    return fragmentOf(view.kind, state);
   }
   function writeFragment() {
     if (!host.permalink || booting || typeof history === "undefined") return;
     const hash = "#" + fragment();
     if (location.hash === hash) return;
-    try { history.replaceState(null, "", hash); } catch (e) { location.replace(hash); }
-  }
-  function copyLink() {
-    writeFragment();
-    const url = location.href;
-    linkBox.value = url;
-    linkBox.style.display = "";
-    linkBox.select();
-    const done = ok => msg(ok ? "link copied" : "copy the link from the box");
-    try { navigator.clipboard.writeText(url).then(() => done(true), () => done(false)); } catch (e) { done(false); }
+    try {
+      history.replaceState(null, "", hash);
+    } catch (e) {
+      location.replace(hash);
+    }
   }
   if (host.permalink) window.addEventListener("hashchange", () => {
     const f = readFragment(view.kind);
     if (f) restore(f);
   });
   function restore(f) {
-    if (f.q !== null && f.q !== undefined && f.q !== state.query) setQuery(f.q, "restore");
+    if (f.q !== null && f.q !== void 0 && f.q !== state.query) tabs.table.setQuery(f.q, "restore");
     if (f.tab && panels[f.tab] && f.tab !== state.tab) showTab(f.tab);
-    if (f.row && byId.has(f.row) && (f.row !== state.row || (f.sample && f.sample !== state.sample))) select(f.row, f.sample || null, "restore");
+    if (f.row && byId.has(f.row) && (f.row !== state.row || f.sample && f.sample !== state.sample)) select(f.row, f.sample || null, "restore");
   }
-
-  function whyBlock(r) {
-    const words = table.reasons || {};
-    const keys = (r.reason || "").split(",").map(x => x.trim()).filter(Boolean);
-    const label = (table.status_labels || {})[r.status] || r.status;
-    const text = keys.length ? keys.map(k => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
-    return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
-  }
-
-  const histPlot = h("div", { class: "leapp-histplot" });
-  function renderHist() {
-    if (!state.panelOpen) return;
-    histPanel.replaceChildren();
-    const r = byId.get(state.row);
-    if (!r) { histPanel.append(h("div", { class: "leapp-empty" }, "click a row to see its |diff| histogram")); return; }
-    if (table.groups) {        // a compare view: every run side by side (compare section below)
-      renderGroupPanel(histPanel, r, state, table, key => { state.sample = key; renderHist(); if (host.onSelect) host.onSelect(r.id, key); });
-      return;
-    }
-    const siblings = r.group ? groups.get(r.group) : null;
-    let s = r.samples.find(x => x.key === state.sample) || r.samples[0];
-    histPanel.setAttribute("data-leapp-hist-row", r.id);
-    histPanel.setAttribute("data-leapp-hist-sample", s ? s.key : "");
-    const picker = h("select", { "data-leapp-sample-picker": "", on: { change: e => {
-      if (siblings) select(e.target.value, null, "picker");
-      else { state.sample = e.target.value; renderHist(); writeFragment(); if (host.onSelect) host.onSelect(r.id, state.sample);
-             for (const fn of listeners.slice()) { try { fn(r.id, state.sample, "picker"); } catch (err) { console.error(err); } } }
-    } } });
-    const opts = siblings ? siblings.map(x => [x.id, x.samples[0] ? x.samples[0].label + " · " + x.status : x.id, x.id === r.id])
-                          : r.samples.map(x => [x.key, x.label, s && x.key === s.key]);
-    for (const [v, label, sel] of opts) picker.append(h("option", { value: v, selected: sel }, label));
-    histPanel.append(h("div", { class: "leapp-histhead" },
-      h("span", { class: "leapp-pill leapp-" + r.status }, (table.status_labels || {})[r.status] || r.status), " ",
-      h("b", { class: "leapp-histname" }, r.id), r.sub ? h("span", { class: "leapp-muted" }, " " + r.sub) : null, " ",
-      opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
-    histPanel.append(whyBlock(r));
-    histPanel.append(histPlot);
-    histPlot.style.display = s && s.hist === false ? "none" : "";   // a row without a histogram (repair): metrics only
-    if (s && s.hist === false) clearPlot(histPlot);
-    else drawHist(histPlot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
-    const note = (s && s.note) || r.note;
-    if (note) histPanel.append(h("div", { class: "leapp-note" }, note));
-    const side = h("div", { class: "leapp-histside" });
-    if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(labelled(table.panel_columns, s.m), "leapp-metrics")));
-    if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(labelled(table.info_columns, r.info, true), "leapp-info")));
-    const inputs = s ? (s.inputs || (view.inputs || {})[s.key] || []) : [];
-    if (inputs.length) {
-      side.append(h("div", {}, h("div", { class: "leapp-sub" }, "inputs of this sample"),
-        h("table", { class: "leapp-kv leapp-inputs" }, h("thead", {}, h("tr", {}, ["input", "shape", "dtype", "range", "index"].map(x => h("th", {}, x)))),
-          h("tbody", {}, inputs.map(i => h("tr", {}, h("td", {}, i.name), h("td", {}, shapeText(i.shape)), h("td", {}, i.dtype),
-            h("td", {}, fmt(i.range)), h("td", {}, fmt(i.index))))))));
-    }
-    histPanel.append(side);
-  }
-
-  // ---- graph tab
-  if (panels.graph && view.engine_graph) {
-    const acc = accuracyGraph(panels.graph, view.engine_graph, table, byId, {
-      select: id => select(id, null, true),
-      showTable: () => { showTab("table"); if (state.row) select(state.row, state.sample, false); },
-    });
-    selectionHooks.push(r => acc.showRow(r.id));
-  } else if (panels.graph) {
-    for (const g of view.graphs || []) {
-      panels.graph.append(h("div", { class: "leapp-graphhead" }, h("b", {}, g.name), " · ", g.status, " · verdict ", g.verdict,
-        h("span", { class: "leapp-muted" }, " (layout: " + g.layout + "; click a node to open it; drag to pan, wheel to zoom; dashed = feedback)")),
-        ...(g.error ? [h("div", { class: "leapp-note" }, g.error)] : []));
-      if (!g.svg) continue;
-      const nav = svgGraph(g.svg, "[data-leapp-node].leapp-fail");   // written by leapp_lab.views.graphs, strings escaped
-      panels.graph.append(nav.el);
-      for (const n of nav.view.querySelectorAll("[data-leapp-node]")) {
-        n.addEventListener("click", () => { state.node = n.getAttribute("data-leapp-node"); renderNode(); showTab("node"); });
-      }
-      // the selected row's node is outlined
-      selectionHooks.push(r => { for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node); });
-    }
-    if (!(view.graphs || []).length) panels.graph.append(h("div", { class: "leapp-empty" }, "no graph"));
-  }
-
-  // ---- node tab
-  const nodeNames = Object.keys(view.nodes || {});
-  const nodeSelect = h("select", { "data-leapp-node-picker": "", on: { change: e => { state.node = e.target.value; renderNode(); } } },
-    nodeNames.map(n => h("option", { value: n }, n)));
-  const nodeBody = h("div", { class: "leapp-nodebody" });
-  if (panels.node) panels.node.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "node ", nodeSelect)), nodeBody);
-  function renderNode() {
-    if (!panels.node) return;
-    const n = (view.nodes || {})[state.node] || (view.nodes || {})[nodeNames[0]];
-    nodeBody.replaceChildren();
-    if (!n) { nodeBody.append(h("div", { class: "leapp-empty" }, "no node")); return; }
-    nodeSelect.value = state.node && view.nodes[state.node] ? state.node : nodeNames[0];
-    nodeBody.setAttribute("data-leapp-node-panel", n.name);
-    nodeBody.append(kv([["node", n.name], ["verdict", n.verdict], ["backend", n.backend], ["artifact", n.artifact],
-      ["samples recorded", n.samples], n.dropped_inputs.length ? ["inputs LEAPP dropped", n.dropped_inputs.join(", ")] : null,
-      n.error ? ["error", n.error] : null]));
-    nodeBody.append(h("div", { class: "leapp-sub" }, "ports"),
-      h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source"].map(x => h("th", {}, x)))),
-        h("tbody", {}, n.ports.map(p => h("tr", {}, h("td", {}, p.name + (p.traced_name ? " (traced " + p.traced_name + ")" : "")),
-          h("td", {}, p.direction), h("td", {}, p.dtype || "?"), h("td", {}, shapeText(p.shape)), h("td", {}, p.role),
-          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : "")))))));
-    if (n.hazards.length) nodeBody.append(h("div", { class: "leapp-sub" }, "hazards"),
-      h("ul", { class: "leapp-hazards" }, n.hazards.map(z => h("li", {}, h("b", {}, z.kind), z.port ? " · " + z.port : "", ": ", z.message))));
-    if (n.fx) {
-      nodeBody.append(h("div", { class: "leapp-sub" }, "FX graph (" + n.fx.n_nodes + " nodes" +
-        (n.fx.suspects.length ? "; " + n.fx.suspects.length + " flagged literal(s) in red" : "") + ")"));
-      if (n.fx.suspects.length) nodeBody.append(h("ul", { class: "leapp-suspects" }, n.fx.suspects.map(s =>
-        h("li", { "data-leapp-suspect": s.name }, h("b", {}, s.name), " = ", s.target, "(", s.args.join(", "), ")  literals: ", s.literals.join(", ")))));
-      if (n.fx.svg) {
-        const g = svgGraph(n.fx.svg, "[data-leapp-fx].leapp-suspect");   // escaped in Python
-        g.view.classList.add("leapp-fx");
-        nodeBody.append(g.el);
-      }
-      const marks = new Set(n.fx.code_marks || []);
-      nodeBody.append(h("pre", { class: "leapp-code" }, (n.fx.code || "").split("\n").map((line, i) =>
-        h("span", { class: marks.has(i) ? "leapp-mark" : null }, line + "\n"))));
-    }
-  }
-
-  // ---- hazards tab
-  if (panels.hazards) {
-    const hz = view.hazards || [];
-    panels.hazards.append(hz.length ? h("table", { class: "leapp-table leapp-hazards-table" },
-      h("thead", {}, h("tr", {}, ["kind", "node", "port", "samples", "what it means"].map(x => h("th", {}, x)))),
-      h("tbody", {}, hz.map(z => h("tr", { "data-leapp-hazard": z.kind, class: "leapp-row",
-        on: { click: () => { if (z.node) { state.node = (view.graphs.length > 1 ? z.graph + ":" : "") + z.node; renderNode(); showTab("node"); } } } },
-        h("td", {}, z.kind), h("td", {}, z.node || "–"), h("td", {}, z.port || "–"), h("td", {}, z.samples.join(", ")), h("td", { class: "leapp-wrap" }, z.message)))))
-      : h("div", { class: "leapp-empty" }, "no hazards found"));
-  }
-
-  // ---- log tab
-  if (panels.log && view.log) {
-    const L = view.log;
-    const levelNo = new Map(L.records.map(r => [r.level, r.levelno]));
-    const lvSel = h("select", { "data-leapp-log-level": "", on: { change: e => { state.logLevel = Number(e.target.value); fillLog(); } } },
-      h("option", { value: "0" }, "all levels"), (L.levels || []).map(l => h("option", { value: String(levelNo.get(l)) }, l + " and above")));
-    const secSel = h("select", { "data-leapp-log-section": "", on: { change: e => { state.logSection = e.target.value; fillLog(); } } },
-      h("option", { value: "" }, "all sections"), (L.sections || []).map(s => h("option", { value: s }, s)));
-    const list = h("div", { class: "leapp-log" });
-    const count = h("span", { class: "leapp-muted" });
-    panels.log.append(h("div", { class: "leapp-toolbar" }, lvSel, " ", secSel, " ", count,
-      L.truncated ? h("span", { class: "leapp-muted" }, " (" + L.truncated + " older records not shown)") : null), list);
-    function fillLog() {
-      list.replaceChildren();
-      let n = 0;
-      for (const r of L.records) {
-        if (r.levelno < state.logLevel || (state.logSection && r.section !== state.logSection)) continue;
-        n++;
-        list.append(h("div", { class: "leapp-logline leapp-lv-" + r.level.toLowerCase(), "data-leapp-log-level": r.level,
-                               "data-leapp-log-section": r.section || "" },
-          h("span", { class: "leapp-lv" }, r.level), r.section ? h("span", { class: "leapp-sec" }, "[" + r.section + "]") : null, " ", r.message));
-      }
-      count.textContent = n + " of " + L.records.length + " records";
-    }
-    fillLog();
-  }
-
-  // ---- profile tab (verify)
-  const profileDiv = h("div", { class: "leapp-profile" });
-  if (panels.profile && view.profile) {
-    const msel = h("select", { "data-leapp-profile-metric": "", on: { change: e => { state.profileMetric = e.target.value; drawProfile(profileDiv, view.profile, state.profileMetric, id => select(id, null, "plot")); } } },
-      series.map(s => h("option", { value: s.key, selected: s.key === state.profileMetric }, s.label)));
-    panels.profile.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "metric ", msel),
-      h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, " +
-        "the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value " +
-        "(non-finite), bands = modules; click a point to open its row")), profileDiv);
-  }
-
-  // ---- bars tab (repair)
-  const barsDiv = h("div", { class: "leapp-profile", "data-leapp-bars": "" });
-  if (panels.bars && view.bars) {
-    panels.bars.append(h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-muted" }, view.bars.caption || "")), barsDiv);
-  }
-
-  // ---- start: the row in the link (offline report), else the first divergent row
-  if (frag && frag.q) { state.query = frag.q; search.value = frag.q; }
-  buildHead();
-  computeItems();
-  const startTab = frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab;
-  showTab(startTab);
+  each("init");
+  showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
-  const first = startRow || table.first_divergent || (rows[0] && rows[0].id);
-  if (first) select(first, startRow ? frag.sample || null : null, startRow ? "restore" : "init"); else { renderHist(); renderNode(); }
+  const first = startRow || table.first_divergent || rows[0] && rows[0].id;
+  if (first) select(first, startRow ? frag.sample || null : null, startRow ? "restore" : "init");
+  else each("refresh");
   booting = false;
-  // the table's height and its drawn rows follow the space it gets (a notebook attaches the view
-  // after it is drawn; windows and output areas resize)
-  if (typeof ResizeObserver !== "undefined") {
-    let lastW = 0, lastH = 0;
-    new ResizeObserver(() => {
-      const w = wrap.clientWidth, hh = wrap.clientHeight;
-      if (w === lastW && hh === lastH) return;
-      const fresh = lastH === 0;
-      lastW = w; lastH = hh;
-      if (fresh) { fitHeight(); if (state.row && indexOf.has(state.row)) scrollToIndex(indexOf.get(state.row)); }
-      renderWindow(true);
-    }).observe(wrap);
-  }
-  if (typeof window !== "undefined") window.addEventListener("resize", () => { fitHeight(); renderWindow(true); });
-
+  each("ready");
   const api = {
     state,
     select: (id, sampleKey, source) => select(id, sampleKey ?? null, source || "api"),
     onSelect: listeners,
-    scrollToRow: id => reveal(id, "api"),
+    scrollToRow: (id) => tabs.table.reveal(id, "api"),
     showTab,
-    search: q => setQuery(q || "", "api"),
-    rowIds: () => shownRows.map(r => r.id),
-    fragment,
+    search: (q) => tabs.table.setQuery(q || "", "api"),
+    rowIds: () => tabs.table.rowIds(),
+    fragment
   };
   root.leappView = api;
   return api;
 }
 
-// -- the static companion --------------------------------------------------------------------------
-// In a kernel, leapp_lab publishes the static view (data-leapp-static=ID) as its own output just before
-// the widget, so a notebook reopened without the widget's model still shows it. While this live view
-// is drawn, that output is taken off the page (one view, not two); it comes back if the view goes
-// (kernel restart), as it would on reopening. It is looked for a few times: the live view is usually
-// drawn before its output is attached.
+// src/widget.js
 function parkStatic(id) {
   let parked = null, tries = 0, timer = null, stopped = false;
   const find = () => {
     if (stopped) return;
-    const st = [...document.querySelectorAll("[data-leapp-static]")].find(e => e.getAttribute("data-leapp-static") === id);
+    const st = [...document.querySelectorAll("[data-leapp-static]")].find((e) => e.getAttribute("data-leapp-static") === id);
     if (st) {
       const box = st.closest(".jp-OutputArea-child");
       parked = { st, parent: st.parentNode, next: st.nextSibling, box };
@@ -1632,225 +2704,42 @@ function parkStatic(id) {
     if (parked.box) parked.box.style.display = "";
   };
 }
-
-// -- anywidget host: the whole view arrives in one trait; the selection goes back in two ------------
-export default {
+var widget_default = {
   render({ model, el }) {
     let api = null;
     const unpark = parkStatic(model.get("_static_id") || "");
     const draw = () => {
       api = renderView(el, model.get("view"), {
-        onSelect(id, sample) {
-          model.set("selected", id); model.set("sample", sample == null ? "" : String(sample)); model.save_changes();
-        },
+        onSelect(id, sample2) {
+          model.set("selected", id);
+          model.set("sample", sample2 == null ? "" : String(sample2));
+          model.save_changes();
+        }
       });
-      // renderView opened on the first divergent row, which is also the trait's default
       const sel = model.get("selected"), sample = model.get("sample");
       if (sel && (sel !== api.state.row || sample)) api.select(sel, sample || null);
     };
     draw();
     const onView = () => draw();
-    const onSel = () => { const id = model.get("selected"); if (api && api.select && id && id !== api.state.row) api.select(id, model.get("sample") || null); };
+    const onSel = () => {
+      const id = model.get("selected");
+      if (api && api.select && id && id !== api.state.row) api.select(id, model.get("sample") || null);
+    };
     model.on("change:view", onView);
     model.on("change:selected", onSel);
-    return () => { model.off("change:view", onView); model.off("change:selected", onSel); unpark(); };
-  },
-};
-
-// == deep checks: replay, parity, adapters, exporters, isolation (docs/deep-checks.md) ===============
-// Self-contained: renderView calls renderDeep(view, panels) once and calls the hook of a deep tab when
-// it is shown (plotly sizes a plot only once it is visible). view.deep[section] holds one entry per
-// graph (leapp_lab/views/deep_view.py). Hooks: tr[data-leapp-row][data-leapp-section][data-leapp-status],
-// [data-leapp-deep-status] on each entry head, select[data-leapp-replay-run], [data-leapp-replay-plot],
-// td[data-leapp-exporter][data-leapp-outcome], [data-leapp-advice], [data-leapp-decision],
-// tr[data-leapp-decision-row][data-leapp-matched].
-
-// plotly draws names and hover text as its own small HTML: user strings go in as entities
-function plotText(s) {
-  return String(s).replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
-}
-
-const DEEP_COLUMNS = {
-  replay: [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-           ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["reset", "episode", "text"], ["note", "note", "text"]],
-  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"],
-           ["p99", "p99", "num"], ["mean", "mean", "num"], ["min_atol", "min atol", "num"], ["range", "original range", "text"]],
-  adapters: [["function", "function", "text"], ["case", "case", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-             ["shapes", "shapes adapter / original", "text"], ["dtypes", "dtypes adapter / original", "text"], ["error", "error", "text"]],
-  exporters: [["node", "node", "text"], ["backend", "backend", "text"], ["status", "outcome", "status"], ["verdict", "verdict", "text"],
-              ["max_diff", "max |diff|", "num"], ["failed_samples", "failed samples", "int"], ["time_s", "time s", "num"], ["error", "error", "text"]],
-  isolation: [["run", "run", "text"], ["options", "options", "text"], ["status", "verdict", "status"], ["failing", "failing samples", "int"],
-              ["fx_mismatch", "FX ≠ recorded", "int"], ["same_trace", "same trace", "text"], ["hazards", "hazards", "text"], ["note", "note", "text"]],
-};
-
-function deepTable(section, rows, onPick, labelOf) {
-  const cols = DEEP_COLUMNS[section];
-  const body = h("tbody", {});
-  for (const r of rows) {
-    const tr = h("tr", { "data-leapp-row": r.id, "data-leapp-section": section, "data-leapp-status": r.status,
-                         class: "leapp-row leapp-" + r.status });
-    if (onPick) tr.addEventListener("click", () => onPick(r.id));
-    for (const [k, , type] of cols) {
-      if (type === "status") tr.append(h("td", {}, h("span", { class: "leapp-pill leapp-" + r.status }, labelOf ? labelOf(r) : r.status)));
-      else tr.append(h("td", { class: "leapp-" + type }, fmt(r.cells[k])));
-    }
-    body.append(tr);
-  }
-  if (!rows.length) body.append(h("tr", {}, h("td", { colspan: cols.length, class: "leapp-empty" }, "no rows")));
-  return h("div", { class: "leapp-tablewrap leapp-deepwrap" }, h("table", { class: "leapp-table", "data-leapp-deep-table": section },
-    h("thead", {}, h("tr", {}, cols.map(([, label, type]) => h("th", { class: "leapp-" + type }, label)))), body));
-}
-
-function deepHead(section, e, many, title) {
-  return h("div", { class: "leapp-deephead", "data-leapp-deep-status": e.status, "data-leapp-deep-graph": e.graph },
-    h("div", {}, many ? h("b", {}, e.graph + " · ") : null,
-      h("span", { class: "leapp-pill leapp-" + (e.kind || "uncompared") }, e.status), " ", title),
-    e.reason ? h("div", { class: "leapp-note" }, e.reason) : null,
-    (e.notes || []).length ? h("ul", { class: "leapp-deepnotes" }, e.notes.map(n => h("li", {}, n))) : null);
-}
-
-function selectIn(box, id) {
-  for (const tr of box.querySelectorAll("tr[data-leapp-row]")) {
-    const on = tr.getAttribute("data-leapp-row") === id;
-    tr.classList.toggle("leapp-selected", on);
-    if (on && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
-  }
-}
-
-function drawReplay(div, run, onPick) {
-  clearPlot(div);
-  if (typeof globalThis.Plotly === "undefined") { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
-  const color = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
-  const data = run.series.map(s => ({
-    type: "scatter", mode: "lines+markers", name: plotText(s.output), x: s.x, y: s.y,
-    customdata: s.x.map(k => run.key + "/" + k + "/" + s.output),
-    marker: { color: s.status.map(color), size: 8 }, line: { width: 1.5 },
-    hovertemplate: plotText(s.output) + "<br>step %{x}<br>max |diff| %{y:.3e}<extra></extra>" }));
-  const shapes = [], annotations = [];
-  for (const k of run.resets) {
-    shapes.push({ type: "line", x0: k - 0.5, x1: k - 0.5, yref: "paper", y0: 0, y1: 1, line: { color: "#6a1b9a", dash: "dash" } });
-    annotations.push({ x: k - 0.5, yref: "paper", y: 1.02, text: "reset", showarrow: false, font: { size: 10, color: "#6a1b9a" } });
-  }
-  if (run.first_divergent) {
-    shapes.push({ type: "line", x0: run.first_divergent.step, x1: run.first_divergent.step, yref: "paper", y0: 0, y1: 1,
-                  line: { color: "#c62828", dash: "dot" } });
-  }
-  const layout = { title: { text: "max |exported − reference| per step (dashed: episode reset; dotted: first divergent step)", font: { size: 12 } },
-                   height: 300, margin: { l: 60, r: 10, t: 40, b: 40 }, shapes, annotations, showlegend: true,
-                   legend: { orientation: "h", y: -0.2 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-                   xaxis: { title: { text: "step", font: { size: 10 } }, dtick: 1 },
-                   yaxis: { title: { text: "max |diff|", font: { size: 10 } }, rangemode: "tozero" } };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
-  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p && p.customdata) onPick(p.customdata); });
-}
-
-function renderReplayPanel(panel, entries, many) {
-  const shows = [];
-  for (const e of entries) {
-    panel.append(deepHead("replay", e, many, "sequential replay, tier " + (e.tier || "?") + " (rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
-    if (!e.runs.length) continue;
-    const picker = h("select", { "data-leapp-replay-run": e.graph }, e.runs.map(r => h("option", { value: r.key }, "tier (" + r.tier + ") · " + r.status)));
-    const info = h("div", { class: "leapp-deepinfo" });
-    const plot = h("div", { class: "leapp-replayplot", "data-leapp-replay-plot": "" });
-    const box = h("div", {});
-    panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "sequence ", picker),
-      h("span", { class: "leapp-muted" }, " click a point to find its row")), info, plot, box);
-    const show = () => {
-      const run = e.runs.find(r => r.key === picker.value) || e.runs[0];
-      plot.setAttribute("data-leapp-replay-plot", run.key);
-      info.replaceChildren(h("div", { class: "leapp-sub" }, run.title),
-        kv([["status", run.status], ["steps", run.steps], run.seed !== null && run.seed !== undefined ? ["seed", run.seed] : null,
-            ["episode resets at", run.resets.length ? run.resets.join(", ") : "–"],
-            run.first_divergent ? ["first divergent", "step " + run.first_divergent.step + " · " + run.first_divergent.output] : null,
-            ...run.breaks.map(([k, ks]) => ["fed back by Python, not the graph", k + " at " + ks.join(", ")]),
-            run.reason ? ["reason", run.reason] : null]),
-        run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map(n => h("li", {}, n))) : null,
-        h("table", { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
-          h("thead", {}, h("tr", {}, ["output", "first", "last", "max", "at step", "first failing step", "grows"].map(x => h("th", {}, x)))),
-          h("tbody", {}, run.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, fmt(o.first)), h("td", {}, fmt(o.last)),
-            h("td", {}, fmt(o.max)), h("td", {}, fmt(o.max_step)), h("td", {}, fmt(o.first_fail)), h("td", {}, o.grows ? "yes" : "no"))))));
-      box.replaceChildren(deepTable("replay", run.rows, id => selectIn(box, id)));
-      drawReplay(plot, run, id => selectIn(box, id));
+    return () => {
+      model.off("change:view", onView);
+      model.off("change:selected", onSel);
+      unpark();
     };
-    picker.addEventListener("change", show);
-    shows.push(show);
   }
-  return () => shows.forEach(f => f());
-}
-
-function renderParityPanel(panel, entries, many) {
-  for (const e of entries) {
-    panel.append(deepHead("parity", e, many, "exported vs original on " + e.n + " fresh inputs (seed " + fmt(e.seed) + "; rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
-    if (e.inputs.length) panel.append(h("div", { class: "leapp-sub" }, "how the fresh inputs were drawn (scales " + e.scales.join(", ") + ", shift " + fmt(e.shift) + ")"),
-      h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["input", "shape", "dtype", "mean", "std", "rule"].map(x => h("th", {}, x)))),
-        h("tbody", {}, e.inputs.map(i => h("tr", {}, h("td", {}, i.name), h("td", {}, shapeText(i.shape)), h("td", {}, i.dtype),
-          h("td", {}, fmt(i.mean)), h("td", {}, fmt(i.std)), h("td", {}, i.rule))))));
-    if (e.outputs.length) panel.append(h("div", { class: "leapp-sub" }, "per output"),
-      h("table", { class: "leapp-kv", "data-leapp-parity-outputs": e.graph }, h("thead", {}, h("tr", {}, ["output", "failed", "max", "worst input", "min atol"].map(x => h("th", {}, x)))),
-        h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max)),
-          h("td", {}, fmt(o.worst_sample)), h("td", {}, fmt(o.min_atol)))))));
-    const box = h("div", {});
-    box.append(deepTable("parity", e.rows, id => selectIn(box, id)));
-    panel.append(box);
-  }
-}
-
-function renderAdaptersPanel(panel, entries, many) {
-  for (const e of entries) {
-    panel.append(deepHead("adapters", e, many, "each leapp.FunctionPatch adapter against the function it replaces (rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
-    panel.append(h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["function", "adapter", "node", "calls traced", "result", "max |diff|", "worst case", "error"].map(x => h("th", {}, x)))),
-      h("tbody", {}, e.adapters.map(a => h("tr", { "data-leapp-adapter": a.function, "data-leapp-status": a.status },
-        h("td", {}, a.function), h("td", {}, a.replacement), h("td", {}, a.node || "–"), h("td", {}, fmt(a.calls)),
-        h("td", {}, h("span", { class: "leapp-pill leapp-" + a.status }, a.status)), h("td", {}, fmt(a.max_abs)), h("td", {}, a.worst_case || "–"), h("td", {}, a.error || ""))))));
-    const box = h("div", {});
-    box.append(deepTable("adapters", e.rows, id => selectIn(box, id)));
-    panel.append(box);
-  }
-}
-
-function renderExportersPanel(panel, entries, many) {
-  for (const e of entries) {
-    panel.append(deepHead("exporters", e, many, "each node with each backend, in fresh sessions (advice only: nothing was changed in your code; the body ran again " + e.reruns + "×)"));
-    if (e.advice.length) panel.append(h("ul", { class: "leapp-advice" }, e.advice.map((a, i) => h("li", { "data-leapp-advice": e.nodes[i] || "" }, a))));
-    const byKey = new Map(e.rows.map(r => [r.cells.node + "/" + r.id.split("/").pop(), r]));
-    if (e.nodes.length) panel.append(h("table", { class: "leapp-table leapp-matrix", "data-leapp-exporter-matrix": e.graph },
-      h("thead", {}, h("tr", {}, h("th", {}, "node"), e.backends.map(b => h("th", {}, b)))),
-      h("tbody", {}, e.nodes.map(n => h("tr", {}, h("td", {}, n), e.backends.map(b => {
-        const r = byKey.get(n + "/" + b);
-        return h("td", { "data-leapp-exporter": n + "/" + b, "data-leapp-outcome": r ? r.outcome : "" },
-          r ? h("span", { class: "leapp-pill leapp-" + r.status, title: r.cells.error || "" }, r.outcome + (r.cells.backend.endsWith("(yours)") ? " ★" : "")) : "–");
-      }))))));
-    const box = h("div", {});
-    box.append(deepTable("exporters", e.rows, id => selectIn(box, id), r => r.outcome));
-    panel.append(box);
-  }
-}
-
-function renderIsolationPanel(panel, entries, many) {
-  for (const e of entries) {
-    panel.append(deepHead("isolation", e, many, "the body traced again with parts of LEAPP turned off (it ran again " + e.reruns + "×)"));
-    if (e.decision) panel.append(h("div", { class: "leapp-decision", "data-leapp-decision": e.decision },
-      h("b", {}, "decision: " + e.decision), " (row " + fmt(e.rule) + ") · ", e.explanation || ""));
-    const box = h("div", {});
-    box.append(deepTable("isolation", e.rows, id => selectIn(box, id), r => r.cells.verdict || (r.cells.status === "not run" ? "not run" : r.status)));
-    panel.append(box, h("div", { class: "leapp-sub" }, "decision table (the first matching row decides)"),
-      h("table", { class: "leapp-kv leapp-decisiontable" }, h("thead", {}, h("tr", {}, ["row", "outcome pattern", "decision"].map(x => h("th", {}, x)))),
-        h("tbody", {}, e.table.map(t => h("tr", { "data-leapp-decision-row": t.row, "data-leapp-matched": t.matched ? "true" : null, class: t.matched ? "leapp-matched" : null },
-          h("td", {}, t.row), h("td", {}, t.pattern), h("td", {}, t.decision))))));
-  }
-}
-
-export function renderDeep(view, panels) {
-  const deep = view.deep || {};
-  const many = (view.graphs || []).length > 1;
-  const hooks = {};
-  const draw = { replay: renderReplayPanel, parity: renderParityPanel, adapters: renderAdaptersPanel,
-                 exporters: renderExportersPanel, isolation: renderIsolationPanel };
-  for (const [name, fn] of Object.entries(draw)) {
-    if (!panels[name] || !deep[name]) continue;
-    const onShow = fn(panels[name], deep[name], many);
-    if (onShow) hooks[name] = onShow;
-  }
-  return hooks;
-}
-// == end of deep checks ==============================================================================
+};
+export {
+  binEdge,
+  widget_default as default,
+  fmt,
+  parseQuery,
+  renderDeep,
+  renderView,
+  tableCsv
+};

@@ -1,5 +1,6 @@
 """One number format: the Python rule (views/numfmt.py: text and static HTML) and the front-end's
-``fmt`` (extensions/leapp_view.js) give the same string for the same value and format."""
+``fmt`` (extensions/src/shared/format.js, as bundled in extensions/leapp_view.js) give the same
+string for the same value and format."""
 from __future__ import annotations
 
 import json
@@ -28,36 +29,24 @@ def _values() -> list:
 
 
 def _js_fmt(cases: list[tuple[str, str]]) -> list[str]:
-    """``fmt`` of the shipped renderer module, run by node (or, without node, by Chromium)."""
-    js = assets.renderer_js()
-    script = ("const cases = JSON.parse(process.argv[2]);\n"
-              "const parse = s => s.t === 'n' ? Number(s.v) : s.t === 'l' ? s.v.map(Number) : s.v;\n"
-              "console.log(JSON.stringify(cases.map(([v, k]) => fmt(parse(v), k))));\n")
-    payload = json.dumps(cases)
+    """``fmt`` of the shipped bundle, imported as the ES module it is and run by node."""
     node = shutil.which("node")
-    if node:
-        import tempfile
-        from pathlib import Path
-        with tempfile.TemporaryDirectory() as tmp:
-            mod = Path(tmp) / "view.mjs"
-            mod.write_text(js + "\n" + script, encoding="utf-8")
-            out = subprocess.run([node, str(mod), payload], capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout)
-    import os
-    if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("neither node nor /usr/bin/chromium is here to run the front-end's fmt")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
-        page = b.new_page()
-        page.set_content("<html><body></body></html>")
-        body = js.replace("export function", "function").replace("export default", "const _default =")
-        res = page.evaluate(f"(() => {{ {body}\n const cases = {payload};\n"
-                            "const parse = s => s.t === 'n' ? Number(s.v) : s.t === 'l' ? s.v.map(Number) : s.v;\n"
-                            "return cases.map(([v, k]) => fmt(parse(v), k)); }})()")
-        b.close()
-        return res
+    if not node:
+        pytest.skip("node is not installed (scripts/install.sh --dev installs Debian's nodejs)")
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        mod = Path(tmp) / "view.mjs"            # .mjs: an ES module wherever the bundle was installed
+        mod.write_text(assets.renderer_js(), encoding="utf-8")
+        script = Path(tmp) / "run.mjs"
+        script.write_text(
+            "import { fmt } from './view.mjs';\n"
+            "const cases = JSON.parse(process.argv[2]);\n"
+            "const parse = s => s.t === 'n' ? Number(s.v) : s.t === 'l' ? s.v.map(Number) : s.v;\n"
+            "console.log(JSON.stringify(cases.map(([v, k]) => fmt(parse(v), k))));\n", encoding="utf-8")
+        out = subprocess.run([node, str(script), json.dumps(cases)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
 
 
 def _enc(v):

@@ -1,0 +1,103 @@
+// The verify view's own tab: "Error growth" (profile), one metric over outputs and taps in model
+// order (leapp_lab/views/verify_view.py writes view.profile). Its graph tab: views/engine_graph.js.
+import { statusColor } from "../shared/colour.js";
+import { h } from "../shared/dom.js";
+import { fmt } from "../shared/format.js";
+import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
+
+// The module a row belongs to, for grouping the x axis: the first two parts of its scope
+// ("blocks.3.attn" -> "blocks.3"), so a block's taps share one band.
+export function scopeGroup(scope) { return scope ? scope.split(".").slice(0, 2).join(".") : ""; }
+
+export function profileTicks(profile) {
+  // <= 40 points: every name. Otherwise one tick per module (thinned to <= 40 labels) and an
+  // alternating band per module, or, without scopes, ~30 evenly spaced names.
+  const n = profile.x.length, xs = profile.x.map((_, i) => i);
+  if (n <= 40) return { tickvals: xs, ticktext: profile.x, bands: [] };
+  const scopes = profile.scope || [];
+  const runs = [];
+  for (let i = 0; i < n; i++) {
+    const g = scopeGroup(scopes[i]);
+    if (!runs.length || runs[runs.length - 1].g !== g) runs.push({ g, start: i, end: i });
+    else runs[runs.length - 1].end = i;
+  }
+  if (runs.length > 1 && runs.some(r => r.g)) {
+    const every = Math.max(1, Math.ceil(runs.length / 40));
+    const shown = runs.filter((_, k) => k % every === 0);
+    return { tickvals: shown.map(r => r.start), ticktext: shown.map(r => r.g || "(no scope)"),
+             bands: runs.filter((_, k) => k % 2 === 1).map(r => [r.start - 0.5, r.end + 0.5]) };
+  }
+  const every = Math.max(1, Math.ceil(n / 30));
+  const vals = xs.filter(i => i % every === 0);
+  return { tickvals: vals, ticktext: vals.map(i => profile.x[i]), bands: [] };
+}
+
+function drawProfile(div, profile, metric, onPick) {
+  clearPlot(div);
+  const s = (profile.series || []).find(x => x.key === metric) || (profile.series || [])[0];
+  if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
+  if (!hasPlotly()) { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
+  const n = profile.x.length, xs = profile.x.map((_, i) => i);
+  const scopes = profile.scope || [], reasons = profile.reason || [], nonfinite = profile.nonfinite || [];
+  const hover = profile.x.map((name, i) => name + (scopes[i] ? " · " + scopes[i] : "") + (reasons[i] ? "<br>why: " + reasons[i] : ""));
+  const finite = s.y.filter(v => v !== null && v !== undefined && (!s.log || v > 0));
+  // rows without a value (every pair non-finite, or nothing to divide by) go on a row of their own at
+  // the top of the range: shown, never dropped
+  const missing = xs.filter(i => s.y[i] === null || s.y[i] === undefined || (s.log && !(s.y[i] > 0)));
+  let top = finite.length ? Math.max(...finite) : 1;
+  if (s.threshold !== null && s.threshold !== undefined) top = Math.max(top, s.threshold);
+  const yMissing = s.log ? top * 4 : top + Math.abs(top) * 0.12 + (top === 0 ? 1 : 0);
+  const size = n <= 100 ? 8 : n <= 600 ? 6 : 4;
+  const data = [{ type: "scatter", mode: n <= 600 ? "lines+markers" : "markers", x: xs, y: s.y, text: hover, customdata: profile.x,
+                  hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>", line: { width: 1, color: "rgba(120,120,120,0.6)" },
+                  marker: { color: profile.status.map(statusColor), size } }];
+  if (missing.length) {
+    data.push({ type: "scatter", mode: "markers", x: missing, y: missing.map(() => yMissing), customdata: missing.map(i => profile.x[i]),
+                text: missing.map(i => hover[i] + "<br>" + (nonfinite[i] ? nonfinite[i] + " non-finite values: no " + s.label : "no " + s.label)),
+                hovertemplate: "%{text}<extra></extra>", name: "no value",
+                marker: { symbol: "x", size: size + 2, color: missing.map(i => nonfinite[i] ? "#6a1b9a" : "#9e9e9e") } });
+  }
+  const shapes = [], annotations = [];
+  const ay = v => s.log ? Math.log10(v) : v;      // annotations on a log axis are placed in log10 units
+  const vline = (i, color, dash, label) => {
+    shapes.push({ type: "line", x0: i, x1: i, yref: "paper", y0: 0, y1: 1, line: { color, dash, width: 1.5 } });
+    annotations.push({ x: i, yref: "paper", y: 1, yanchor: "bottom", text: label, showarrow: false, font: { size: 10, color } });
+  };
+  if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
+  if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== undefined) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (s.threshold !== null && s.threshold !== undefined) {
+    shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
+    annotations.push({ xref: "paper", x: 1, xanchor: "right", y: ay(s.threshold), yanchor: "bottom", showarrow: false,
+                       text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold), font: { size: 10, color: "#c62828" } });
+  }
+  if (missing.length) annotations.push({ xref: "paper", x: 0, xanchor: "left", y: ay(yMissing), yanchor: "bottom", showarrow: false,
+                                          text: "× no " + s.label + " (non-finite)", font: { size: 10, color: "#6a1b9a" } });
+  const ticks = profileTicks(profile);
+  for (const [a, b] of ticks.bands) shapes.push({ type: "rect", x0: a, x1: b, yref: "paper", y0: 0, y1: 1, layer: "below",
+                                                   line: { width: 0 }, fillcolor: "rgba(128,128,128,0.09)" });
+  const yaxis = { type: s.log ? "log" : "linear", title: { text: s.label, font: { size: 10 } } };
+  const layout = { title: { text: s.label + " over outputs and taps, in model order (" + n + " rows)", font: { size: 12 } },
+                   height: n > 200 ? 480 : 320, margin: { l: 60, r: 10, t: 40, b: 90 }, shapes, annotations, showlegend: false,
+                   dragmode: "zoom", hovermode: "closest", paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+                   xaxis: { tickvals: ticks.tickvals, ticktext: ticks.ticktext, tickangle: -40, automargin: true, range: [-1, n] },
+                   yaxis };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), { displayModeBar: true, displaylogo: false, showLink: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d", "toImage"], scrollZoom: false });
+  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p && p.customdata) onPick(p.customdata); });
+}
+
+// the tab renderer (tabs.js); a point picked in the plot opens its row in the table (handsToTable)
+export function profileTab(ctx, panel) {
+  const { view, state } = ctx;
+  if (!view.profile) return { handsToTable: true };
+  const series = view.profile.series || [];
+  const profileDiv = h("div", { class: "leapp-profile" });
+  const draw = () => drawProfile(profileDiv, view.profile, state.profileMetric, id => ctx.select(id, null, "plot"));
+  const msel = h("select", { "data-leapp-profile-metric": "", on: { change: e => { state.profileMetric = e.target.value; draw(); } } },
+    series.map(s => h("option", { value: s.key, selected: s.key === state.profileMetric }, s.label)));
+  panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "metric ", msel),
+    h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, " +
+      "the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value " +
+      "(non-finite), bands = modules; click a point to open its row")), profileDiv);
+  return { show: draw, handsToTable: true };
+}

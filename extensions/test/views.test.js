@@ -1,0 +1,33 @@
+// Pure parts of the view modules: the profile's x axis (views/verify.js), the deep tables' columns
+// (views/deep.js) and the tab registry (tabs.js).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { TABS } from "../src/tabs.js";
+import { DEEP_SECTIONS, deepColumns } from "../src/views/deep.js";
+import { profileTicks, scopeGroup } from "../src/views/verify.js";
+
+test("profile ticks: every name up to 40 rows, else one per module with alternating bands", () => {
+  const few = { x: ["a", "b"], scope: ["m", "m"] };
+  assert.deepEqual(profileTicks(few), { tickvals: [0, 1], ticktext: ["a", "b"], bands: [] });
+  const x = Array.from({ length: 60 }, (_, i) => "t" + i);
+  const scope = x.map((_, i) => "blocks." + Math.floor(i / 20) + ".mlp");
+  const t = profileTicks({ x, scope });
+  assert.deepEqual(t.tickvals, [0, 20, 40]);
+  assert.deepEqual(t.ticktext, ["blocks.0", "blocks.1", "blocks.2"]);
+  assert.deepEqual(t.bands, [[19.5, 39.5]]);
+  const flat = profileTicks({ x, scope: [] });           // no scopes: ~30 evenly spaced names
+  assert.equal(flat.tickvals.length, 30);
+  assert.equal(scopeGroup("blocks.3.attn.q"), "blocks.3");
+  assert.equal(scopeGroup(null), "");
+});
+
+test("deep tables: the section's columns, or the entry's own when the view dict carries them", () => {
+  assert.deepEqual(DEEP_SECTIONS, ["replay", "parity", "adapters", "exporters", "isolation"]);
+  assert.deepEqual(deepColumns("parity", {}).map(c => c[0]), ["output", "sample", "status", "max", "p99", "mean", "min_atol", "range"]);
+  assert.deepEqual(deepColumns("replay", { columns: [{ key: "step", label: "step", type: "int" }] }), [["step", "step", "int"]]);
+});
+
+test("the registry: one renderer per tab id, the table among them, in a fixed order", () => {
+  assert.deepEqual(Object.keys(TABS), [...DEEP_SECTIONS, "table", "node", "graph", "hazards", "log", "profile", "bars"]);
+  for (const fn of Object.values(TABS)) assert.equal(typeof fn, "function");
+});
