@@ -3,7 +3,9 @@
 #   - an active virtualenv/conda env is used as it is; otherwise ./.venv is created;
 #   - a torch that is already importable there is kept; otherwise torch==2.13.0 is installed
 #     (pinned exactly, so pip never pulls a multi-GB CUDA build where a CPU wheel is on disk);
-#   - with --dev, also the test extras, Chromium and Graphviz from Debian (for browser tests).
+#   - with --dev, also the test extras, Chromium and Graphviz from Debian (for browser tests), and
+#     Node.js + npm from Debian with the front-end's pinned esbuild (`npm ci` in extensions/: the
+#     bundle's rebuild test and the JS unit tests; docs/contributing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dev=0
@@ -36,6 +38,8 @@ if [ "$dev" = 1 ]; then
   need=()
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v dot >/dev/null || need+=(graphviz)
+  command -v node >/dev/null || need+=(nodejs)
+  command -v npm >/dev/null || need+=(npm)
   if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       apt-get update -qq
@@ -44,6 +48,11 @@ if [ "$dev" = 1 ]; then
       echo "leapp_lab: please install ${need[*]} (Debian: sudo apt-get install -y ${need[*]})" >&2
       [ -n "${CI:-}" ] && exit 1
     fi
+  fi
+  # the pinned esbuild (extensions/package-lock.json), unless that exact version is there already
+  if command -v npm >/dev/null && ! node -e 'const pin = require("./extensions/package.json").devDependencies.esbuild;
+      process.exit(require("./extensions/node_modules/esbuild/package.json").version === pin ? 0 : 1)' 2>/dev/null; then
+    (cd extensions && npm ci --no-audit --no-fund >&2)
   fi
 else
   pip_install -e .
