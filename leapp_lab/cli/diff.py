@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import UsageError, given, show, write_html
+from . import UsageError, given, show
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -33,13 +33,12 @@ def execute(args: argparse.Namespace):
     from ..compare.diff import check_diff_outputs, diff
 
     try:
-        # the HTML is written here, after the diff: its path is checked with the others, first
+        # every output checked before the runs are read; the run, --json and --html commit together
         check_diff_outputs(args.run_a, args.run_b, json_path=args.json, out=args.out, html=args.html)
-        report = diff(args.run_a, args.run_b, out=args.out, json_path=args.json,
+        report = diff(args.run_a, args.run_b, out=args.out, json_path=args.json, html=args.html,
                       **given(fail_on_flip=args.fail_on_flip))
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    write_html(report, args.html)
     return report
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given, show, write_html
+from . import UsageError, given, show
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -56,17 +56,17 @@ def execute(args: argparse.Namespace, progress=None):
     if progress is None and not getattr(args, "quiet", False):
         progress = _stderr_progress
     try:
-        # the HTML is written here, after the sweep: its path is checked with the others, first
+        # every output checked before the inputs are read; the run, --json and --html commit together
         check_repair_options(**given(engine=args.engine, target_nrmse=args.target_nrmse, budget=args.budget,
                                      jobs=args.jobs))
         check_repair_outputs(args.reference, args.onnx, npz=args.npz, out=args.out, json_path=args.json,
                              html=getattr(args, "html", None))
         report = repair(args.reference, args.onnx, progress=progress, json_path=args.json,
+                        html=getattr(args, "html", None),
                         **given(engine=args.engine, target_nrmse=args.target_nrmse, budget=args.budget,
                                 jobs=args.jobs, dask=args.dask, npz=args.npz, out=args.out))
     except (CompileError, ExecutorUnavailable, FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    write_html(report, getattr(args, "html", None))
     return report
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given, show, write_html
+from . import UsageError, given, show
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -82,20 +82,13 @@ def execute(args: argparse.Namespace, progress=None):
         return execute_many(args, builds, progress)
     args.build = builds[0]
     from ..compare.npzio import NpzInputError
-    from ..compare.verify import check_verify_outputs, verify
-    from ..model.runs import lab_dir
+    from ..compare.verify import verify
 
     save = not getattr(args, "no_save", False)
-    if getattr(args, "html", None):
-        # verify() checks its own outputs; the HTML is written here, so it is checked here, first
-        from pathlib import Path
-        root = (Path(args.out) if args.out else lab_dir(Path(args.build).parent)) if save else None
-        check_verify_outputs(args.reference, args.build, json_path=args.json, runs_root=root,
-                             html=args.html)
     try:
         report = verify(args.reference, args.build, max_mape=args.max_mape,
                         max_mape_taps=args.max_mape_taps, out=args.out, verbose=args.verbose,
-                        json_path=args.json, save=save,
+                        json_path=args.json, save=save, html=getattr(args, "html", None),
                         div_nonfinite=not args.no_div_nonfinite,
                         progress=progress if progress is not None else _ThrottledProgress(),
                         **given(div_nrmse=args.div_nrmse, div_mape=args.div_mape,
@@ -103,7 +96,6 @@ def execute(args: argparse.Namespace, progress=None):
                                 local=getattr(args, "local", None), expected=getattr(args, "expected", None)))
     except (NpzInputError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from None
-    write_html(report, getattr(args, "html", None))
     return report
 
 
@@ -112,8 +104,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
-    """Several builds: each through ``execute`` exactly as alone (same flags, own run folder), then
-    one compare report (``leapp_lab.compare.many.finish``), its --json, --html and run folder."""
+    """Several builds: each through ``execute`` exactly as alone (same flags), then one compare
+    report (``leapp_lab.compare.many.finish``): every build's run folder, the compare run, the
+    --json and the --html are written, and only then committed."""
     from ..compare.many import finish, runs_roots
     from ..compare.verify import check_verify_outputs
 
@@ -121,10 +114,9 @@ def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
     check_verify_outputs(args.reference, builds, json_path=args.json, html=getattr(args, "html", None),
                          runs_root=runs_roots(builds, args.out, not getattr(args, "no_save", False)))
     reports = []
-    for b in builds:
-        one = argparse.Namespace(**{**vars(args), "build": b, "json": None, "html": None})
+    for b in builds:        # each verified unsaved; finish commits every run once all are written
+        one = argparse.Namespace(**{**vars(args), "build": b, "json": None, "html": None, "no_save": True})
         reports.append(execute(one, progress))
-    report = finish(reports, builds[0], out=args.out, save=not getattr(args, "no_save", False),
-                    json_path=args.json)
-    write_html(report, getattr(args, "html", None))
+    report = finish(reports, builds, out=args.out, save=not getattr(args, "no_save", False),
+                    json_path=args.json, html=getattr(args, "html", None))
     return report

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from leapp_lab.model.base import load, resolve_report_path
 from leapp_lab.model.compare import CompareReport
-from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import write_json
-from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder
+from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, save_run_with
+from leapp_lab.model.errors import UnsafeOutput, UnusableInput
 from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.verify import VerifyReport
 
@@ -32,21 +32,19 @@ def load_verify(run, what: str = "run") -> VerifyReport:
     return report
 
 
-def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None) -> CompareReport:
+def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None, html=None) -> CompareReport:
     """Run A against run B (run folders, or VerifyReports). ``fail_on_flip``: ``exit_code`` 1 when a
     row passing in A fails in B. ``out``: save the diff as a run folder under ``out``
     (``out/runs/<id>/``, ``out/latest``; default: not saved, a diff is cheap to make again);
-    ``json_path`` writes the ``--json`` rows."""
+    ``json_path`` writes the ``--json`` rows, ``html`` the standalone HTML report; the run and both
+    files are written first and committed together at the end."""
     a, b = load_verify(run_a, "RUN_A"), load_verify(run_b, "RUN_B")
     check_same_model(a, b, run_a, run_b)
-    check_diff_outputs(a, b, json_path=json_path, out=out)
+    # the runs as given: a runs root given as RUN_A is an input too (its 'latest' names the run)
+    check_diff_outputs(run_a, run_b, json_path=json_path, out=out, html=html)
     report = a.diff(b, fail_on_flip=fail_on_flip)
-    if json_path is not None:
-        write_json(json_path, report.json_rows())
-    if out is not None:
-        with RunFolder(Path(out), label="diff") as run:
-            report.save(run.path)
-        report.path = run.final_path
+    save_run_with(report, None if out is None else Path(out), "diff",
+                  [(json_path, lambda tmp: write_json(tmp, report.json_rows())), (html, report.to_html)])
     return report
 
 
@@ -71,11 +69,34 @@ def _run_folder(run) -> Path | None:
     return None
 
 
+def _named_by_latest(run, root: Path | None) -> Path | None:
+    """The run folder that ``run`` (as the user gave it) names through the 'latest' of ``root``,
+    or None when it does not: it is a run folder, a report.json, or another root's latest."""
+    if root is None or not isinstance(run, (str, os.PathLike)):
+        return None
+    folder = _run_folder(run)
+    if folder is None or _same_path(folder, Path(run)) or _same_path(folder, Path(run).parent):
+        return None
+    holder = folder.parent.parent          # <root>/runs/<id>: the root whose latest named it
+    return folder if _same_path(holder, root) else None
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def check_diff_outputs(run_a, run_b, *, json_path=None, out=None, html=None) -> None:
     """Refuse, before anything is written, a diff output that would land on or inside one of the two
     runs, or replace a file leapp_lab did not write for it (docs/safety.md). The runs folder that
     holds the runs may take the diff's own run (a run is added there, none replaced)."""
     root = None if out is None else Path(out)
+    for run, what in ((run_a, "RUN_A"), (run_b, "RUN_B")):
+        named = _named_by_latest(run, root)
+        if named is not None:
+            raise UnsafeOutput(
+                f"--out {root}: {what} was given as {run}, whose 'latest' names the run compared "
+                f"({named}); saving the diff there would move that 'latest' to the diff, and {what} "
+                f"would then name another run: choose another --out, or give {what} as {named}")
     check_outputs(
         [(json_path, "compare-json", "--json"), (html, "html", "--html"),
          (None if root is None else root / LATEST, "latest", "--out"),

@@ -18,7 +18,7 @@ import numpy as np
 from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import load_npz, write_json
-from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
+from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, lab_dir, save_run_with
 from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.tap import TapEntry, model_order_key
 from leapp_lab.model.verify import (DivergenceRule, ExpectedRule, InputSummary, SampleMetrics, VerifyReport,
@@ -79,7 +79,7 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
            div_nrmse: float | None = 1.0, div_mape: float | None = None, div_cosine: float = 0.999,
            div_nonfinite: bool = True,
            rtol: float = 1e-3, workers: int | None = None, progress=None, local: bool = False,
-           expected: str | None = None) -> VerifyReport:
+           expected: str | None = None, html=None) -> VerifyReport:
     """Compare ``reference_npz`` (prepare's model.reference.npz) with ``build`` (a build folder or
     .tgz). ``max_mape`` (percent) gates model outputs (and taps with ``max_mape_taps``): the report's
     ``exit_code`` is 1 when exceeded. ``div_*`` set the first-divergent rule (docs/verify.md): a row
@@ -100,6 +100,8 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     ``expected`` runs only the file prepare recorded, unchanged (UnusableInput, before anything is
     compared, when it is missing, changed or unrecorded; also when its code ends the process).
     ``build`` may be a list of builds: then this is ``verify_many`` (one table, a CompareReport).
+    ``html``: also write the standalone HTML report there. The run, ``json_path`` and ``html`` are
+    written first and committed together at the end: a verify that fails commits none of them.
     """
     check_options(max_mape=max_mape, div_nrmse=div_nrmse, div_mape=div_mape, div_cosine=div_cosine,
                   rtol=rtol, workers=workers)
@@ -108,10 +110,11 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
         return verify_many(reference_npz, build, max_mape, max_mape_taps, out, verbose=verbose,
                            json_path=json_path, save=save, div_nrmse=div_nrmse, div_mape=div_mape,
                            div_cosine=div_cosine, div_nonfinite=div_nonfinite, rtol=rtol,
-                           workers=workers, progress=progress, local=local, expected=expected)
+                           workers=workers, progress=progress, local=local, expected=expected,
+                           html=html)
     ref_path = Path(reference_npz)
     root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
-    check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root)
+    check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root, html=html)
     rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
                           mape_pct=None if div_mape is None else float(div_mape),
                           min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
@@ -147,12 +150,8 @@ def verify(reference_npz, build, max_mape: float | None = None, max_mape_taps: b
     _gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
     report.versions = _versions()
-    if json_path is not None:
-        write_json(json_path, report.json_rows())
-    if save:
-        with RunFolder(root, label=f"verify-{report.build_name}") as run:
-            report.save(run.path)
-        report.path = run.final_path
+    save_run_with(report, root if save else None, f"verify-{report.build_name}",
+                  [(json_path, lambda tmp: write_json(tmp, report.json_rows())), (html, report.to_html)])
     return report
 
 

@@ -13,9 +13,10 @@ import re
 import shutil
 import uuid
 from pathlib import Path
+from typing import Callable, Sequence
 
 from .jsonio import atomic_file, atomic_write_text
-from .safepaths import check_replaceable, make_folders, remove_made, writing
+from .safepaths import check_replaceable, make_folders, remove_made, staged, writing
 
 RUNS_DIRNAME = "runs"
 REPORT_FILE = "report.json"       # base.REPORT_FILE (base imports this module lazily)
@@ -101,6 +102,27 @@ class RunFolder:
         if isinstance(exc, OSError) and exc.errno is not None and str(self.path) in str(exc.filename):
             # the hidden temporary folder is gone: name the runs folder the user can look at
             raise OSError(exc.errno, exc.strerror, str(self.final_path.parent)) from exc
+
+
+def save_run_with(report, root: str | os.PathLike | None, label: str,
+                  files: Sequence[tuple[str | os.PathLike | None, Callable[[Path], object]]] = ()) -> None:
+    """Save ``report`` as a new run under ``root`` (None: no run) together with ``files``: ``(path,
+    write)`` pairs (a None path is skipped), ``write(tmp)`` writing that file (a --json, an --html)
+    to the temporary sibling it is given, once ``report.path`` names the run. Everything is written
+    first; only then does the run commit (``latest`` moves) and each file get renamed into place, so
+    a full disk, an error or Ctrl-C before the end commits none of them (docs/safety.md, "Check,
+    then work, then commit")."""
+    files = [(Path(f), write) for f, write in files if f is not None]
+    with staged([f for f, _ in files]) as tmps:
+        if root is None:
+            for (_, write), tmp in zip(files, tmps):
+                write(tmp)
+            return
+        with RunFolder(root, label=label) as run:
+            report.save(run.path)
+            report.path = run.final_path
+            for (_, write), tmp in zip(files, tmps):
+                write(tmp)
 
 
 def set_latest(root: str | os.PathLike, run_id: str) -> None:

@@ -5,9 +5,10 @@
 
 **Outputs** never destroy an input or anything leapp_lab did not write. An output path that *is* one
 of the command's inputs, *contains* one (a folder above it), or *lies inside* an input file or folder
-is refused, naming both. An existing path is replaced only when leapp_lab wrote it for the same
-purpose (a build folder with its ``build.json``, an HTML report carrying :data:`HTML_MARKER`, a
-``verify --json`` file, ...), and only by renaming a completely written temporary sibling over it.
+is refused, naming both; so is one inside any build (the next compile deletes it) and one
+where no file can be created (checked by a probe, before any work). An existing path is replaced
+only when leapp_lab wrote it for the same purpose (a build folder with its ``build.json``, an HTML
+report carrying :data:`HTML_MARKER`, a ``verify --json`` file, ...), and only by renaming a completely written temporary sibling over it.
 
 Both raise :class:`~leapp_lab.model.errors.UserError` subclasses: the CLI prints the message on one
 line and exits 2.
@@ -327,10 +328,44 @@ def check_replaceable(path: str | os.PathLike, purpose: str | Purpose, flag: str
     if stat.S_ISDIR(st.st_mode) and not pur.folder:
         raise UnsafeOutput(f"{name}: is a folder, but {pur.what} is a file: pass the path of a file "
                            f"to write")
-    if _empty(p) or pur.ours(p):
-        return p
-    raise UnsafeOutput(f"{name}: already exists and is not {pur.what}; leapp_lab replaces only what it "
-                       f"wrote itself for the same purpose: remove it or choose another path")
+    if not (_empty(p) or pur.ours(p)):
+        raise UnsafeOutput(f"{name}: already exists and is not {pur.what}; leapp_lab replaces only what "
+                           f"it wrote itself for the same purpose: remove it or choose another path")
+    return p
+
+
+def check_writable(path: str | os.PathLike, purpose: str | Purpose) -> None:
+    """The OSError (naming ``path``) of creating a file where ``path`` will be written: in the folder
+    ``path`` itself (an existing folder output, written into) or its nearest existing parent (the
+    output is a renamed sibling, or folders made there). Checked before the work, so that a
+    read-only place (a read-only mount, an immutable folder, /proc) fails the command before it
+    builds or saves anything, not after. A probe, not access(2): root passes access() where
+    creating fails."""
+    p = Path(path)
+    pur = PURPOSES[purpose] if isinstance(purpose, str) else purpose
+    where = p if _written_into(pur) and p.is_dir() else next((q for q in p.parents if q.exists()), Path("."))
+    probe = where / f".leapp-lab-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:         # the machine's error: the CLI's one line (oserror_line), exit 2
+        raise OSError(exc.errno, exc.strerror or str(exc), str(p)) from None
+    with contextlib.suppress(OSError):
+        probe.unlink()
+
+
+def _written_into(pur: Purpose) -> bool:
+    # a folder that entries are written into (a runs folder, demo's --out), not one replaced whole
+    # by renaming a new one over it (a build, a prepare record)
+    return pur.folder and pur.what not in (PURPOSES["build"].what, PURPOSES["prepare-report"].what)
+
+
+def enclosing_build(path: str | os.PathLike, into: bool = False) -> Path | None:
+    """The build folder (``leapp-lab compile``'s, with its build.json) that ``path`` lies inside
+    (``into``: or is, for an output folder written into), or None: the next compile of that engine
+    replaces the whole folder, and what was written into it with it."""
+    r = _real(Path(path))
+    return next((q for q in ((r, *r.parents) if into else r.parents)
+                 if json_kind(q / "build.json") == "build"), None)
 
 
 def check_outputs(outputs: Iterable[tuple[str | os.PathLike | None, str | Purpose, str]],
@@ -364,7 +399,13 @@ def check_outputs(outputs: Iterable[tuple[str | os.PathLike | None, str | Purpos
             if _inside(p, i) and _real(i) not in ok:
                 raise UnsafeOutput(f"{name}: lies inside the input {i} ({what}); choose an output path "
                                    f"outside it")
+        b = enclosing_build(p, into=_written_into(pur))
+        if b is not None:
+            raise UnsafeOutput(f"{name}: lies inside the build {b}; the next `leapp-lab compile` of that "
+                               f"engine replaces the whole folder and deletes it: choose a path outside "
+                               f"the build (such as {b.parent / 'leapp_lab'})")
         check_replaceable(p, pur, flag)
+        check_writable(p, pur)
 
 
 # -- writing -------------------------------------------------------------------------------------

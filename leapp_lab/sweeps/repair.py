@@ -35,7 +35,7 @@ from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
-from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made
+from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made, staged
 
 from . import REPAIRABLE  # engines repair can rebuild with segments in fp32 (sweeps/__init__)
 from .segments import keep_fp32, segments
@@ -46,7 +46,8 @@ ProgressFn = Callable[[str, int, int], None]
 
 def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01, budget: int | None = None,
            jobs: int | None = None, dask: Any = None, progress: ProgressFn | None = None, *, npz=None,
-           out=None, json_path=None, save: bool = True, executor: cf.Executor | None = None) -> RepairReport:
+           out=None, json_path=None, save: bool = True, executor: cf.Executor | None = None,
+           html=None) -> RepairReport:
     """Find and prove the fewest segments to keep in fp32 (module doc).
 
     ``reference``: prepare's model.reference.npz; ``onnx``: the prepared model; ``npz``: its inputs
@@ -80,7 +81,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
             raise FileNotFoundError(f"{p}: no such {what}")
         check_input_file(p, f"the {what.split(' (')[0]}")       # a FIFO or a device is never read
     root = Path(out) if out is not None else lab_dir(onnx_path.parent)
-    check_repair_outputs(reference, onnx, npz=npz, out=root, json_path=json_path, save=save)
+    check_repair_outputs(reference, onnx, npz=npz, out=root, json_path=json_path, save=save, html=html)
     # another model's reference or inputs, named now: else the baseline "cannot be built" (exit 2)
     check_reference_for_model(ref_path, onnx_path, npz_path)
     target = float(target_nrmse)
@@ -107,20 +108,29 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
         report.created = _dt.datetime.now().isoformat(timespec="seconds")
         report.versions = _versions()
         if save:
-            # the run commits only with every file of it written (--json too); else the kept builds
-            # and verify runs under repair/<id>/ go with it: nothing is left that no run names
-            with run:
+            # the run commits only with every file of it written (--json, --html too); else the kept
+            # builds and verify runs under repair/<id>/ go with it: nothing is left that no run names
+            with staged([f for f in (json_path, html) if f is not None]) as tmps, run:
                 report.save(run.path)
-                if json_path is not None:
-                    _write_json(json_path, report)
-            report.path = run.final_path
+                report.path = run.final_path
+                _write_files(report, json_path, html, tmps)
     except BaseException:
         shutil.rmtree(art, ignore_errors=True)
         remove_made(made)
         raise
-    if json_path is not None and not save:
-        _write_json(json_path, report)
+    if not save:
+        with staged([f for f in (json_path, html) if f is not None]) as tmps:
+            _write_files(report, json_path, html, tmps)
     return report
+
+
+def _write_files(report: RepairReport, json_path, html, tmps: list[Path]) -> None:
+    """--json and --html (those given) into their temporary siblings ``tmps``, in that order."""
+    tmp = iter(tmps)
+    if json_path is not None:
+        _write_json(next(tmp), report)
+    if html is not None:
+        report.to_html(next(tmp))
 
 
 def _write_json(path, report: RepairReport) -> None:
