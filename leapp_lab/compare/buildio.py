@@ -12,14 +12,16 @@ from leapp_lab.model.build import BUILD_FILE, SAMPLE_OUTPUTS, BuildReport
 from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.fieldcheck import check_fields
 from leapp_lab.model.jsonio import read_json
-from leapp_lab.model.safepaths import check_input_path
+from leapp_lab.model.safepaths import check_input_file, check_input_path
 
+from .buildtgz import check_room, extract_planned, plan_extraction
 from .npzio import NpzInputError
 
 
 class OpenBuild:
     """``with OpenBuild(path) as b: b.folder, b.report (BuildReport or None), b.sample_outputs``.
-    A .tgz is extracted to a temporary folder (removed on exit); only plain files are taken."""
+    A .tgz is extracted to a temporary folder (removed on exit): only the files the build needs,
+    each of the size build.json records (``buildtgz``); errors name ``BUILD.tgz:member``."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -34,7 +36,8 @@ class OpenBuild:
             raise NpzInputError(str(exc)) from None
         try:
             self._open()
-        except BaseException:      # Ctrl-C during the extraction included: no folder left in /tmp
+        except BaseException as exc:  # Ctrl-C during the extraction included: no folder left in /tmp
+            self._rename(exc)
             self.close()
             raise
 
@@ -45,19 +48,22 @@ class OpenBuild:
             self._tmp = tempfile.mkdtemp(prefix="leapp-lab-build-")
             try:
                 with tarfile.open(self.path, "r:*") as tf:
-                    members = [m for m in tf.getmembers() if m.isfile() and "/" not in m.name.strip("./")
-                               and not m.name.startswith(("/", ".."))]
-                    for m in members:
-                        try:
-                            tf.extract(m, self._tmp, filter="data")
-                        except TypeError:  # Python without extraction filters (< 3.10.12)
-                            tf.extract(m, self._tmp)
+                    plan = plan_extraction(tf, self.path)       # headers only: nothing written yet
+                check_room(self.path, plan, self._tmp)
+                with tarfile.open(self.path, "r:*") as tf:
+                    extract_planned(tf, plan, Path(self._tmp), self.path)
             except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
                 raise NpzInputError(f"{self.path}: unreadable build archive ({type(exc).__name__}: "
                                     f"{exc}); it may be truncated: compile it again") from None
             self.folder = Path(self._tmp)
         else:
             self.folder = self.path
+            for name in (SAMPLE_OUTPUTS, BUILD_FILE):    # a FIFO or a device there: named, never opened
+                if (self.folder / name).exists() and not (self.folder / name).is_file():
+                    try:
+                        check_input_file(self.folder / name, "a file of a build")
+                    except UnusableInput as exc:
+                        raise NpzInputError(str(exc)) from None
         self.sample_outputs = self.folder / SAMPLE_OUTPUTS
         if not self.sample_outputs.is_file():
             what = ("a run folder (it holds report.json)" if (self.folder / "report.json").is_file() else
@@ -106,8 +112,22 @@ class OpenBuild:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, typ, exc, tb):
+        if exc is not None:
+            self._rename(exc)
         self.close()
+
+    def _rename(self, exc: BaseException) -> None:
+        """An error that names a file of the extraction folder names it as the user knows it,
+        ``BUILD.tgz:member`` (the temporary folder is gone by the time the message is read)."""
+        if not self._tmp:
+            return
+        tmp = str(self._tmp)
+        if isinstance(exc, OSError) and exc.filename is not None and tmp in str(exc.filename):
+            exc.filename = str(exc.filename).replace(tmp + os.sep, f"{self.path}:").replace(tmp, str(self.path))
+        elif exc.args and isinstance(exc.args[0], str) and tmp in exc.args[0]:
+            text = exc.args[0].replace(tmp + os.sep, f"{self.path}:").replace(tmp, str(self.path))
+            exc.args = (text, *exc.args[1:])
 
 
 def _hint(path: Path) -> str:

@@ -3,8 +3,8 @@
 An uncompressed npz is a zip whose members are stored ``.npy`` files; a stored member's bytes are
 contiguous in the file, so each array is a read-only view of one memory map of the whole file
 (offset = the member's local header + its name and extra field + the npy header). Compressed
-members (``np.savez_compressed``) are read normally. Every problem is a :class:`NpzInputError`
-naming the file and what is wrong.
+members (``np.savez_compressed``) are inflated within a bound (``model.inflate``). Every problem
+is a :class:`NpzInputError` naming the file and what is wrong.
 
 One map per file, plain ``ndarray`` views of it and headers parsed from the map: a verify opens
 every member of two files, and one ``np.memmap`` per member (an mmap call, a subclass whose every
@@ -23,6 +23,7 @@ import numpy as np
 
 from leapp_lab.model import npzcheck
 from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.inflate import check_inflate, read_compressed
 from leapp_lab.model.safepaths import check_input_file
 
 
@@ -51,6 +52,8 @@ class NpzArrays(Mapping):
             if not info.filename.endswith(".npy"):
                 raise NpzInputError(f"{self.path}: not an .npz file (member {info.filename!r} is not .npy)")
             self._info[info.filename[:-4]] = info
+        # compressed members: their declared inflated sizes within the bound before any is read
+        _checked(check_inflate, self.path, self._info.values())
         self.mmap = mmap
         self._map = None            # the file's memory map, made at the first stored member read
         self._cache: dict[str, np.ndarray] = {}
@@ -114,6 +117,8 @@ class NpzArrays(Mapping):
         h = self._checked_header(key)   # refuses a corrupt header or a shape larger than the member
         if self.mmap and info.compress_type == zipfile.ZIP_STORED:
             return _checked(npzcheck.mapped_view, self._file_map(), h, f"{self.path}: array {key!r}")
+        if info.compress_type != zipfile.ZIP_STORED:     # inflated in pieces, within its checked size
+            return _checked(read_compressed, self.path, info, h)
         try:
             with self._zip.open(info) as fh:
                 return np.lib.format.read_array(fh, allow_pickle=False)

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from leapp_lab.model.build import (COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
+from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
 from leapp_lab.model.errors import InvalidOption, UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
@@ -147,6 +147,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         report.timings_s["total"] = round(time.perf_counter() - t_start, 4)
         say(f"done in {report.timings_s['total']:.2f}s")
         atomic_write_text(work / COMPILE_LOG, "\n".join(lines) + "\n")
+        # what the build holds, with sizes: the bound a .tgz build's extraction is held to
+        report.files = {p.name: p.stat().st_size for p in sorted(work.iterdir()) if p.name != BUILD_FILE}
         report.save(work)
         if archive:
             with writing(out_path, rename=True), tarfile.open(tmp, "w:gz") as tf:

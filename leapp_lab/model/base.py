@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from .dc import Plain
-from .errors import UnusableInput
+from .errors import MissingInput, UnusableInput
 from .fieldcheck import check_fields
 from .jsonio import read_json, write_json
 
@@ -109,15 +109,32 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
         return p.parent
     if any((p / f).is_file() for f in REPORT_FILES):
         return p
+    from .safepaths import check_input_file
+    for f in REPORT_FILES:      # a report.json that is a FIFO or a device: say what it is, never open it
+        if os.path.lexists(p / f):
+            check_input_file(p / f, "a report .json")
+    if p.is_file():
+        _not_a_report_file(p)
     for root in (p, lab_dir(p)):
         run = latest_run(root)
         if run is not None and (run / REPORT_FILE).is_file():
             return run
     if not p.exists():
-        raise FileNotFoundError(f"{p}: no such file or folder")
-    raise FileNotFoundError(
+        raise MissingInput(f"{p}: no such file or folder")
+    raise MissingInput(
         f"{p}: no {REPORT_FILE} here, and no 'latest' run under it; pass a run folder "
         f"(…/leapp_lab/runs/<run id>) or the folder that holds 'latest'")
+
+
+def _not_a_report_file(p: Path) -> None:
+    """Refuse a regular file that is not a report (UnusableInput saying what it is and what to do)."""
+    from .safepaths import is_build
+    if is_build(p):
+        raise UnusableInput(f"{p}: is a build archive (leapp-lab compile --archive), not a report; verify "
+                            f"it (leapp-lab verify REFERENCE.npz {p}) and load that run, or extract it "
+                            f"(tar xzf) and load the folder for its build.json")
+    raise UnusableInput(f"{p}: is a file, not a run folder or a report .json; pass a run folder "
+                        f"(…/leapp_lab/runs/<run id>), its report.json, or the folder that holds 'latest'")
 
 
 def load(path: str | os.PathLike) -> Report:

@@ -68,6 +68,8 @@ class BuildReport(Report, Plain):
     ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
     ``warnings``: human sentences; ``archive``: written as .tgz. ``keep_fp32``: ONNX node names
     this reduced-precision build kept in fp32 (``compile(keep_fp32=...)``; empty: none).
+    ``files``: every other file of the build folder -> its size in bytes, as compile wrote it: a
+    ``.tgz`` build is extracted only as these (docs/safety.md, size bounds); empty in older builds.
     """
     kind: ClassVar[str] = "build"
     report_file: ClassVar[str] = BUILD_FILE    # the build folder's file name is part of the contract
@@ -89,6 +91,7 @@ class BuildReport(Report, Plain):
     archive: bool = False
     created: str | None = None
     keep_fp32: list[str] = field(default_factory=list)
+    files: dict[str, int] = field(default_factory=dict)
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 

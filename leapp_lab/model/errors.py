@@ -20,3 +20,9 @@ class UnsafeOutput(UserError):
 
 class InvalidOption(UserError):
     """An option value outside its meaning (a NaN threshold, a negative tolerance)."""
+
+
+class MissingInput(UnusableInput, FileNotFoundError):
+    """An input path that does not exist (or holds nothing of what is asked for). An UnusableInput,
+    so every reader raises one error type for unusable paths, and still a FileNotFoundError for the
+    callers that caught that before."""

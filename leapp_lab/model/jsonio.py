@@ -16,6 +16,7 @@ import json
 import math
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import IO, Any, Iterator, Mapping
 
@@ -192,14 +193,26 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     stored = _stored_members(path)
     if stored is not None:
         return _load_stored(path, stored)
-    check_npz(path)     # every header sane and within the file before numpy allocates anything
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except ValueError as exc:
-        raise UnusableInput(f"{path}: holds an object array, which is never unpickled ({exc})") from None
-    except Exception as exc:  # zipfile.BadZipFile, EOFError, OSError: a truncated or foreign file
-        raise UnusableInput(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+    headers = check_npz(path)   # every header sane and within the file before numpy allocates anything
+    from .inflate import check_inflate, read_compressed
+    from .npzcheck import open_zip
+    out: dict[str, np.ndarray] = {}
+    with open_zip(path) as zf:
+        infos = zf.infolist()
+        check_inflate(path, infos)     # compressed members: their declared sizes within the bound first
+        for info in infos:
+            key = info.filename[:-4]
+            if info.compress_type != zipfile.ZIP_STORED:
+                out[key] = read_compressed(path, info, headers[key])   # inflated in bounded pieces
+                continue
+            try:                       # stored: its bytes are in the file, so bounded by its size
+                with zf.open(info) as fh:
+                    out[key] = np.lib.format.read_array(fh, allow_pickle=False)
+            except ValueError as exc:
+                raise UnusableInput(f"{path}: holds an object array, which is never unpickled ({exc})") from None
+            except Exception as exc:  # zipfile.BadZipFile, EOFError, OSError: a truncated or foreign file
+                raise UnusableInput(f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
+    return out
 
 
 def _stored_members(path: Path) -> list | None:

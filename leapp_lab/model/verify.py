@@ -458,6 +458,7 @@ class VerifyReport(Viewable, Report, Plain):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
+        from .safepaths import check_input_file
         r = super().from_dict(d, path)
         # reports written before rows carried a reason: the recorded rule gives it back
         for raw, row in zip(d.get("rows") or [], r.rows):
@@ -465,11 +466,15 @@ class VerifyReport(Viewable, Report, Plain):
                 row.reason = ", ".join(r.rule.reasons(row)) or None
         if path is not None and r.samples_file:
             f = Path(path) / r.samples_file
+            if f.exists() and not f.is_file():
+                check_input_file(f, "an .npz file")    # a FIFO or a device: named, never opened
             if f.is_file():
                 r._load_samples(f)
             else:
                 r.warnings.append(f"{f}: missing; report.json keeps its per-sample records there, so "
                                   "this report shows none (copy the whole run folder, or verify again)")
+        if path is not None and (Path(path) / HIST_FILE).exists():
+            check_input_file(Path(path) / HIST_FILE, "an .npz file")
         if path is not None and (Path(path) / HIST_FILE).is_file():
             r._load_sample_hists(Path(path) / HIST_FILE)
         return r

@@ -7,6 +7,7 @@ archive-extraction folder in the temp directory.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -86,10 +87,14 @@ def test_a_failed_run_folder_body_commits_nothing_through_the_api(tmp_path):
 def test_ctrl_c_while_a_build_archive_is_extracted_leaves_no_folder_in_tmp(w, tmp_path):
     """A real SIGINT from outside, sent as soon as verify's extraction folder appears."""
     big = tmp_path / "big.ort.tgz"
+    # a member that takes a moment to extract, recorded in build.json (only what it lists is extracted)
+    body = json.loads((w["build"] / "build.json").read_text())
+    body["files"]["zz-padding.bin"] = 256 << 20
+    (tmp_path / "build.json").write_text(json.dumps(body))
     with tarfile.open(big, "w:gz") as tf:
         for p in sorted(w["build"].iterdir()):
-            tf.add(p, arcname=p.name)
-        pad = tmp_path / "padding.bin"           # a member that takes a moment to extract
+            tf.add(tmp_path / p.name if p.name == "build.json" else p, arcname=p.name)
+        pad = tmp_path / "padding.bin"
         with open(pad, "wb") as fh:
             fh.truncate(256 << 20)
         tf.add(pad, arcname="zz-padding.bin")
