@@ -51,6 +51,8 @@ def given(**options):
 
 #: exit status of an unexpected exception (a bug in leapp_lab; its traceback is printed)
 EXIT_INTERNAL_ERROR = 3
+#: exit status when the reader of stdout went away (``| head``): 128 + SIGPIPE, as the shell reports
+EXIT_BROKEN_PIPE = 141
 
 
 def build_parser(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, dict]:
@@ -132,6 +134,15 @@ def _failed(command: str, exc: BaseException, debug: bool) -> int:
     if isinstance(exc, (UsageError, UserError)):
         print(f"leapp-lab {command}: error: {exc}", file=sys.stderr)
         return 2
+    if isinstance(exc, BrokenPipeError) and exc.filename is None:
+        # stdout closed early (``leapp-lab verify ... | head``): the work is done and saved, the
+        # unread output is dropped without a word, as a SIGPIPE would; stdout goes to /dev/null so
+        # the interpreter's last flush cannot fail again ("Exception ignored ... BrokenPipeError")
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
     if isinstance(exc, OSError) and (exc.errno in ENVIRONMENT_ERRNOS or exc.filename is not None):
         print(f"leapp-lab {command}: error: {oserror_line(exc)}", file=sys.stderr)
         return 2

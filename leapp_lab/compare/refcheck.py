@@ -58,6 +58,17 @@ def check_reference_for_model(ref_path: Path, onnx_path: Path, npz_path: Path) -
         raise NpzInputError(f"{ref_path}: has no array for model output(s) {missing[:5]} of {onnx_path} "
                             f"(it holds {ref_names[:5]}), so their error cannot be measured; pass the "
                             f"model.reference.npz prepare wrote with {onnx_path.name} (or re-run prepare)")
+    for o in model.graph.output:
+        dims = _declared_dims(o)
+        if o.name not in outputs or dims is None:
+            continue
+        per = tuple(ref[o.name].shape[1:])
+        if len(per) != len(dims) or any(d is not None and a != d for a, d in zip(per, dims)):
+            raise NpzInputError(
+                f"{ref_path}: model output {o.name!r} has per-sample shape {per}, {onnx_path} declares "
+                f"{tuple('?' if d is None else d for d in dims)}, so its error cannot be measured: the "
+                f"reference is of another model; pass the model.reference.npz prepare wrote with "
+                f"{onnx_path.name}")
     n_inputs = check_npz(npz_path)[manifest.inputs[0]].shape[0] if manifest.inputs else None
     for name in ref_names:
         shape = ref[name].shape
@@ -66,3 +77,11 @@ def check_reference_for_model(ref_path: Path, onnx_path: Path, npz_path: Path) -
                 f"{ref_path}: array {name!r} holds {shape[0] if shape else 'no'} sample(s) and "
                 f"{npz_path} {n_inputs}: the reference was made from other inputs; pass the --npz "
                 f"prepare wrote with it, or re-run prepare")
+
+
+def _declared_dims(value_info) -> list[int | None] | None:
+    """A graph output's dims (None for a symbolic one), or None when the ONNX declares no shape."""
+    tt = value_info.type.tensor_type if value_info.type.HasField("tensor_type") else None
+    if tt is None or not tt.HasField("shape"):
+        return None
+    return [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]

@@ -6,7 +6,10 @@ leaves the tree byte-identical.
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -102,12 +105,15 @@ def test_repair_with_another_models_reference_says_so_before_any_build(w, tmp_pa
     ref = np.load(w["reference"])
     np.savez(d / "no_value.npz", **{k: ref[k] for k in ref.files if k != "value"})
     np.savez(d / "two.npz", **{k: ref[k][:2] for k in ref.files})
+    np.savez(d / "wide.npz", **{k: (np.concatenate([ref[k]] * 2, -1) if k == "value" else ref[k]) for k in ref.files})
     lines = refused_many(d, [
         (["repair", "other.reference.npz", ONNX, *REPAIR],
          ("other.reference.npz", "model.onnx", "another model", "no array name in common")),
         (["repair", "no_value.npz", ONNX, *REPAIR], ("no_value.npz", "model.onnx", "model output(s) ['value']")),
         (["repair", "two.npz", ONNX, *REPAIR], ("two.npz", "model.npz", "2 sample(s)", "other inputs")),
         (["repair", REF, ONNX, "--npz", "other.npz", *REPAIR], ("other.npz", "model input(s) ['obs']")),
+        # before: a whole sweep, then "no segment ... lowered the output error (nrmse unmeasurable)"
+        (["repair", "wide.npz", ONNX, *REPAIR], ("wide.npz", "model.onnx", "'value'", "(2, 2)", "(2, 1)")),
     ], cwd=d, timeout=300)
     assert all("cannot be built" not in ln for ln in lines), lines
     assert not (d / "build" / "leapp_lab").exists()
@@ -135,3 +141,18 @@ def test_what_a_new_user_passes_in_the_wrong_place_is_named_as_what_it_is(w, tmp
         (["diff", run_a, run_b], (str(run_a), str(run_b), "different models")),
     ], cwd=d, timeout=300)
     assert all("re-run leapp-lab compile" not in ln and "no such input npz" not in ln for ln in lines), lines
+
+
+def test_stdout_closed_early_is_not_an_internal_error(w):
+    # before: `leapp-lab verify ... | head` printed a BrokenPipeError traceback and "internal error
+    # (a bug in leapp_lab) ... exit 3"
+    r, wr = os.pipe()
+    os.close(r)                                   # the reader is gone before the table is printed
+    try:
+        p = subprocess.run([sys.executable, "-m", "leapp_lab.cli", "verify", REF, "build/model.ort", "--out", "o"],
+                           stdout=wr, stderr=subprocess.PIPE, text=True, cwd=w["dir"], timeout=300)
+    finally:
+        os.close(wr)
+    assert p.returncode == 141, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr and "BrokenPipe" not in p.stderr
+    assert (w["dir"] / "o" / "latest").is_file()      # the work was done and saved before the print
