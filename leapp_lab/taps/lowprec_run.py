@@ -6,8 +6,9 @@ The user's code runs where leapp_lab cannot see it end otherwise: ``os._exit(0)`
 seen). In a child, the parent sees a process that ended without a result, and refuses (exit 2)
 naming the file. The child:
 
-* starts with ``-P``: the working folder is not on ``sys.path``, so nothing in it is imported
-  (MODEL.py's own folder is, as for prepare, by ``loader.load_module``);
+* starts with ``-P`` (Python 3.11+; on 3.10 the bootstrap drops the working folder's entry first):
+  the working folder is not on ``sys.path``, so nothing in it is imported (MODEL.py's own folder
+  is, as for prepare, by ``loader.load_module``);
 * reads MODEL.py once, checks the bytes against the sha256 prepare recorded, and executes those
   bytes (``lowprec_values(source=...)``): a file replaced after the check never runs;
 * writes ``values.npz`` and then ``result.json`` into the folder the parent made; no
@@ -34,10 +35,14 @@ RESULT = "result.json"
 VALUES = "values.npz"
 ROW_FIELDS = ("name", "kind", "tensor", "reference_source")
 
-# the child's bootstrap: its working folder stays off sys.path (-P); leapp_lab's own folder is
+# the child's bootstrap: its working folder stays off sys.path (-P from Python 3.11; before, the ''
+# that -c puts first is dropped before anything is imported from it); leapp_lab's own folder is
 # appended, not prepended, for a checkout that is not installed (an installed one comes first)
-_BOOT = ("import sys; sys.path.append({root!r}); "
-         "from leapp_lab.taps.lowprec_run import child_main; sys.exit(child_main({req!r}))")
+_BOOT = ("import sys\n"
+         "if sys.path and sys.path[0] == '':\n    del sys.path[0]\n"
+         "sys.path.append({root!r})\n"
+         "from leapp_lab.taps.lowprec_run import child_main\nsys.exit(child_main({req!r}))\n")
+_SAFE_PATH = ["-P"] if sys.version_info >= (3, 11) else []
 
 
 def changed_line(path: Path, record: Path) -> str:
@@ -68,7 +73,7 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
             "inputs": None if inputs_npz is None else str(inputs_npz),
             "requested_taps": list(requested_taps or []), "exporter": exporter, "result": str(work)}))
         boot = _BOOT.format(root=str(Path(leapp_lab.__file__).resolve().parent.parent), req=str(req))
-        proc = subprocess.run([sys.executable, "-P", "-c", boot], stdin=subprocess.DEVNULL,
+        proc = subprocess.run([sys.executable, *_SAFE_PATH, "-c", boot], stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         said = proc.stdout.decode("utf-8", "replace")
         if not (work / RESULT).is_file():
