@@ -10,6 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .egress import quiet_environment as _quiet_environment
+
+# first of all: onnxruntime reads its telemetry switch once, when its library loads (leapp_lab.egress)
+_quiet_environment()
+
 __version__ = "0.1.0"
 
 _LAZY = {

@@ -191,13 +191,19 @@ def _resume_profilers(client, workers: list[str]) -> None:
             pass
 
 
-def _preload() -> None:
+def _preload() -> bool:
+    """Import the sweep's modules (leapp_lab first: its import turns onnxruntime's telemetry off
+    before onnxruntime loads, leapp_lab.egress). Returns whether telemetry is off in this process:
+    False on a Dask worker that had loaded onnxruntime, telemetry on, before."""
     import importlib
+
+    from leapp_lab import egress
     for mod in PRELOAD:
         try:
             importlib.import_module(mod)
         except ImportError:
             pass
+    return not egress.ort_loaded_first
 
 
 def _worker_init(threads: int) -> None:
@@ -273,9 +279,15 @@ def _dask(addr: Any) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
         workers = sum(int(w.get("nthreads", 1) or 1) for w in info.get("workers", {}).values())
         address = getattr(client.scheduler, "address", None) or str(addr)
         try:   # every worker imports onnxruntime & co. now, all at once, not at its first build
-            client.run(_preload)
+            loud = sorted(w for w, quiet in client.run(_preload).items() if not quiet)
         except Exception:  # noqa: BLE001 - a worker that cannot import them fails its builds, by name
-            pass
+            loud = []
+        if loud:
+            import warnings
+            warnings.warn(f"Dask worker(s) {', '.join(loud)} loaded onnxruntime before leapp_lab with its "
+                          f"telemetry on: they send events to Microsoft. Start the workers with "
+                          f"ORT_DISABLE_TELEMETRY=1 in their environment (docs/safety.md, 'No egress').",
+                          RuntimeWarning, stacklevel=3)
         paused = _pause_profilers(client)
         ex = client.get_executor(pure=False)
         try:

@@ -38,6 +38,7 @@ if [ "$dev" = 1 ]; then
   need=()
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v dot >/dev/null || need+=(graphviz)
+  command -v strace >/dev/null || need+=(strace)   # the no-egress test traces a sweep's syscalls
   command -v node >/dev/null || need+=(nodejs)
   command -v npm >/dev/null || need+=(npm)
   if [ ${#need[@]} -gt 0 ]; then

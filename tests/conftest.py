@@ -6,6 +6,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The test processes send nothing either (docs/safety.md, "No egress"): onnxruntime reads its switch
+# once, when it loads, and some test modules import it before leapp_lab (which would set it).
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
 ARTIFACTS = ROOT / "test-artifacts"
 
 # A shell without job control starts background commands (`pytest ... &`) with SIGINT ignored, and an

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import onnx
 
+from leapp_lab.egress import quiet_sessions
 from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import CompileError, Runner
@@ -29,6 +30,7 @@ def session_options(optimize: bool, optimized_path: Path | None = None, spin: bo
     ``external_folder``: where the external data of a model given as bytes lies."""
     import onnxruntime as ort
 
+    quiet_sessions(ort)   # before the process's first session (every session of leapp_lab's engines)
     so = ort.SessionOptions()
     if external_folder is not None:
         so.add_session_config_entry("session.model_external_initializers_file_folder_path", str(external_folder))

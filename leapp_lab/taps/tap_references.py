@@ -100,6 +100,9 @@ def fx_references(taps: TapBuilder) -> None:
 def ort_references(taps: TapBuilder, untapped: onnx.ModelProto, session_options: Any) -> None:
     """Recompute the remaining values with onnxruntime fp32 on the untapped graph."""
     import onnxruntime as ort
+
+    from leapp_lab.egress import quiet_sessions
+    quiet_sessions(ort)
     pending = taps.pending()
     if not pending:
         return
