@@ -32,6 +32,7 @@ import numpy as np
 from leapp_lab.model.errors import UnusableInput
 
 RESULT = "result.json"
+STARTED = "started"          # written by the child before any user code runs
 VALUES = "values.npz"
 ROW_FIELDS = ("name", "kind", "tensor", "reference_source")
 
@@ -76,6 +77,9 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
         proc = subprocess.run([sys.executable, *_SAFE_PATH, "-c", boot], stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         said = proc.stdout.decode("utf-8", "replace")
+        if not (work / STARTED).is_file():     # leapp_lab itself did not start there: not the model's doing
+            raise ExpectedUnavailable(f"the process that re-runs the model could not start "
+                                      f"({_how(proc.returncode)}){_last(said)}")
         if not (work / RESULT).is_file():
             raise UnusableInput(_ended(model_file, proc.returncode, said))
         res = json.loads((work / RESULT).read_text())
@@ -100,19 +104,25 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _ended(model_file: Path, rc: int, said: str) -> str:
-    """The one line for a child that ended without a result."""
+def _how(rc: int) -> str:
     if rc < 0:
         try:
-            how = f"killed by {signal.Signals(-rc).name}"
+            return f"killed by {signal.Signals(-rc).name}"
         except ValueError:
-            how = f"killed by signal {-rc}"
-    else:
-        how = f"exit status {rc}"
+            return f"killed by signal {-rc}"
+    return f"exit status {rc}"
+
+
+def _last(said: str) -> str:
     last = [ln.strip() for ln in said.splitlines() if ln.strip()]
-    tail = f"; its last output: {last[-1][:200]!r}" if last else ""
+    return f"; its last output: {last[-1][:200]!r}" if last else ""
+
+
+def _ended(model_file: Path, rc: int, said: str) -> str:
+    """The one line for a child that ran the user's code and ended without a result."""
     return (f"{model_file}: the process that --expected re-ran it in ended before giving a result "
-            f"({how}: os._exit(), an abort or a crash at import or in forward()){tail}; --expected needs "
+            f"({_how(rc)}: os._exit(), an abort or a crash at import or in forward()){_last(said)}; "
+            f"--expected needs "
             f"a MODEL.py that returns: keep script code under `if __name__ == \"__main__\":`, or verify "
             f"without --expected")
 
@@ -122,6 +132,7 @@ def _ended(model_file: Path, rc: int, said: str) -> str:
 def child_main(request: str) -> int:
     req = json.loads(Path(request).read_text())
     work = Path(req["result"])
+    (work / STARTED).touch()
     answer = _child(req)
     tmp = work / (RESULT + ".tmp")
     tmp.write_text(json.dumps(answer))
