@@ -116,6 +116,8 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
     if p.is_file():
         _not_a_report_file(p)
     for root in (p, lab_dir(p)):
+        if (root / "latest").exists() and not (root / "latest").is_file():    # a FIFO named latest
+            check_input_file(root / "latest", "a runs folder's 'latest' pointer")
         run = latest_run(root)
         if run is not None and (run / REPORT_FILE).is_file():
             return run

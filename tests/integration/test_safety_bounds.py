@@ -404,7 +404,10 @@ def test_load_raises_unusable_input_for_a_fifo_a_device_and_a_tgz_build(w):
     (hist_fifo / "histograms.npz").unlink()
     os.mkfifo(hist_fifo / "histograms.npz")
     os.mkfifo(w / "pipe")
-    cases = [(w / "pipe", "FIFO"), ("/dev/zero", "character device"),
+    fifo_latest = w / "fifo_latest"             # a runs folder whose 'latest' is a FIFO
+    (fifo_latest / "runs").mkdir(parents=True)
+    (fifo_latest / "latest").symlink_to(w / "pipe")
+    cases = [(w / "pipe", "FIFO"), ("/dev/zero", "character device"), (fifo_latest, "FIFO"),
              (fifo_run, "FIFO"), (dev_run, "character device"), (hist_fifo, "FIFO"),
              (w / "build/model.ort.tgz", "build archive"), (w / REF, "not a run folder"),
              (w / "nosuch", "no such file")]
