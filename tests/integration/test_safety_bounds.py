@@ -124,7 +124,6 @@ def _measured(argv: list, cwd: Path, env: dict | None = None, watch: Path | None
     e = dict(os.environ)
     e.pop("LEAPP_LAB_DEBUG", None)
     e.update(env or {})
-    out, err = io.BytesIO(), io.BytesIO()
     peak_disk = [0]
     with open(cwd / ".out", "w+b") as fo, open(cwd / ".err", "w+b") as fe:
         proc = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=e, stdout=fo, stderr=fe,
