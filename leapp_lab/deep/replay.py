@@ -10,6 +10,11 @@ some feedback input was *not* fed the previous step's output and every feedback 
 initial value (sample 0) or zeros. The exported side then calls ``InferenceManager.reset()``, as a
 deployed runtime would. A feedback input changed in any other way is a *break*: the Python loop
 fed back something the exported graph cannot (it keeps carrying its own output).
+
+Values LEAPP never really recorded (``leapp_lab.trace.episodes.unrecorded``: the ``unfilled-cache``
+placeholders of a module-tracked state, input and next state) are never read as a reset nor used as
+a reference: the closed loop carries its own state through them and lists those steps per port in
+``not_comparable``.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import numpy as np
 from leapp_lab.model.replay import ReplayOutput, ReplayResult, ReplayRow, ReplayRun
 from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import GraphReport
+from leapp_lab.trace.episodes import captured_steps, read_resets, unrecorded_pairs
 
 from . import fresh as fresh_inputs
 from . import stepfn as stepfns
@@ -28,6 +34,9 @@ from .common import (Progress, Unavailable, diff_numbers, failed_reason, leapp_p
 from .runtime import ExportedPipeline
 
 DEFAULT_FRESH_STEPS = 16
+
+
+NOT_RECORDED = "not comparable: LEAPP did not record this value (its unfilled zero placeholder)"
 
 
 def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bool,
@@ -67,61 +76,43 @@ def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = 
     else:
         run.first_divergent = None
         run.status = "ok"
+    if run.rows and all(r.max_abs is None and r.passed is None for r in run.rows):
+        run.status = "unavailable"
+        run.reason = ("no step has a recorded value to compare with"
+                      + (f" (not comparable: {', '.join(sorted(run.not_comparable))})" if run.not_comparable else ""))
 
 
-def _captured_steps(graph: GraphReport) -> int:
-    counts = [n.samples for n in graph.nodes if n.samples]
-    return min(counts) if counts else 0
+def _not_comparable(run: ReplayRun) -> None:
+    """``run.not_comparable``: per output, the steps with no number (no real reference there)."""
+    nc: dict[str, list[int]] = {}
+    for r in run.rows:
+        if r.max_abs is None and r.passed is None:
+            nc.setdefault(r.output, []).append(r.step)
+    run.not_comparable = nc
 
 
-def detect_resets(arrays: dict, feedback: list[tuple[str, str]], steps: int
+def detect_resets(arrays: dict, feedback: list[tuple[str, str]], steps: int,
+                  skip: set[tuple[str, int]] = frozenset()
                   ) -> tuple[list[int], dict[str, list[int]], dict[str, float]]:
-    """(reset steps, breaks {feedback input: steps}, largest break |diff| per input) of a recording."""
-    resets, breaks, gaps = [], {}, {}
-    for k in range(1, steps):
-        broken = {}
-        at_start = True
-        for src, dst in feedback:
-            now = arrays.get(f"{dst}/{k}/input")
-            prev = arrays.get(f"{src}/{k - 1}/recorded")
-            init = arrays.get(f"{dst}/0/input")
-            if now is None:
-                continue
-            if prev is not None and not (np.shape(now) == np.shape(prev)
-                                         and np.array_equal(now, prev, equal_nan=True)):
-                broken[dst] = float(np.max(np.abs(np.asarray(now, np.float64) - np.asarray(prev, np.float64)))) \
-                    if np.shape(now) == np.shape(prev) else float("inf")
-            if not ((init is not None and np.array_equal(now, init, equal_nan=True)) or not np.any(now)):
-                at_start = False
-        if not broken:
-            continue
-        if at_start:
-            resets.append(k)
-        else:
-            for dst, gap in broken.items():
-                breaks.setdefault(dst, []).append(k)
-                gaps[dst] = max(gaps.get(dst, 0.0), gap)
-    return resets, breaks, gaps
-
-
-def _placeholders(graph: GraphReport) -> set[tuple[str, int]]:
-    return {(f"{c.node}/{c.port}", c.sample) for c in graph.checks if c.placeholder}
+    """(reset steps, breaks {feedback input: steps}, largest break |diff| per input) of a recording;
+    the values in ``skip`` (not recorded) are no evidence (``leapp_lab.trace.episodes.read_resets``)."""
+    return read_resets(arrays, feedback, steps, skip)
 
 
 def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps: int | None,
                 rtol: float, atol: float, progress: Progress | None = None
                 ) -> tuple[ReplayRun, dict[str, np.ndarray]]:
     """Tier (a): the captured trajectory, recorded observations in, exported state carried."""
-    captured = _captured_steps(graph)
+    captured = captured_steps(graph)
     n = captured if steps is None else max(0, min(int(steps), captured))
     run = ReplayRun(tier="a", steps=n)
     saved: dict[str, np.ndarray] = {}
     if n == 0:
         run.status, run.reason = "unavailable", "no captured step to replay"
         return run, saved
-    resets, breaks, gaps = detect_resets(arrays, pipe.feedback, n)
+    placeholder = unrecorded_pairs(graph, arrays)   # never a reset, never a reference
+    resets, breaks, gaps = detect_resets(arrays, pipe.feedback, n, placeholder)
     run.resets, run.breaks = resets, breaks
-    placeholder = _placeholders(graph)
     pipe.reset()
     for k in range(n):
         report_progress(progress, f"replay: captured step {k + 1}/{n}", k, n)
@@ -129,20 +120,20 @@ def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps:
             pipe.reset()
         inputs = {}
         for key in pipe.inputs:
-            v = arrays.get(f"{key}/{k}/input")
+            v = None if (key, k) in placeholder else arrays.get(f"{key}/{k}/input")
             if v is None:
                 raise Unavailable(f"the run holds no recorded value of the pipeline input {key!r} at "
                                   f"step {k}")
             inputs[key] = v
         out = pipe.step(inputs)
         for o in pipe.outputs:
-            if (o, k) in placeholder:
-                run.rows.append(ReplayRow(k, o, reset=k in resets,
-                                          note="the recorded value is LEAPP's unfilled zero placeholder"))
-                continue
-            run.rows.append(_row(k, o, out.get(o), arrays.get(f"{o}/{k}/recorded"), rtol, atol, k in resets))
             if o in out:
                 saved[f"a/{o}/{k}/exported"] = out[o]
+            if (o, k) in placeholder:
+                run.rows.append(ReplayRow(k, o, reset=k in resets, note=NOT_RECORDED))
+                continue
+            run.rows.append(_row(k, o, out.get(o), arrays.get(f"{o}/{k}/recorded"), rtol, atol, k in resets))
+    _not_comparable(run)
     summarize(run, pipe.outputs, atol, bool(pipe.feedback))
     _explain_closed_loop(graph, arrays, pipe, run, gaps)
     return run, saved
@@ -153,6 +144,14 @@ def _explain_closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipelin
     if not pipe.feedback:
         run.notes.append("the graph has no feedback: each step is independent, so the closed loop "
                          "checks the runtime's wiring but cannot accumulate error")
+    if run.not_comparable:
+        listed = "; ".join(f"{o} at step{'s' if len(ks) > 1 else ''} {', '.join(map(str, ks))}"
+                           for o, ks in run.not_comparable.items())
+        run.notes.append(
+            f"not comparable (no real recorded value): {listed}. LEAPP did not really record those "
+            f"values (the unfilled-cache zero placeholders, or no recording at all), so they are "
+            f"neither a reference nor an episode reset; the exported pipeline carried its own state "
+            f"through them")
     src_of = {dst: src for src, dst in pipe.feedback}
     for dst, ks in run.breaks.items():
         run.notes.append(
@@ -225,6 +224,7 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
             saved[f"b/{o}/{i}/original"] = orig[o]
             if o in out:
                 saved[f"b/{o}/{i}/exported"] = out[o]
+    _not_comparable(run)
     compared = [o for o in pipe.outputs if any(r.output == o for r in run.rows)]
     if not compared:
         raise ValueError("step_fn returned none of the graph's node outputs; return "

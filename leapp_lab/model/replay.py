@@ -11,6 +11,9 @@ carried forward, next to a reference from the same initial state:
   resets, compared with the original Python pipeline step by step;
 - tier ``c``: the replay cannot run (``status: unavailable`` and the reason).
 
+Values LEAPP never recorded (the ``unfilled-cache`` placeholders) are neither a reference nor an
+episode reset: such steps are listed per output in ``ReplayRun.not_comparable``.
+
 ``replay.npz`` holds what the exported pipeline produced: ``a/<node>/<port>/<step>/exported``;
 ``b/<node>/<port>/<step>/exported|original`` and ``b/<node>/<port>/<step>/input``.
 """
@@ -65,6 +68,9 @@ class ReplayRun(Plain):
     rows: list[ReplayRow] = field(default_factory=list)
     first_divergent: dict[str, Any] | None = None       # {"step", "output"}
     notes: list[str] = field(default_factory=list)
+    # output -> steps with no number: no value LEAPP really recorded to compare with (its unfilled
+    # placeholders); the loop carried its own state through them. Absent in older report.json: {}.
+    not_comparable: dict[str, list[int]] = field(default_factory=dict)
 
 
 @register_section
