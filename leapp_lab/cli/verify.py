@@ -107,9 +107,10 @@ def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
     """Several builds: each through ``execute`` exactly as alone (same flags), then one compare
     report (``leapp_lab.compare.many.finish``): every build's run folder, the compare run, the
     --json and the --html are written, and only then committed."""
-    from ..compare.many import finish, runs_roots
+    from ..compare.many import check_distinct, finish, runs_roots
     from ..compare.verify import check_verify_outputs
 
+    check_distinct(builds)
     # every output against every input (the reference, every build) before the first build runs
     check_verify_outputs(args.reference, builds, json_path=args.json, html=getattr(args, "html", None),
                          runs_root=runs_roots(builds, args.out, not getattr(args, "no_save", False)))

@@ -9,10 +9,12 @@ docs/verify.md#compare-engines-and-runs.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from leapp_lab.model.compare import CompareReport, compare_reports
+from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
 from leapp_lab.model.safepaths import staged
@@ -29,6 +31,17 @@ def runs_roots(builds: Sequence, out=None, save: bool = True) -> list[Path]:
     return [Path(out)] if out is not None else [lab_dir(Path(b).parent) for b in builds]
 
 
+def check_distinct(builds: Sequence) -> None:
+    """One build given twice (also as ``./b/`` or through a link) would be compared with itself,
+    every change 0, which says nothing: InvalidOption naming both spellings."""
+    seen: dict[str, Any] = {}
+    for b in builds:
+        first = seen.setdefault(os.path.realpath(b), b)
+        if first is not b:
+            raise InvalidOption(f"{b}: the same build as {first}, given twice; give each build once "
+                                f"(verify REFERENCE.npz BUILD_A BUILD_B compares different builds)")
+
+
 def verify_many(reference_npz, builds: Sequence, max_mape: float | None = None, max_mape_taps: bool = False,
                 out=None, *, save: bool = True, json_path=None, labels: Sequence[str] | None = None,
                 html=None, **verify_options: Any) -> CompareReport:
@@ -43,6 +56,7 @@ def verify_many(reference_npz, builds: Sequence, max_mape: float | None = None, 
     if len(builds) < 2:
         raise ValueError(f"verify_many needs two or more builds, got {len(builds)}; "
                          f"leapp_lab.verify(reference, build) verifies one")
+    check_distinct(builds)
     # every output against every input, before the first build's run is saved
     check_verify_outputs(reference_npz, builds, json_path=json_path, runs_root=runs_roots(builds, out, save),
                          html=html)
