@@ -24,7 +24,7 @@ from .jsonio import load_npz
 HAZARD_KINDS = (
     "frozen-constant", "export-mismatch", "mutated-after-trace", "unfilled-cache", "single-sample",
     "identical-samples", "constant-output", "trace-loss", "dropped-input", "tolerance-only",
-    "trace-refused", "adapter-mismatch",
+    "trace-refused", "adapter-mismatch", "warm-start",
 )
 PERCENTILE_KEYS = ("p50", "p75", "p90", "p99", "p995", "max", "mean")
 

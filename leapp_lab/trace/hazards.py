@@ -27,6 +27,8 @@ import numpy as np
 
 from leapp_lab.model.trace import GraphReport, Hazard, NodeReport, SampleCheck
 
+from .episodes import warm_start
+
 # "tolerance-only": every sample would pass with an atol at most this many times the given one.
 TOLERANCE_FACTOR = 10.0
 
@@ -72,7 +74,7 @@ _VALIDATION_FATAL = re.compile(r"^Model validation failed for")
 
 KIND_ORDER = ("trace-refused", "trace-loss", "adapter-mismatch", "dropped-input", "single-sample", "identical-samples",
               "unfilled-cache", "mutated-after-trace", "frozen-constant", "export-mismatch",
-              "tolerance-only", "constant-output")
+              "tolerance-only", "constant-output", "warm-start")
 
 
 # -- array helpers --------------------------------------------------------------------------------
@@ -530,6 +532,8 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
         suspects = _suspect_literals(graph, node.name, prefix=" Suspect literals")
         for p in nports:
             hazards += _port_hazards(p, excluded, unfilled=p.port in found, suspects=suspects)
+    if not refused:     # after the placeholders are marked: a reset is never read from them
+        hazards += warm_start(graph, arrays)
 
     return sort_hazards(graph, hazards)
 

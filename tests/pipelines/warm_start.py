@@ -5,14 +5,19 @@ Three steps of the episode run before the traced loop (the policy was already ru
 0 of ``encoder/h`` and ``encoder/prev_action`` is not the reset state: LEAPP saves exactly that as
 the feedback initial values. At step 3 the episode ends and the Python policy resets its state to
 zeros; a deployed runtime resets to the saved initial values instead. Every cached transition
-validates; the closed-loop replay matches steps 0-2 and diverges from the reset at step 3.
+validates; the closed-loop replay matches steps 0-2 and diverges from the reset at step 3. The
+recorded reset itself is the evidence of the ``warm-start`` hazard (no step_fn needed).
 """
 import torch
 from leapp import annotate
 
 NAME = "warm_start"
 OPTIONS = {"max_cached_io": 6}
-EXPECTED = []
+# the recording holds the reset at step 3 back to zeros while the saved initial values are not zero
+EXPECTED = [
+    ("warm-start", "encoder", "h", [3]),
+    ("warm-start", "encoder", "prev_action", [3]),
+]
 RESET_AT = 3
 
 
@@ -27,10 +32,11 @@ def policy_step(obs, prev_action, h, w, p):
     return h_new, torch.tanh(h_new @ p)
 
 
-def body():
+def body(warm_steps=3):
+    """``warm_steps`` untraced steps first (0: the trace starts at an episode start, no warm start)."""
     w, p = weights()
     h, prev = torch.zeros(1, 4), torch.zeros(1, 2)
-    for _ in range(3):                     # the episode is already running: not traced
+    for _ in range(warm_steps):            # the episode is already running: not traced
         h, prev = policy_step(torch.randn(1, 4), prev, h, w, p)
     for t in range(6):
         if t == RESET_AT:                  # the episode ends: the policy resets its state
