@@ -91,9 +91,8 @@ def deep_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
     for flag in ("replay", "parity"):
         if getattr(ns, flag) is not None and getattr(ns, flag) < 1:
             raise UsageError(f"%%leapp_trace --{flag} {getattr(ns, flag)}: must be at least 1")
-    if ns.parity is not None and ns.step_fn is None:
-        raise UsageError("%%leapp_trace --parity N needs --step-fn VAR (the original pipeline to "
-                         "compare with)")
+    # --parity without --step-fn: the cell and the other checks run, parity is 'unavailable' with
+    # its reason (docs/deep-checks.md)
     return opts
 
 

@@ -29,7 +29,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "  --replay N    replay the exported pipeline N steps with its state fed back\n"
                "  --step-fn M:F the original pipeline, one step (MODULE:FUNCTION or FILE.py:FUNCTION):\n"
                "                fresh observations and resets in the replay; needed by --parity\n"
-               "  --parity N    exported vs original on N fresh inputs\n"
+               "  --parity N    exported vs original on N fresh inputs (needs --step-fn; without it\n"
+               "                parity is 'unavailable' and the other checks still run)\n"
                "  --exporters all|NODE  try onnx, onnx-torchscript, jit, jit-trace, pt2 (runs the\n"
                "                script again once per node and backend)\n"
                "  --isolate     dry_run / non_traced / global_patching=False side by side (runs the\n"
@@ -111,8 +112,8 @@ def execute(args):
             raise UsageError(f"--{flag} {n}: must be at least 1")
     if opts.exporters is not None and not opts.exporters.strip():
         raise UsageError(f"--exporters {opts.exporters!r}: give a node name of the graph, or all")
-    if opts.parity is not None and not opts.step_fn:
-        raise UsageError("--parity N needs --step-fn MODULE:FUNCTION (the original pipeline to compare with)")
+    # --parity without --step-fn is no usage error: the other checks run, parity is 'unavailable'
+    # with its reason (docs/deep-checks.md: a check that cannot run never stops the others)
     args.deep = {"replay": opts.replay, "parity": opts.parity, "exporters": opts.exporters,
                  "isolate": opts.isolate}
     from leapp_lab.deep.run import requested
@@ -129,9 +130,10 @@ def execute(args):
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     start = RandomState.capture()      # the re-runs start where the script started
+    # made first: the re-runs run this file, by absolute path, only while it is as it was now
+    body = ScriptBody(script, script_args, random_state=start)
     result = run_script(script, script_args)
     _check_node(opts.exporters, result.report)
-    body = ScriptBody(script, script_args, random_state=start)
     if opts.exporters is not None or opts.isolate:
         print(f"leapp-lab run: {body.description} runs again for "
               f"{' and '.join(x for x, on in (('the exporter matrix', opts.exporters is not None), ('the isolation runs', opts.isolate)) if on)}"

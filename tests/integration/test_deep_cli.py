@@ -80,7 +80,6 @@ def test_adapters_are_checked_in_attach_mode(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--parity", "3"], "--parity N needs --step-fn"),
     (["--replay", "0"], "--replay 0: must be at least 1"),
     (["--replay", "2", "--step-fn", "no_such_module:f"], "cannot import 'no_such_module'"),
     (["--replay", "2", "--step-fn", "warm_start:nothing"], "has no function 'nothing'"),

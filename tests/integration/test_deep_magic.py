@@ -67,8 +67,17 @@ def test_deep_flags_of_the_trace_magic(shell, tmp_path):
 
 
 def test_deep_flag_errors(shell, tmp_path):
-    res, _ = run(shell, f"%%leapp_trace e --save-path {tmp_path} --parity 3\n" + CELL)
-    assert "needs --step-fn" in str(res.error_in_exec)
     res, _ = run(shell, f"%%leapp_trace e --save-path {tmp_path} --replay 2 --step-fn nope\n" + CELL)
     assert "no variable 'nope'" in str(res.error_in_exec)
     assert not (tmp_path / "e").exists()
+
+
+def test_parity_without_step_fn_is_unavailable_not_refused(shell, tmp_path):
+    """No pipeline to drive: the cell and the replay run, parity says why it could not."""
+    res, out = run(shell, f"%%leapp_trace nofn --save-path {tmp_path} --max-cached-io 3 --out rep_nofn "
+                          f"--replay 3 --parity 3\n" + CELL)
+    assert res.error_in_exec is None, res.error_in_exec
+    g = shell.user_ns["rep_nofn"].graph
+    assert g.verdict == "pass" and g.replay.status == "ok" and g.replay.closed_loop.steps == 3
+    assert g.parity.status == "unavailable" and "step_fn" in g.parity.reason and g.parity.checks == []
+    assert "parity: UNAVAILABLE" in out
