@@ -142,7 +142,6 @@ def _not_a_report_file(p: Path) -> None:
 def load(path: str | os.PathLike) -> Report:
     """Load any report from disk; dispatches on its ``kind``."""
     from .safepaths import check_input_path
-    _import_report_kinds()
     p = Path(path)
     if p.exists():
         check_input_path(p, "a run folder or a report .json")   # never open a FIFO or a device
@@ -158,6 +157,7 @@ def load(path: str | os.PathLike) -> Report:
     if not isinstance(d["kind"], str):
         raise UnusableInput(f"{file}: not a leapp_lab report ('kind' is {type(d['kind']).__name__}, not a name)")
     kind = d["kind"]
+    _import_report_kinds(kind)
     cls = _KINDS.get(kind)
     if cls is None:
         if kind == "compare-rows":
@@ -187,12 +187,16 @@ def load(path: str | os.PathLike) -> Report:
     return report
 
 
-def _import_report_kinds() -> None:
-    """Import the modules that register report classes (kept lazy: they are cheap, but optional)."""
+#: the report kinds leapp_lab defines, each registered by the module named after it (model.<kind>)
+_KIND_MODULES = ("trace", "verify", "build", "prepare", "compare", "repair")
+
+
+def _import_report_kinds(kind: str | None = None) -> None:
+    """Import the module that registers ``kind``'s report class, or (None, an unknown kind) all of
+    them. Lazy, and only the one needed: ``leapp-lab report`` of a verify run pays for no other."""
     import importlib
 
-    for mod in ("leapp_lab.model.trace", "leapp_lab.model.verify", "leapp_lab.model.build",
-                "leapp_lab.model.prepare", "leapp_lab.model.compare", "leapp_lab.model.repair"):
+    for mod in (f"leapp_lab.model.{k}" for k in ((kind,) if kind in _KIND_MODULES else _KIND_MODULES)):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

@@ -93,3 +93,5 @@ def test_report_of_a_saved_run_imports_no_engine_or_frame_library(tmp_path, plai
     assert r.returncode == 0 and (tmp_path / "r.html").stat().st_size > 0, r.stderr[-2000:]
     assert _top(mods) & HEAVY == set()
     assert _cli_modules(mods) == {"leapp_lab.cli.report"}
+    # a verify run's report class only, not every report kind's module
+    assert {f"leapp_lab.model.{k}" for k in ("trace", "build", "prepare", "repair")} & mods == set()
