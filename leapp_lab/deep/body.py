@@ -186,16 +186,25 @@ class CallableBody(Body):
 
 class ScriptBody(Body):
     """An export script run again in attach mode (``leapp-lab run``), ``leapp.start`` options
-    overridden and every graph it compiles written under ``save_path``."""
+    overridden and every graph it compiles written under ``save_path``.
+
+    Made before the script's first run: the script is then run again by its absolute path (a
+    script that changes the working folder cannot make a same-named file run instead), and only
+    while its content is what it was (docs/safety.md, the code-execution rule)."""
 
     def __init__(self, script: str | os.PathLike, argv: list[str] | None = None,
                  random_state: RandomState | None = None) -> None:
-        self.script, self.argv = Path(script), list(argv or [])
+        self.script, self.argv = Path(script).resolve(), list(argv or [])
+        self.sha256 = _digest(self.script)
         self.description = f"the script {self.script.name}"
         self.random_state = random_state
 
     def run(self, save_path, start_overrides=None, backends=None) -> Rerun:
         from leapp_lab.trace.attach import run_script
+        if _digest(self.script) != self.sha256:
+            from leapp_lab.model.errors import UnusableInput
+            raise UnusableInput(f"{self.script}: missing or changed since leapp-lab run started (its "
+                                f"sha256 differs); it is not run again")
         out = Rerun()
         self._prepare()
         t0 = time.perf_counter()
@@ -210,6 +219,14 @@ class ScriptBody(Body):
                 out.error = error_text(exc)
         out.time_s = time.perf_counter() - t0
         return out
+
+
+def _digest(path: Path) -> str | None:
+    import hashlib
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def trace_options(graph: GraphReport, overrides: dict | None = None) -> dict:

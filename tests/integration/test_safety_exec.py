@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,37 @@ def test_user_code_that_ends_the_process_is_exit_2_naming_the_file(made, tmp_pat
     assert not out.exists(), "a refused verify saved a run"
     assert r.stdout == ""
     shutil.rmtree(out, ignore_errors=True)
+
+
+# == run's deep checks run the script again: that file, by absolute path, unchanged ================
+
+_EXPORT_PASS = (Path(__file__).resolve().parents[1] / "scripts" / "export_pass.py").read_text()
+
+
+def test_run_again_is_the_script_by_absolute_path_never_a_same_named_file(tmp_path):
+    """The script moves to another folder (os.chdir) that holds a file of the same name: the
+    re-runs of --isolate run the script itself again (it used to be the other file)."""
+    ran, wrong, other = tmp_path / "ran", tmp_path / "wrong", tmp_path / "other"
+    other.mkdir()
+    (other / "export.py").write_text(f"open({str(wrong)!r}, 'a').write('ran\\n')\n")
+    (tmp_path / "export.py").write_text(f"import os\nopen({str(ran)!r}, 'a').write('ran\\n')\n"
+                                        f"os.chdir({str(other)!r})\n" + _EXPORT_PASS)
+    r = cli("run", "export.py", "--isolate", "--json", tmp_path / "r.json", "--", tmp_path / "out",
+            cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    assert not wrong.exists(), "a same-named file of the working folder was run"
+    assert ran.read_text().count("ran") > 1          # the first run and the re-runs
+
+
+def test_a_script_that_changed_is_not_run_again(tmp_path):
+    """The script edits itself during its first run: no re-run, and the section names the file."""
+    ran = tmp_path / "ran"
+    s = tmp_path / "export.py"
+    s.write_text(f"open({str(ran)!r}, 'a').write('ran\\n')\n" + _EXPORT_PASS +
+                 "\nopen(__file__, 'a').write('# edited\\n')\n")
+    r = cli("run", "export.py", "--isolate", "--json", tmp_path / "r.json", "--", tmp_path / "out",
+            cwd=tmp_path, timeout=600)
+    assert ran.read_text() == "ran\n", "the changed script was run again"
+    (g,) = json.loads((tmp_path / "r.json").read_text())["graphs"]
+    assert g["isolation"]["status"] == "failed", g["isolation"]
+    assert str(s) in g["isolation"]["reason"] and "changed" in g["isolation"]["reason"]
