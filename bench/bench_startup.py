@@ -9,7 +9,9 @@ holds the waits for a core, the CPU time does not), and each minus ``python -c p
 
 Bytecode: by default the children may write and read it (``PYTHONPYCACHEPREFIX`` in a temporary
 folder, so the tree gets no ``__pycache__``), as on an installed copy; ``--no-bytecode`` measures
-with ``PYTHONDONTWRITEBYTECODE=1`` and no cache (every module compiled from source in every process).
+with ``PYTHONDONTWRITEBYTECODE=1`` and no cache folder, as this machine image runs: only bytecode
+already beside the sources (``scripts/install.sh`` compiles leapp_lab's) is read, every other module
+is compiled from source in every process.
 ``--pythonpath DIR`` times another checkout's ``leapp_lab`` (e.g. ``git archive`` of an older commit).
 
     .venv/bin/python bench/bench_startup.py                 # 10 rounds
@@ -64,7 +66,7 @@ def _setup(work: Path, cli: list[str], env: dict) -> tuple[Path, Path, Path]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="rounds (default 10)")
-    ap.add_argument("--no-bytecode", action="store_true", help="PYTHONDONTWRITEBYTECODE=1, no cache")
+    ap.add_argument("--no-bytecode", action="store_true", help="PYTHONDONTWRITEBYTECODE=1, no cache folder")
     ap.add_argument("--pythonpath", metavar="DIR", help="time the leapp_lab found in DIR instead")
     opts = ap.parse_args()
     py = sys.executable
@@ -101,7 +103,7 @@ def main() -> int:
                     cpu[k].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     base_w, base_c = statistics.median(wall["python -c pass"]), statistics.median(cpu["python -c pass"])
     print(f"{opts.runs} rounds, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}, "
-          f"{'no bytecode' if opts.no_bytecode else 'bytecode cached'}")
+          f"{'PYTHONDONTWRITEBYTECODE=1' if opts.no_bytecode else 'bytecode cached'}")
     for k in cmds:
         w, c = statistics.median(wall[k]), statistics.median(cpu[k])
         print(f"{k:28s} wall {w:6.3f} s (+{w - base_w:.3f})  min {min(wall[k]):6.3f} s   "

@@ -58,4 +58,8 @@ if [ "$dev" = 1 ]; then
 else
   pip_install -e .
 fi
+# leapp_lab's bytecode, once: an editable install has none, and where PYTHONDONTWRITEBYTECODE is set
+# (this machine image) every leapp-lab process would compile each module it imports again; a
+# module edited later is compiled in memory as before (docs/verify.md, "Start-up")
+"$py" -m compileall -q leapp_lab >/dev/null
 echo "$py"
