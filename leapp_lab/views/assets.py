@@ -1,6 +1,9 @@
 """The front-end files: one renderer (ES module + CSS), the vendored plotly.js basic bundle and the
 vendored dagre graph layout (the accuracy graph).
 
+The renderer ``leapp_view.js`` is esbuild's bundle of the ES modules in ``extensions/src/``,
+committed so that an install needs no Node (docs/contributing.md, "Front-end modules").
+
 They live in the repository's ``extensions/`` folder; the wheel force-includes that folder as
 ``leapp_lab/_extensions`` (pyproject.toml). Both places are looked up, the installed one first.
 """
