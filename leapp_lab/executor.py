@@ -102,14 +102,39 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
         yield InlineExecutor(), ExecutorInfo("inline", 1)
         return
     threads = max(1, (os.cpu_count() or 1) // n)
-    with cf.ProcessPoolExecutor(max_workers=n, mp_context=_process_context(),
-                                initializer=_worker_init, initargs=(threads,)) as ex:
+    with _Pool(max_workers=n, mp_context=_process_context(),
+               initializer=_worker_init, initargs=(threads,)) as ex:
         try:
             _start_workers(ex, n)
             yield ex, ExecutorInfo("process", n)
-        except BaseException:
+        except BaseException as exc:
             _stop_workers(ex)
+            if isinstance(exc, KeyboardInterrupt):      # Ctrl-C, or SIGTERM (leapp_lab.signals)
+                _stop_fork_server()
             raise
+
+
+class _Pool(cf.ProcessPoolExecutor):
+    """The local process pool: each task runs through :func:`_task`, so that a worker whose task a
+    SIGTERM unwound ends there instead of going back to the pool's queue (see :func:`_unwind`)."""
+
+    def submit(self, fn, /, *args: Any, **kwargs: Any) -> cf.Future:
+        return super().submit(_task, fn, *args, **kwargs)
+
+
+#: set in a pool worker by its first SIGTERM (:func:`_unwind`)
+_terminating = False
+
+
+def _task(fn, *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        if _terminating:
+            # unwound by SIGTERM (its folders removed): end the worker now. Back at the queue it
+            # would wait for ever, SIGTERM ignored, holding the caller's stdout/stderr, when the
+            # whole process group was signalled and the sweep's process is gone
+            os._exit(128 + 15)
 
 
 @contextlib.contextmanager
@@ -161,6 +186,19 @@ def _stop_workers(ex: cf.ProcessPoolExecutor) -> None:
         if p.is_alive():            # stuck in native code: no more waiting
             p.kill()
             p.join(timeout=STOP_GRACE_S)
+
+
+def _stop_fork_server() -> None:
+    """End the fork server the pool's workers were forked from, now: left to notice that this
+    process is gone, it first unloads onnxruntime and torch (seconds), holding the caller's
+    stdout/stderr all the while. A later pool in this process starts a new one (multiprocessing
+    restarts a fork server it finds dead)."""
+    import signal
+    from multiprocessing import forkserver
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if pid:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)     # it holds nothing of ours to clean up
 
 
 def _profiler(dask_worker, on: bool) -> bool:
@@ -218,12 +256,20 @@ def _worker_init(threads: int) -> None:
 
 
 def _unwind(sig: int, frame: Any) -> None:
-    """SIGTERM in a pool worker (``_stop_workers``): unwind the running build, so that its folders
-    and onnxruntime's temporary files are removed. Further SIGTERMs (the pool's own, once it sees a
-    worker gone) would cut that cleanup short: they are ignored; ``_stop_workers`` kills a worker
-    that has not ended after STOP_GRACE_S."""
+    """SIGTERM in a pool worker (``_stop_workers``, or a SIGTERM to the whole process group): unwind
+    the running build, so that its folders and onnxruntime's temporary files are removed, then end
+    (:func:`_task`; an idle worker ends at once). Further SIGTERMs (the pool's own, once it sees a
+    worker gone) would cut that cleanup short: they are ignored; a worker that has not ended after
+    STOP_GRACE_S (stuck in native code) is killed, by ``_stop_workers`` or, when the sweep's process
+    is gone too, by itself."""
     import signal
+    import threading
+    global _terminating
+    _terminating = True
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    last = threading.Timer(STOP_GRACE_S, os._exit, (128 + sig,))
+    last.daemon = True              # never what keeps a worker that ended in time from exiting
+    last.start()
     raise SystemExit(128 + sig)
 
 

@@ -47,11 +47,14 @@ def _drain(stream, sink: list, done: threading.Event) -> None:
     done.set()
 
 
-def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipes(w, tmp_path):
-    """SIGTERM to the repair process alone (as a CI runner or `timeout` sends it), once its pool
-    is building. Before: the main process died at once; its two workers, the fork server and the
-    resource tracker lived on (26 s and more) holding stdout/stderr, so a caller reading them hung,
-    and repair/<id>/ and pymp-* were left behind."""
+@pytest.mark.parametrize("to_group", [False, True], ids=["to-the-process", "to-its-group"])
+def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipes(w, tmp_path, to_group):
+    """SIGTERM to the repair process alone (as `timeout` or `kill PID` sends it), or to its whole
+    process group (a CI runner, a terminal's job control), once its pool is building. Before: the
+    main process died at once; its two workers, the fork server and the resource tracker lived on
+    (26 s and more) holding stdout/stderr, so a caller reading them hung, and repair/<id>/ and
+    pymp-* were left behind. (With the group signalled, a worker whose build SIGTERM had unwound
+    went back to the pool's queue and waited there for ever, SIGTERM ignored.)"""
     d = w["dir"]
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
@@ -73,7 +76,10 @@ def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipe
     assert sweep is not None and proc.poll() is None, "the sweep ended before it could be terminated"
     time.sleep(0.3)                 # the workers are inside their builds now
     t0 = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
+    if to_group:
+        os.killpg(proc.pid, signal.SIGTERM)
+    else:
+        proc.send_signal(signal.SIGTERM)
     closed = eof_out.wait(8) and eof_err.wait(max(0.1, 8 - (time.monotonic() - t0)))
     waited = time.monotonic() - t0
     left = _group_alive(proc.pid)
