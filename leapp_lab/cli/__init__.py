@@ -25,17 +25,6 @@ class UsageError(Exception):
     """Bad input from the user: printed without a traceback, exit status 2."""
 
 
-def write_html(report, path) -> None:
-    """``--html F``: the standalone report of what the command made (nothing when F is not given)."""
-    if not path:
-        return
-    from ..views.html import to_html
-    try:
-        to_html(report, path)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write the report: {exc}") from None
-
-
 def show(report) -> int:
     """Print a command's report to stdout; its exit status is the report's own."""
     print(report)
