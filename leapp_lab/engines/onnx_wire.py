@@ -130,7 +130,7 @@ def _last_string(b, start: int, end: int, number: int) -> str:
 
 
 def _str(b, start: int, end: int) -> str:
-    return bytes(b[start:end]).decode("utf-8")
+    return str(b[start:end], "utf-8")
 
 
 def varint(b, i: int) -> tuple[int, int]:
@@ -154,7 +154,11 @@ def fields(b, start: int, end: int):
     i = start
     while i < end:
         fs = i
-        key, i = _checked_varint(b, i, end)
+        key = b[i]
+        if key < 0x80:      # one-byte keys and lengths, the common case, without a call
+            i += 1
+        else:
+            key, i = _checked_varint(b, i, end)
         num, wt = key >> 3, key & 7
         if wt == 0:
             _, i = _checked_varint(b, i, end)
@@ -162,7 +166,11 @@ def fields(b, start: int, end: int):
         elif wt == 1:
             vs, i = i, i + 8
         elif wt == _LEN:
-            n, vs = _checked_varint(b, i, end)
+            n = b[i] if i < end else 0x80
+            if n < 0x80:
+                vs = i + 1
+            else:
+                n, vs = _checked_varint(b, i, end)
             i = vs + n
         elif wt == 5:
             vs, i = i, i + 4
