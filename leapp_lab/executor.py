@@ -19,6 +19,8 @@ import concurrent.futures as cf
 import contextlib
 import multiprocessing
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -102,16 +104,22 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
         yield InlineExecutor(), ExecutorInfo("inline", 1)
         return
     threads = max(1, (os.cpu_count() or 1) // n)
-    with _Pool(max_workers=n, mp_context=_process_context(),
-               initializer=_worker_init, initargs=(threads,)) as ex:
-        try:
-            _start_workers(ex, n)
-            yield ex, ExecutorInfo("process", n)
-        except BaseException as exc:
-            _stop_workers(ex)
-            if isinstance(exc, KeyboardInterrupt):      # Ctrl-C, or SIGTERM (leapp_lab.signals)
-                _stop_fork_server()
-            raise
+    # the workers' temporary folder: what a build's libraries leave there when it is stopped
+    # mid-write (onnxruntime's ort.quant.*, by a SIGTERM or a kill) goes with the pool
+    scratch = tempfile.mkdtemp(prefix="leapp-lab-pool-")
+    try:
+        with _Pool(max_workers=n, mp_context=_process_context(),
+                   initializer=_worker_init, initargs=(threads, scratch)) as ex:
+            try:
+                _start_workers(ex, n)
+                yield ex, ExecutorInfo("process", n)
+            except BaseException as exc:
+                _stop_workers(ex)
+                if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (leapp_lab.signals)
+                    _stop_fork_server()
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class _Pool(cf.ProcessPoolExecutor):
@@ -244,15 +252,19 @@ def _preload() -> bool:
     return not egress.ort_loaded_first
 
 
-def _worker_init(threads: int) -> None:
+def _worker_init(threads: int, scratch: str | None = None) -> None:
     """A pool worker's onnxruntime sessions share the cores with the other workers (unless the
     user set LEAPP_LAB_ORT_THREADS). A terminal's Ctrl-C reaches the workers too: they ignore it
     and the sweep's process stops them (``_stop_workers``, SIGTERM); a worker that died of it while
-    taking or returning a task could leave the pool's queue locked, and the sweep hanging."""
+    taking or returning a task could leave the pool's queue locked, and the sweep hanging.
+    ``scratch``: the worker's temporary folder (TMPDIR), removed with the pool."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _unwind)
     os.environ.setdefault("LEAPP_LAB_ORT_THREADS", str(threads))
+    if scratch is not None:
+        import tempfile
+        os.environ["TMPDIR"] = tempfile.tempdir = scratch
 
 
 def _unwind(sig: int, frame: Any) -> None:

@@ -106,10 +106,11 @@ def test_a_report_that_cannot_be_written_commits_no_run(d):
     """A disk that fills while the --html report is written (RLIMIT_FSIZE of 1 MB: the run's files
     fit, the ~1.4 MB page does not). Before: the run was committed and `latest` moved, then the
     command exited 2; now the run, --json and --html are written first and committed together."""
+    shutil.copytree(d / "build" / "model.ort", d / "build" / "copy.ort")
     before = tree(d)
     mb = 1 << 20
     for args in (["verify", REF, "build/model.ort", "--html", "r.html", "--json", "v.json"],
-                 ["verify", REF, "build/model.ort", "build/model.ort", "--out", "runsC", "--html", "r.html"],
+                 ["verify", REF, "build/model.ort", "build/copy.ort", "--out", "runsC", "--html", "r.html"],
                  ["diff", "runsA", "runsB", "--out", "runsD", "--html", "r.html", "--json", "d.json"],
                  REPAIR + ["--html", "r.html", "--json", "r.json"]):
         r = cli(*args, cwd=d, fsize=mb)
