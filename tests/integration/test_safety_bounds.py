@@ -6,7 +6,7 @@ The bombs are real: 1 GiB of zeros deflated to about 1 MB, written into a real c
 real trace run (``leapp-lab demo``) and a real verify run. The deflate stream is made without
 compressing 1 GiB (each 1 MiB of zeros after a full flush deflates to the same bytes), so a bomb
 costs a fraction of a second. Every command runs in a subprocess; its peak memory is its own
-``ru_maxrss`` (``os.wait4``), and the temporary folder it extracts into is a private ``TMPDIR``
+``ru_maxrss`` (``os.wait4`` in a small launcher), and the temporary folder it extracts into is a private ``TMPDIR``
 whose size is sampled while it runs.
 """
 from __future__ import annotations
@@ -117,6 +117,19 @@ def _bomb_tgz(src: Path, dst: Path, member: str, nbytes: int = GIB) -> None:
 
 # -- subprocesses, measured ----------------------------------------------------------------------
 
+#: runs argv[2:] as its own child and writes that child's peak RSS (bytes) to argv[1]
+_LAUNCH = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss * 1024))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def _measured(argv: list, cwd: Path, env: dict | None = None, watch: Path | None = None,
               timeout: float = 120) -> tuple[subprocess.CompletedProcess, int, int]:
     """Run ``argv`` (RLIMIT_AS ``MEM``); returns the result, its own peak RSS in bytes and the largest
@@ -126,7 +139,10 @@ def _measured(argv: list, cwd: Path, env: dict | None = None, watch: Path | None
     e.update(env or {})
     peak_disk = [0]
     with open(cwd / ".out", "w+b") as fo, open(cwd / ".err", "w+b") as fe:
-        proc = subprocess.Popen([str(a) for a in argv], cwd=cwd, env=e, stdout=fo, stderr=fe,
+        # started by a small launcher: a child forked from this (large) test process starts with its
+        # resident pages, and Linux keeps that high-water mark across exec
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCH, str(cwd / ".rss"), *map(str, argv)],
+                                cwd=cwd, env=e, stdout=fo, stderr=fe, start_new_session=True,
                                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (MEM, MEM)))
         done = threading.Event()
 
@@ -143,7 +159,7 @@ def _measured(argv: list, cwd: Path, env: dict | None = None, watch: Path | None
             if pid:
                 break
             if time.monotonic() > deadline:
-                proc.kill()
+                os.killpg(proc.pid, 9)
                 raise AssertionError(f"{argv} ran past {timeout} s")
             time.sleep(0.005)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -155,8 +171,10 @@ def _measured(argv: list, cwd: Path, env: dict | None = None, watch: Path | None
         out, err = fo.read().decode(), fe.read().decode()
     (cwd / ".out").unlink()
     (cwd / ".err").unlink()
+    rss = int((cwd / ".rss").read_text())
+    (cwd / ".rss").unlink()
     r = subprocess.CompletedProcess(argv, proc.returncode, out, err)
-    return r, usage.ru_maxrss * 1024, peak_disk[0]
+    return r, rss, peak_disk[0]
 
 
 def _disk(folder: Path) -> int:
