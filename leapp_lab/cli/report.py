@@ -42,17 +42,23 @@ def execute(args: argparse.Namespace):
         out = src.with_suffix(".html")      # `leapp-lab run --json F`'s combined report: F.html
     else:
         out = run / "report.html"
+    kind = getattr(report, "kind", None)
+    try:
+        # a kind without an HTML view is said before the output is looked at (a build's default
+        # output lies inside the build, which the output check would name first)
+        if kind not in views.kinds("html"):
+            views.lookup(kind, "view", type(report).__name__)
+    except TypeError as exc:
+        hint = {"build": "; verify the build against its reference to get a report: leapp-lab verify "
+                         "MODEL.reference.npz BUILD --html F",
+                "prepare": "; compile and verify the prepared model to get a report (leapp-lab compile, "
+                           "then leapp-lab verify ... --html F)"}.get(kind or "", "")
+        raise UsageError(f"{run}: {exc}{hint}") from None
     if out.is_dir():
         raise UsageError(f"{out}: is a folder; pass a file name such as {out / 'report.html'}")
     try:
         # the HTML host refuses an output on the run's own files or on anything it did not render
         views.render(report, "html", path=out)
-    except TypeError as exc:        # a kind without an HTML view
-        hint = {"build": "; verify the build against its reference to get a report: leapp-lab verify "
-                         "MODEL.reference.npz BUILD --html F",
-                "prepare": "; compile and verify the prepared model to get a report (leapp-lab compile, "
-                           "then leapp-lab verify ... --html F)"}.get(getattr(report, "kind", ""), "")
-        raise UsageError(f"{run}: {exc}{hint}") from None
     except OSError as exc:
         from leapp_lab.model.safepaths import oserror_line
         raise UsageError(f"{out}: cannot write the report: {oserror_line(exc)}") from None
