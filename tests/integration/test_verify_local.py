@@ -50,7 +50,17 @@ def _extracted_run(engine_onnx: Path, tmp: Path, inputs: list[str], output: str,
     one sample per feed, with graph optimisations off like the engine."""
     import onnxruntime as ort
     sub = tmp / f"sub-{output.replace('/', '_')}.onnx"
-    onnx.utils.extract_model(str(engine_onnx), str(sub), inputs, [output], check_model=False)
+    m = onnx.load(str(engine_onnx))
+    # a cut at a tensor between two fused kernels (QLinearAdd, com.microsoft) has no value_info, which
+    # extract_model needs: it is declared from the feed itself
+    known = {v.name for v in [*m.graph.value_info, *m.graph.input, *m.graph.output]}
+    for name in inputs:
+        if name not in known:
+            a = np.asarray(feeds[0][name])
+            m.graph.value_info.append(onnx.helper.make_tensor_value_info(
+                name, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)))
+    onnx.save(m, str(tmp / "engine-vi.onnx"))
+    onnx.utils.extract_model(str(tmp / "engine-vi.onnx"), str(sub), inputs, [output], check_model=False)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     s = ort.InferenceSession(str(sub), so, providers=["CPUExecutionProvider"])
