@@ -288,10 +288,10 @@ def test_int8_diverges_at_its_first_quantized_layer_and_taps_do_not_change_it(tm
     ob = rep.observer
     assert ob.checked and ob.outputs_agree and ob.kernels_differ == []
     assert ob.kernels_untapped.get("QLinearConv", 0) == 6 == ob.kernels_tapped.get("QLinearConv")
-    # the naive way (taps as outputs before quantizing) would have lost the int8 convolutions
+    # the naive way (taps as outputs before quantizing) would have built other kernels (with signed
+    # int8 kept, onnxruntime still fuses the convolutions, but not the Q/DQ pairs around the taps)
     assert ob.naive is not None
-    naive_q = ob.naive.kernels_tapped.get("QLinearConv", 0)
-    assert naive_q < 6 and any(k.op == "QLinearConv" for k in ob.naive.kernels_differ)
+    assert ob.naive.kernels_differ and ob.naive.kernels_tapped != ob.kernels_untapped
     assert all(max(v or 0.0, 0.0) == 0.0 for v in ob.max_abs_diff.values())
     assert {t.via for t in rep.taps} >= {"dequantize"}
     v8 = verify(paths["reference"], rep.path, save=False)

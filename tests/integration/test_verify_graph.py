@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -29,11 +30,17 @@ def test_int8_engine_graph_places_rows_on_fused_nodes(int8):
     assert ops["node_linear"].op == "com.microsoft::QGemm" and ops["node_linear"].rows == ["output_0"]
     # int8 conversion drops node metadata: scopes come from the prepared graph; a Q/DQ node the
     # converter added takes the scope of the value it (de)quantizes; top-level ops stay top level
-    assert ops["node_conv2d_1"].scope == "block1.0" and ops["relu_1_QuantizeLinear"].scope == "block1.0"
+    # (signed int8 fuses the Q after block1.0's Relu into its QLinearConv; block2.0's DQ stays a node)
+    assert ops["node_conv2d_1"].scope == "block1.0" and ops["relu_2_DequantizeLinear"].scope == "block2.0"
     assert ops["node_add"].scope is None
     # tap exposure (one per bound tap) and weight-only DequantizeLinear nodes are left out
     bound = sum(t.binding == "bound" for t in build.taps)
-    assert g.left_out["tap exposure"] == bound and g.left_out["constant"] >= 1
+    import onnx
+    eng = onnx.load(str(Path(build.path) / "engine.onnx"))
+    inits = {i.name for i in eng.graph.initializer}
+    weight_dq = [n.name for n in eng.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in inits]
+    assert g.left_out["tap exposure"] == bound and g.left_out.get("constant", 0) >= len(weight_dq)
+    assert not set(weight_dq) & set(ops)
     assert not any(n.name.startswith("leapp_lab_tap/") for n in g.nodes)
     # every row in the table is on a node; unbound taps (fused away, not in the engine) on none
     assert all(g.node_of(r.name) is not None for r in rep.table())
