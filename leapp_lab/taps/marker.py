@@ -26,9 +26,7 @@ import torch
 from torch import nn
 
 from ..model.errors import UserError
-
-TAP_DOMAIN = "leapp_lab"
-TAP_OP = "Tap"
+from ..model.tap import TAP_DOMAIN, TAP_OP  # noqa: F401  (the marker's op, re-exported)
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ class TraceSession:
         self.result: Any = None            # what compile_graph would have returned
         self.capture = lifecycle.LogCapture()
         self._started = False
-        self._adapters = None              # deep.adapters.AdapterCapture of the patching= list
+        self._adapters = None              # trace.adapters.AdapterCapture of the patching= list
 
     # -- context manager ---------------------------------------------------------------------
     def __enter__(self) -> "TraceSession":
@@ -85,7 +85,7 @@ class TraceSession:
                           "stop(), e.g. from a cell that raised); it was reset before starting "
                           f"{self.name!r}", RuntimeWarning, stacklevel=2)
             lifecycle.hard_reset()
-        from leapp_lab.deep.adapters import AdapterCapture
+        from .adapters import AdapterCapture
         self._adapters = AdapterCapture(self.start_options["patching"])   # keeps each adapter's arguments
         try:
             leapp.start(self.name, **{**self.start_options, "patching": self._adapters.patching})
@@ -148,7 +148,7 @@ class TraceSession:
                                     status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
                                     options=_jsonable_options({**self.start_options, **co}))
         diagnose(graph, arrays)
-        from leapp_lab.deep.adapters import after_trace
+        from .adapters import after_trace
         from leapp_lab.model.sections import save_section
         adapters = after_trace(self._adapters, graph, co["rtol"], co["atol"])  # + adapter-mismatch
         self.report = save_graph_run(graph, arrays)
