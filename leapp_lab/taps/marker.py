@@ -13,14 +13,19 @@ same source with ``tap`` bound to ``lambda x, name: x``.
   tensor it marked as a graph output named after the tap.
 
 Both modes raise ``DuplicateTapError`` when one forward pass reaches the same name twice.
+
+Outside those modes a *sink* may be installed (``tap_sink``): a callable ``(x, name, site) -> x``
+that sees every tap. The trace side installs one while a LEAPP session runs, to record which node
+each tap fired in (leapp_lab.trace.node_taps); this module knows nothing about LEAPP.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import torch
 from torch import nn
@@ -99,6 +104,8 @@ def check_name(name: str, what: str) -> None:
 # The active mode, or None. A plain global (not a ContextVar): torch.export traces in this thread,
 # and prepare never runs two modes at once.
 _MODE: "_Mode | None" = None
+# The installed sink, or None (see tap_sink). A mode, when one is active, wins over the sink.
+_SINK: "Callable[[Any, str, Site], Any] | None" = None
 
 
 def tap(x: Any, name: str, *, _site: Site | None = None) -> Any:
@@ -110,8 +117,23 @@ def tap(x: Any, name: str, *, _site: Site | None = None) -> Any:
     """
     mode = _MODE
     if mode is None:
-        return x
+        sink = _SINK
+        if sink is None:
+            return x
+        return sink(x, name, _site or _caller_site())
     return mode.on_tap(x, name, _site or _caller_site())
+
+
+@contextlib.contextmanager
+def tap_sink(sink: "Callable[[Any, str, Site], Any]") -> Iterator[None]:
+    """Route every ``tap()`` reached outside prepare's modes to ``sink(x, name, site)`` while the
+    block runs; ``tap()`` returns what the sink returns (a sink must return ``x`` itself)."""
+    global _SINK
+    previous, _SINK = _SINK, sink
+    try:
+        yield
+    finally:
+        _SINK = previous
 
 
 class Tap(nn.Module):

@@ -21,6 +21,7 @@ from leapp_lab.trace import hazards
 
 ARRAYS_FILE = "arrays.npz"
 HASHES_FILE = "models.sha256"
+TAPS_FILE = "taps.npz"          # tap values per node / tap / sample (docs/schema-trace.md)
 
 
 def versions() -> dict:
@@ -59,8 +60,11 @@ def sha256_of(path: Path) -> str:
 
 
 def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
-                   log_file: str | None = None, **report_kw) -> TraceReport:
-    """Commit one run folder for ``graph`` and return its (single-graph) TraceReport."""
+                   log_file: str | None = None, tap_arrays: dict[str, np.ndarray] | None = None,
+                   **report_kw) -> TraceReport:
+    """Commit one run folder for ``graph`` and return its (single-graph) TraceReport.
+
+    ``tap_arrays``: the values of the taps that fired in the nodes, ``<node>/<tap>/<sample>``."""
     if not graph.graph_dir:
         raise ValueError(f"graph {graph.name!r} has no graph directory to write its run into")
     gdir = Path(graph.graph_dir)
@@ -90,6 +94,8 @@ def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
         if lines:
             atomic_write_text(run.path / HASHES_FILE, "\n".join(lines) + "\n")
         save_npz(run.path / ARRAYS_FILE, arrays)
+        if tap_arrays:
+            save_npz(run.path / TAPS_FILE, tap_arrays)
         report.save(run.path)
     report.path = run.final_path
     report._arrays = dict(arrays)
