@@ -112,6 +112,8 @@ class NodeReport(Plain):
     fx: FxGraph | None = None
     taps: list[NodeTap] = field(default_factory=list)   # in the order they first fired
     engines: list[NodeEngine] = field(default_factory=list)   # with --engine
+    saved_graph: str | None = None  # run-folder relative: the traced FX graph, for prepare --from-trace
+    saved_graph_error: str | None = None   # why it could not be saved
 
     def inputs(self) -> list[PortInfo]:
         return [p for p in self.ports if p.direction == "in"]

@@ -28,7 +28,7 @@ from leapp_lab.trace import lifecycle
 from leapp_lab.trace.capture import (CompileOutcome, build_graph, compile_captured, compiled_status,
                                      snapshot)
 from leapp_lab.trace.node_taps import NodeTapRecorder
-from leapp_lab.trace.persist import diagnose, new_report, save_graph_run
+from leapp_lab.trace.persist import diagnose, new_report, node_extras, save_graph_run
 from leapp_lab.trace.session import _jsonable_options
 
 _START_DEFAULTS = dict(save_path=".", verbose=False, dry_run=False, non_traced=None,
@@ -165,8 +165,7 @@ class Attachment:
         adapters = after_trace(s.adapters, graph, compile_opts.get("rtol", 1e-3),
                                compile_opts.get("atol", 1e-5))      # + adapter-mismatch hazards
         try:
-            self.runs.append(save_graph_run(graph, arrays, tap_arrays=s.taps.arrays(
-                {n.name: n.samples for n in graph.nodes})))
+            self.runs.append(save_graph_run(graph, arrays, **node_extras(graph, outcome, s.taps)))
             if adapters is not None:
                 save_section(graph, adapters)
         except Exception as exc:  # an unwritable folder must not hide the other graphs

@@ -1,6 +1,6 @@
 """``tap(x, "name")`` inside LEAPP nodes: which node each tap fired in, where, and its values.
 
-While a traced session runs, ``NodeTapRecorder`` is the tap sink (``leapp_lab.taps.marker``): every
+While a traced session runs, ``NodeTapRecorder`` is the tap sink (``leapp_lab.model.tapsink``): every
 ``tap()`` / ``Tap`` reached by the body comes here and is returned unchanged, so LEAPP traces (and
 exports) exactly what it would with ``tap`` bound to ``lambda x, name: x``. Recording never adds
 an operation to the node's graph: the value is copied with torch-function dispatch off.
@@ -53,7 +53,7 @@ class _Pass:
 
 
 def _site_str(site: Any) -> str:
-    from leapp_lab.taps.marker import short_path
+    from leapp_lab.model.tapsink import short_path
     file, line = getattr(site, "file", None), getattr(site, "line", None)
     if file is None:
         return str(site)
@@ -90,7 +90,7 @@ class NodeTapRecorder:
     # -- installing ----------------------------------------------------------------------------
     def install(self) -> "NodeTapRecorder":
         from leapp.leapp_graph.leapp_node import LeappNode
-        from leapp_lab.taps.marker import tap_sink
+        from leapp_lab.model.tapsink import tap_sink
 
         rec = self
         orig_in = LeappNode.reentry_validate_inputs
@@ -146,7 +146,7 @@ class NodeTapRecorder:
 
     def _record(self, x: Any, name: Any, site: Any) -> None:
         import torch
-        from leapp_lab.taps.marker import name_problem
+        from leapp_lab.model.tapsink import name_problem
 
         where = _site_str(site)
         if not isinstance(name, str) or not name:

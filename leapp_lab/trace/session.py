@@ -22,7 +22,7 @@ from leapp_lab.trace import lifecycle
 from leapp_lab.trace.capture import (CompileOutcome, build_graph, compile_captured, compiled_status,
                                      snapshot)
 from leapp_lab.trace.node_taps import NodeTapRecorder
-from leapp_lab.trace.persist import diagnose, save_graph_run
+from leapp_lab.trace.persist import diagnose, node_extras, save_graph_run
 
 
 def graph_dir_of(name: str, save_path: str) -> tuple[str, str]:
@@ -156,8 +156,7 @@ class TraceSession:
         from leapp_lab.deep.adapters import after_trace
         from leapp_lab.model.sections import save_section
         adapters = after_trace(self._adapters, graph, co["rtol"], co["atol"])  # + adapter-mismatch
-        self.report = save_graph_run(graph, arrays, tap_arrays=self._taps.arrays(
-            {n.name: n.samples for n in graph.nodes}))
+        self.report = save_graph_run(graph, arrays, **node_extras(graph, outcome, self._taps))
         if adapters is not None:
             save_section(graph, adapters)
 
