@@ -198,7 +198,7 @@ def test_only_steps_and_its_shells_compose_leaves():
         if b in LEAVES:
             leaves_of.setdefault(a, set()).add(b)
     composers = sorted(a for a, bs in leaves_of.items() if len(bs) > 1 and a not in ORCHESTRATORS)
-    assert not composers, f"packages that compose several leaves outside steps: " + "; ".join(
+    assert not composers, "packages that compose several leaves outside steps: " + "; ".join(
         f"{a}: {sorted(leaves_of[a])}" for a in composers)
     assert {"taps", "engines", "compare", "trace", "deep"} <= leaves_of["steps"]
 
