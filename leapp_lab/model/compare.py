@@ -280,14 +280,14 @@ class CompareReport(Viewable, Report, Plain):
 
     # -- persistence ---------------------------------------------------------------------------
     def _save_arrays(self, directory: Path) -> None:
-        from .verify import _csv_text
+        from .csvtables import csv_text
         from .jsonio import atomic_write_text
         for s in self.sides:
             if s.report is not None:
                 was = s.report.path
                 s.report.save(directory / SIDES_DIR / s.key)
                 s.report.path = was
-        atomic_write_text(directory / CSV_FILE, _csv_text(self.record_keys(), self.row_records()))
+        atomic_write_text(directory / CSV_FILE, csv_text(self.record_keys(), self.row_records()))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "CompareReport":

@@ -28,3 +28,12 @@ from .outputs import check_outputs, check_replaceable, check_writable, enclosing
 from .staging import (make_folders, remove_made, remove_path, replace_path, room_problem, stage_path, staged,
                       writing)
 from .oserrors import ENVIRONMENT_ERRNOS, oserror_line
+
+__all__ = [
+    "check_input_file", "check_input_path", "kind_of", "real_path", "HTML_MARKER", "PURPOSES",
+    "Purpose", "is_build", "is_html_report", "is_latest_pointer", "is_node_data", "json_kind",
+    "npz_has_member", "PREPARE_WRITTEN", "prepare_purposes", "prepare_written", "check_outputs",
+    "check_replaceable", "check_writable", "enclosing_build", "make_folders", "remove_made",
+    "remove_path", "replace_path", "room_problem", "stage_path", "staged", "writing",
+    "ENVIRONMENT_ERRNOS", "oserror_line",
+]
