@@ -141,7 +141,7 @@ class VerifyReport(Viewable, Report, Plain):
         """This run (A) against ``other`` (B), row by row: a ``CompareReport`` (kind ``compare``)
         with each metric's change B − A and B / A, the rows whose verdict flipped and the rows in
         one run only, computed from the stored records (docs/verify.md#compare-engines-and-runs)."""
-        from .compare import compare_reports
+        from .compare_build import compare_reports
         return compare_reports([self, other], mode="diff", fail_on_flip=fail_on_flip)
 
     # -- tables: every one a selection of leapp_lab.model.columns ---------------------------------

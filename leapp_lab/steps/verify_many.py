@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from leapp_lab.model.compare import CompareReport, compare_reports
+from leapp_lab.model.compare import CompareReport
+from leapp_lab.model.compare_build import compare_reports
 from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.runs import RunFolder, lab_dir
