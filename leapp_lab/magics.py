@@ -219,13 +219,12 @@ class LeappMagics(Magics):
         code = compile(source, filename, "exec")
 
         import leapp_lab
-        from leapp_lab.deep import run as deep_run
-        from leapp_lab.deep.body import RandomState
+        from leapp_lab.steps.trace_run import RandomState, requested
         progress = Progress(f"leapp_lab trace {ns.name}")
         progress("running the cell under LEAPP")
         session = None
-        start_state = RandomState.capture() if deep_run.requested(**{k: deep[k] for k in
-                                                                     ("replay", "parity", "exporters", "isolate")}) else None
+        start_state = RandomState.capture() if requested(**{k: deep[k] for k in
+                                                            ("replay", "parity", "exporters", "isolate")}) else None
         try:
             with leapp_lab.trace(ns.name, **opts) as session:
                 exec(code, self.shell.user_global_ns, user_ns)
@@ -256,12 +255,10 @@ class LeappMagics(Magics):
     def _deep(self, report, code, ns, opts, deep, start_state, progress) -> None:
         """--replay / --parity / --exporters / --isolate; the last two trace the cell again, from
         the random state it started from."""
-        from leapp_lab.deep import run as deep_run
-        from leapp_lab.deep.body import CallableBody
+        from leapp_lab.steps.trace_run import check_traced_cell
         user_ns = self.shell.user_ns
-        body = CallableBody(lambda: exec(code, self.shell.user_global_ns, user_ns), ns.name, opts,
-                            description="the cell", random_state=start_state)
-        deep_run.run_deep(report, body, had_adapters=bool(opts.get("patching")), progress=progress, **deep)
+        check_traced_cell(report, lambda: exec(code, self.shell.user_global_ns, user_ns), ns.name, opts,
+                          deep=deep, random_state=start_state, progress=progress)
 
     # -- CLI-shaped magics -----------------------------------------------------------------------
     def _run_cli(self, command: str, argv: list[str], extra: dict[str, Any] | None = None) -> Any:

@@ -10,7 +10,7 @@ Shape (JSON, see docs/schema-verify.md)::
 One ``VerifyRow`` per model output and tap, **in model order** (the manifest's ``order``: the index
 of the producing node in the topologically sorted ONNX graph; names without a manifest entry come
 last, in the build's output order). All numbers are float64 results of
-``leapp_lab.compare.metrics.diff_stats`` (DESIGN §4): over all samples of a row, and per sample.
+``leapp_lab.numerics.metrics.diff_stats`` (DESIGN §4): over all samples of a row, and per sample.
 A metric is ``None`` (JSON ``null``) when nothing finite was compared; non-finite elements are
 counted in ``nonfinite_*``, never silently dropped.
 

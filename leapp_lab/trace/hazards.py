@@ -27,7 +27,8 @@ import numpy as np
 
 from leapp_lab.model.trace import GraphReport, Hazard, NodeReport, SampleCheck
 
-from .episodes import warm_start
+from leapp_lab.model.episodes import captured_steps, feedback_pairs, read_resets, unrecorded_pairs
+from leapp_lab.numerics.checks import allclose, min_atol
 
 # "tolerance-only": every sample would pass with an atol at most this many times the given one.
 TOLERANCE_FACTOR = 10.0
@@ -78,34 +79,6 @@ KIND_ORDER = ("trace-refused", "trace-loss", "adapter-mismatch", "dropped-input"
 
 
 # -- array helpers --------------------------------------------------------------------------------
-
-def _f64(a) -> np.ndarray:
-    return np.asarray(a, dtype=np.float64)
-
-
-def allclose(a, ref, rtol: float, atol: float) -> bool:
-    """torch.allclose(a, ref) semantics in float64, NaN equal to NaN, shapes must be equal."""
-    if a is None or ref is None:
-        raise ValueError("allclose needs two arrays")
-    a, ref = _f64(a), _f64(ref)
-    if a.shape != ref.shape:
-        return False
-    return bool(np.allclose(a, ref, rtol=rtol, atol=atol, equal_nan=True))
-
-
-def min_atol(a, ref, rtol: float) -> float | None:
-    """Smallest atol with which LEAPP's check of ``a`` against ``ref`` passes at this rtol.
-
-    None when no atol can pass: shapes differ, or a NaN/Inf on either side (LEAPP fails any
-    non-finite value before it compares).
-    """
-    a, ref = _f64(a), _f64(ref)
-    if a.shape != ref.shape or not (np.isfinite(a).all() and np.isfinite(ref).all()):
-        return None
-    if a.size == 0:
-        return 0.0
-    return float(max(0.0, np.max(np.abs(a - ref) - rtol * np.abs(ref))))
-
 
 def _is_all_zero(a) -> bool:
     a = np.asarray(a)
@@ -505,6 +478,40 @@ def _port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = 
                 f"Find the op in the FX graph whose exported lowering differs (integer division, "
                 f"rounding, casts, ...), try the other exporter (onnx <-> onnx-torchscript, jit, "
                 f"pt2) or patch the op with leapp.FunctionPatch."))
+    return out
+
+
+def warm_start(graph: GraphReport, arrays: dict) -> list[Hazard]:
+    """``warm-start``: the recording holds an episode reset (:func:`read_resets`) at which a
+    feedback input went back to zeros while the value LEAPP saved as its initial value (sample 0)
+    is not zero: the trace began mid-episode, so the shipped initial values are not the reset state
+    and a deployed runtime starts every episode from the wrong state. Without a reset in the
+    recording there is no evidence (the replay's tier b with a step_fn says it)."""
+    fb = feedback_pairs(graph)
+    if not fb:
+        return []
+    skip = unrecorded_pairs(graph, arrays)
+    resets, _, _ = read_resets(arrays, fb, captured_steps(graph), skip)
+    out = []
+    for src, dst in fb:
+        init = arrays.get(f"{dst}/0/input")
+        if init is None or _is_all_zero(init) or not np.all(np.isfinite(np.asarray(init, np.float64))):
+            continue
+        ks = [k for k in resets if (dst, k) not in skip and arrays.get(f"{dst}/{k}/input") is not None
+              and _is_all_zero(arrays[f"{dst}/{k}/input"])]
+        if not ks:
+            continue
+        node, port = dst.split("/", 1)
+        big = float(np.max(np.abs(np.asarray(init, np.float64))))
+        when = ("step " if len(ks) == 1 else "steps ") + ", ".join(map(str, ks))
+        out.append(Hazard(
+            "warm-start", node, port, ks,
+            f"node {node!r} / {port!r}: the trace started mid-episode (warm start). At {when} the "
+            f"Python loop started an episode and reset {port!r} to zeros, but LEAPP saved its value "
+            f"at the first traced pass (max |value| {big:.3g}, fed back from {src!r}) as the "
+            f"initial value: a deployed runtime resets to that, so every episode starts from another "
+            f"state than the Python policy's. Start tracing at an episode start (reset the policy "
+            f"before the first traced pass), then trace again."))
     return out
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.numerics.metrics import diff_stats
 from leapp_lab.model.hist import Hist as LogHistogram
 
 

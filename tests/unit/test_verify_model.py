@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_stats, diff_sums
+from leapp_lab.numerics.metrics import diff_stats, diff_sums
 from leapp_lab.compare.npzio import NpzArrays, NpzInputError
 from leapp_lab.model import load
 from leapp_lab.model.hist import Hist, bin_lower_edge

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from leapp_lab.cli import main as cli_main
-from leapp_lab.compare.verify import verify
+from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
 
 N_SAMPLES = 3

@@ -1,7 +1,7 @@
 """Per node / output port / sample numbers: recorded Python vs FX replay vs exported model.
 
 All numbers in float64 from the stored arrays, from the same fused pass as verify's
-(``leapp_lab.compare.metrics.diff_stats``: max, mean, min_atol, non-finite counts, the pre-binned
+(``leapp_lab.numerics.metrics.diff_stats``: max, mean, min_atol, non-finite counts, the pre-binned
 histogram). Only the percentiles differ: exact here (numpy, linear interpolation, the same rule as
 LEAPP's ``torch.quantile`` in its mismatch log, over the finite element pairs), because a trace's
 arrays are small and its numbers sit next to LEAPP's own log.
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.numerics.metrics import diff_stats
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.trace import PERCENTILE_KEYS, SampleCheck
 
@@ -97,3 +97,33 @@ def sample_check(node: str, port: str, sample: int, *, recorded: np.ndarray | No
     if exported is not None and fx is not None and exported.shape == fx.shape:
         c.export_vs_fx_max = diff_stats(exported, fx).max_abs
     return c
+
+
+# LEAPP's own comparison, in float64 (the hazards and the isolation runs judge with it)
+
+def _f64(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64)
+
+
+def allclose(a, ref, rtol: float, atol: float) -> bool:
+    """torch.allclose(a, ref) semantics in float64, NaN equal to NaN, shapes must be equal."""
+    if a is None or ref is None:
+        raise ValueError("allclose needs two arrays")
+    a, ref = _f64(a), _f64(ref)
+    if a.shape != ref.shape:
+        return False
+    return bool(np.allclose(a, ref, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def min_atol(a, ref, rtol: float) -> float | None:
+    """Smallest atol with which LEAPP's check of ``a`` against ``ref`` passes at this rtol.
+
+    None when no atol can pass: shapes differ, or a NaN/Inf on either side (LEAPP fails any
+    non-finite value before it compares).
+    """
+    a, ref = _f64(a), _f64(ref)
+    if a.shape != ref.shape or not (np.isfinite(a).all() and np.isfinite(ref).all()):
+        return None
+    if a.size == 0:
+        return 0.0
+    return float(max(0.0, np.max(np.abs(a - ref) - rtol * np.abs(ref))))

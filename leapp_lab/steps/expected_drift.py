@@ -23,9 +23,9 @@ from leapp_lab.model.safepaths import check_input_file
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import ExpectedRule, VerifyReport
 
-from .buildio import OpenBuild
-from .metrics import diff_sums
-from .npzio import NpzArrays
+from leapp_lab.compare.buildio import OpenBuild
+from leapp_lab.numerics.metrics import diff_sums
+from leapp_lab.compare.npzio import NpzArrays
 
 PREPARE_SUFFIX = ".prepare"
 

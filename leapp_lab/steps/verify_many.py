@@ -20,7 +20,7 @@ from leapp_lab.model.runs import RunFolder, lab_dir
 from leapp_lab.model.safepaths import staged
 from leapp_lab.model.verify import VerifyReport
 
-from .verify import check_verify_outputs, verify
+from .verify_build import check_verify_outputs, verify_build
 
 
 def runs_roots(builds: Sequence, out=None, save: bool = True) -> list[Path]:
@@ -61,7 +61,7 @@ def verify_many(reference_npz, builds: Sequence, max_mape: float | None = None, 
     check_verify_outputs(reference_npz, builds, json_path=json_path, runs_root=runs_roots(builds, out, save),
                          html=html)
     # every build verified before any run is saved: a bad build commits nothing (docs/safety.md)
-    reports = [verify(reference_npz, b, max_mape, max_mape_taps, out, save=False, **verify_options)
+    reports = [verify_build(reference_npz, b, max_mape, max_mape_taps, out, save=False, **verify_options)
                for b in builds]
     return finish(reports, builds, out=out, save=save, json_path=json_path, labels=labels, html=html)
 

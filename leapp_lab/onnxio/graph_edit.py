@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import onnx
 from onnx import helper
 
-from .marker import TAP_DOMAIN, TAP_OP
+from ..model.tap import TAP_DOMAIN, TAP_OP
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 

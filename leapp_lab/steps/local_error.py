@@ -19,9 +19,9 @@ from leapp_lab.model.jsonio import load_npz
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import VerifyReport, VerifyRow
 
-from .buildio import OpenBuild
-from .metrics import diff_sums_rows, merge_sums
-from .npzio import NpzArrays
+from leapp_lab.compare.buildio import OpenBuild
+from leapp_lab.numerics.metrics import diff_sums_rows, merge_sums
+from leapp_lab.compare.npzio import NpzArrays
 
 #: local values held before they are scored (bounds memory on large runs)
 SCORE_BLOCK_BYTES = 256 << 20

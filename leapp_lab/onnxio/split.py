@@ -15,7 +15,7 @@ from pathlib import Path
 
 import onnx
 
-from .onnx_wire import fields
+from .wire import fields
 
 _GRAPH, _INITIALIZER, _NAME, _RAW_DATA = 7, 5, 8, 9
 #: a weight at least this large is referenced in place by ``external`` (smaller ones stay inline:

@@ -11,7 +11,7 @@ import collections
 import os
 
 from leapp_lab.model.repair import Segment
-from leapp_lab.taps.manifest import IDENTITY_PREFIX, read_manifest
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX, read_manifest
 
 #: engines whose kept nodes must also cover the nodes reading their values: a QDQ tensor is
 #: quantized when any node touching it is quantized

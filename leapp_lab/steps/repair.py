@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from leapp_lab.compare.refcheck import check_reference_for_model
+from .reference_check import check_reference_for_model
 from leapp_lab.engines.base import CompileError
 from leapp_lab.executor import InlineExecutor, sweep_executor
 from leapp_lab.model.errors import InvalidOption
@@ -38,8 +38,8 @@ from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
 from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made, staged
 
 from . import REPAIRABLE  # engines repair can rebuild with segments in fp32 (sweeps/__init__)
-from .segments import keep_fp32, segments
-from .tasks import build_and_verify
+from .repair_segments import keep_fp32, segments
+from .repair_tasks import build_and_verify
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -67,7 +67,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     fails or is interrupted leaves nothing behind (docs/safety.md).
     """
     from leapp_lab.engines import get_engine
-    from leapp_lab.engines.build import check_prepared, default_npz
+    from leapp_lab.steps.compile import check_prepared, default_npz
 
     t_start = time.perf_counter()
     check_repair_options(engine=engine, target_nrmse=target_nrmse, budget=budget, jobs=jobs)
@@ -162,7 +162,7 @@ def check_repair_outputs(reference, onnx, *, npz=None, out=None, json_path=None,
     inputs (the reference, the ONNX, the input npz), or replaces a file leapp_lab did not write for
     it (docs/safety.md). ``out``: the runs root (default ``<onnx dir>/leapp_lab``): its ``latest``,
     ``runs/`` and ``repair/`` (the kept builds, saved with ``save=False`` too)."""
-    from leapp_lab.engines.build import check_prepared, default_npz
+    from leapp_lab.steps.compile import check_prepared, default_npz
 
     onnx_path = Path(onnx)
     if onnx_path.is_file():

@@ -29,11 +29,11 @@ from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, Buil
 from leapp_lab.model.errors import InvalidOption, UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
 from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
-from leapp_lab.taps.manifest import read_manifest, strip_taps
+from leapp_lab.onnxio.manifest import read_manifest, strip_taps
 
-from . import get_engine
-from .base import CompileError, ProgressFn
-from .feeds import check_calibration, check_feeds
+from leapp_lab.engines import get_engine
+from leapp_lab.engines.base import CompileError, ProgressFn
+from leapp_lab.engines.feeds import check_calibration, check_feeds
 
 
 def stderr_progress(stage: str, done: int, total: int) -> None:

@@ -16,9 +16,9 @@ def build_and_verify(onnx: str, npz: str, reference: str, engine: str, keep_fp32
     row's nrmse growth (verify's ``growth``). ``keep``: leave the build folder (and save the verify run under
     ``verify_out``); otherwise the folder is removed. A failed build is returned, not raised:
     ``{"ok": False, "reason": ...}``."""
-    from leapp_lab.compare.verify import verify
+    from leapp_lab.steps.verify import verify
     from leapp_lab.engines.base import CompileError
-    from leapp_lab.engines.build import compile as compile_
+    from leapp_lab.steps.compile import compile as compile_
     from leapp_lab.model.repair import output_error
 
     t0 = time.perf_counter()

@@ -37,16 +37,16 @@ from ..model.prepare import PrepareReport, TensorInfo
 from ..model.safepaths import (PREPARE_WRITTEN, check_input_file, check_outputs, prepare_purposes,
                                prepare_written, staged)
 from ..model.tap import Manifest, TapEntry
-from . import graph_edit as ge
-from .eager_capture import eager_runs
-from .errors import PrepareError, TapError
-from .loader import model_source
-from .manifest import write_manifest
-from .marker import tap_modules
-from .onnx_export import ProgressFn, export
-from .tap_builder import TapBuilder
-from .tap_references import fx_references, ort_references
-from .tap_selection import (check_dtypes, check_requested_reached, declared_taps, exposed_markers,
+from leapp_lab.onnxio import graph_edit as ge
+from leapp_lab.taps.eager_capture import eager_runs
+from leapp_lab.taps.errors import PrepareError, TapError
+from leapp_lab.taps.loader import model_source
+from leapp_lab.onnxio.manifest import write_manifest
+from leapp_lab.taps.marker import tap_modules
+from leapp_lab.taps.onnx_export import ProgressFn, export
+from leapp_lab.taps.tap_builder import TapBuilder
+from leapp_lab.taps.tap_references import fx_references, ort_references
+from leapp_lab.taps.tap_selection import (check_dtypes, check_requested_reached, declared_taps, exposed_markers,
                             unexposed_under_all)
 
 __all__ = ["prepare", "PrepareError", "TapError", "declared_taps"]

@@ -21,7 +21,7 @@ import numpy as np
 from leapp_lab.model.adapters import AdapterCase, AdapterCheck, AdapterResult
 from leapp_lab.model.trace import GraphReport, Hazard
 
-from .common import error_text
+from leapp_lab.model.messages import error_text
 
 MAX_CALLS = 8
 PERTURBATIONS = ("noise", "scaled", "negated")
@@ -146,7 +146,7 @@ class AdapterCapture:
             res.reason = "; ".join(a.error or f"{a.function}: nothing to compare" for a in res.adapters)
         failing = [a for a in res.adapters if a.passed is False]
         if failing:
-            from leapp_lab.trace.hazards import sort_hazards
+            from .hazards import sort_hazards
             graph.hazards.extend(hazard_of(a) for a in failing)
             sort_hazards(graph, graph.hazards)
         return res
@@ -192,7 +192,7 @@ def _leaves(x: Any) -> list:
 
 
 def _as_array(x: Any) -> tuple[np.ndarray | None, str]:
-    from leapp_lab.trace.checks import to_numpy
+    from leapp_lab.numerics.checks import to_numpy
     import torch
     if isinstance(x, torch.Tensor):
         a = to_numpy(x)
@@ -319,6 +319,6 @@ def after_trace(capture: "AdapterCapture | None", graph: GraphReport, rtol: floa
     try:
         return capture.check(graph, rtol, atol)
     except Exception as exc:
-        from .common import failed_reason
+        from leapp_lab.model.messages import failed_reason
         return AdapterResult(status="failed", rtol=rtol, atol=atol,
                              reason=failed_reason("the adapter check", exc))

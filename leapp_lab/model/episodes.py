@@ -12,13 +12,14 @@ of that trajectory are shared by the hazards (docs/hazards.md) and the closed-lo
   unrecorded on both sides); a reset or a reference must never be read from them;
 - :func:`read_resets`: the steps where the loop started an episode (every cut feedback input back
   at its initial value or zeros), and the *breaks* (a feedback input changed any other way);
-- :func:`warm_start`: the hazard of a trace whose saved initial values are not the reset state.
+- and the ``warm-start`` hazard (``leapp_lab.trace.hazards``) reads them: a trace whose saved
+  initial values are not the reset state.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from leapp_lab.model.trace import GraphReport, Hazard
+from leapp_lab.model.trace import GraphReport
 
 
 def _all_zero(a) -> bool:
@@ -103,37 +104,3 @@ def read_resets(arrays: dict, feedback: list[tuple[str, str]], steps: int,
                 breaks.setdefault(dst, []).append(k)
                 gaps[dst] = max(gaps.get(dst, 0.0), gap)
     return resets, breaks, gaps
-
-
-def warm_start(graph: GraphReport, arrays: dict) -> list[Hazard]:
-    """``warm-start``: the recording holds an episode reset (:func:`read_resets`) at which a
-    feedback input went back to zeros while the value LEAPP saved as its initial value (sample 0)
-    is not zero: the trace began mid-episode, so the shipped initial values are not the reset state
-    and a deployed runtime starts every episode from the wrong state. Without a reset in the
-    recording there is no evidence (the replay's tier b with a step_fn says it)."""
-    fb = feedback_pairs(graph)
-    if not fb:
-        return []
-    skip = unrecorded_pairs(graph, arrays)
-    resets, _, _ = read_resets(arrays, fb, captured_steps(graph), skip)
-    out = []
-    for src, dst in fb:
-        init = arrays.get(f"{dst}/0/input")
-        if init is None or _all_zero(init) or not np.all(np.isfinite(np.asarray(init, np.float64))):
-            continue
-        ks = [k for k in resets if (dst, k) not in skip and arrays.get(f"{dst}/{k}/input") is not None
-              and _all_zero(arrays[f"{dst}/{k}/input"])]
-        if not ks:
-            continue
-        node, port = dst.split("/", 1)
-        big = float(np.max(np.abs(np.asarray(init, np.float64))))
-        when = ("step " if len(ks) == 1 else "steps ") + ", ".join(map(str, ks))
-        out.append(Hazard(
-            "warm-start", node, port, ks,
-            f"node {node!r} / {port!r}: the trace started mid-episode (warm start). At {when} the "
-            f"Python loop started an episode and reset {port!r} to zeros, but LEAPP saved its value "
-            f"at the first traced pass (max |value| {big:.3g}, fed back from {src!r}) as the "
-            f"initial value: a deployed runtime resets to that, so every episode starts from another "
-            f"state than the Python policy's. Start tracing at an episode start (reset the policy "
-            f"before the first traced pass), then trace again."))
-    return out
