@@ -231,21 +231,33 @@ var SEARCH_KEYS = [
 ];
 var BUILTIN = /* @__PURE__ */ new Set(["name", "status", "reason"]);
 var ALIAS = new Map(SEARCH_KEYS.flatMap((k) => [[k.key, k.key], ...k.aliases.map((a) => [a, k.key])]));
+var KEYS = /* @__PURE__ */ new WeakMap();
 function tableKeys(table) {
+  if (KEYS.has(table)) return KEYS.get(table).keys;
   const keys = new Set(BUILTIN);
   for (const c of table.columns || []) keys.add(c.key);
   for (const k of table.search_keys || []) keys.add(k);
+  KEYS.set(table, { keys, resolved: /* @__PURE__ */ new Map() });
   return keys;
 }
 function resolveKey(key, table) {
-  const keys = tableKeys(table);
+  const keys = tableKeys(table), memo = KEYS.get(table).resolved;
   const k = key.toLowerCase();
+  if (memo.has(k)) return memo.get(k);
+  let found = null;
   for (const cand of [k, ALIAS.get(k), k.endsWith("s") ? k.slice(0, -1) : k + "s"]) {
-    if (cand && keys.has(cand)) return cand;
+    if (cand && keys.has(cand)) {
+      found = cand;
+      break;
+    }
     const a = cand && ALIAS.get(cand);
-    if (a && keys.has(a)) return a;
+    if (a && keys.has(a)) {
+      found = a;
+      break;
+    }
   }
-  return null;
+  memo.set(k, found);
+  return found;
 }
 function searchText(r, table) {
   const labels = table.status_labels || {};
@@ -1844,7 +1856,7 @@ function graphNav(opts) {
 }
 function svgGraph(svgText, focus) {
   let nodes = [];
-  const text = (el) => ((el.querySelector("title") || {}).textContent || "") + " " + (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || el.getAttribute("data-leapp-io") || "");
+  const text = (el) => el.hasAttribute("data-leapp-io") ? [...el.querySelectorAll("text")].map((t) => t.textContent).join(" ") : ((el.querySelector("title") || {}).textContent || "") + " " + (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || "");
   const nav = graphNav({
     find: (q) => nodes.filter((el) => text(el).toLowerCase().includes(q)),
     mark: (ms) => {

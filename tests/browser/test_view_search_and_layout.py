@@ -75,6 +75,9 @@ def test_graph_inputs_of_one_name_on_two_nodes_are_drawn_apart(page, twin_trace,
     # each feeds its own node: the edges' hover texts name the pairs
     edges = page.evaluate(f"""() => [...document.querySelectorAll("{panel} svg g.edge title")].map(t => t.textContent)""")
     assert "obs → arm" in edges and "obs → leg" in edges and len([e for e in edges if e.startswith("obs →")]) == 2
+    # the graph's search finds both by the name they show
+    page.fill(f"{panel} [data-leapp-graph-search]", "obs")
+    assert page.locator(f"{panel} [data-leapp-graph-count]").text_content() == "1 of 2"
     assert blocked == [] and page.errors == []
 
 

@@ -20,25 +20,32 @@ export const SEARCH_KEYS = [
 const BUILTIN = new Set(["name", "status", "reason"]);        // every table answers these
 const ALIAS = new Map(SEARCH_KEYS.flatMap(k => [[k.key, k.key], ...k.aliases.map(a => [a, k.key])]));
 
-// the keys this table answers: the built-in ones, its columns and its search cells
+// the keys this table answers: the built-in ones, its columns and its search cells (once per table:
+// matchTerm asks for every row)
+const KEYS = new WeakMap();
 export function tableKeys(table) {
+  if (KEYS.has(table)) return KEYS.get(table).keys;
   const keys = new Set(BUILTIN);
   for (const c of table.columns || []) keys.add(c.key);
   for (const k of table.search_keys || []) keys.add(k);
+  KEYS.set(table, { keys, resolved: new Map() });
   return keys;
 }
 
 // the key a typed key stands for in this table, or null (unknown): itself, its alias, or its
 // singular / plural ("hazard" -> "hazards")
 export function resolveKey(key, table) {
-  const keys = tableKeys(table);
+  const keys = tableKeys(table), memo = KEYS.get(table).resolved;
   const k = key.toLowerCase();
+  if (memo.has(k)) return memo.get(k);
+  let found = null;
   for (const cand of [k, ALIAS.get(k), k.endsWith("s") ? k.slice(0, -1) : k + "s"]) {
-    if (cand && keys.has(cand)) return cand;
+    if (cand && keys.has(cand)) { found = cand; break; }
     const a = cand && ALIAS.get(cand);
-    if (a && keys.has(a)) return a;
+    if (a && keys.has(a)) { found = a; break; }
   }
-  return null;
+  memo.set(k, found);
+  return found;
 }
 
 // the text a bare term is looked for in (lower case, computed once per row)
