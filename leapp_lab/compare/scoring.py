@@ -18,7 +18,7 @@ import numpy as np
 from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.tap import TapEntry, model_order_key
 from leapp_lab.model.verify import DivergenceRule, SampleMetrics, VerifyReport, VerifyRow, worst_key
-from leapp_lab.numerics.kernel import resolve_backend
+from leapp_lab.numerics.backend import resolve_backend
 from leapp_lab.numerics.metrics import diff_sums_rows, merge_sums
 
 from .buildio import OpenBuild

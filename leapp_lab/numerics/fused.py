@@ -1,4 +1,4 @@
-"""The numba kernel of ``compare.kernel.diff_pass``: every sum, maximum, non-finite count and histogram
+"""The numba kernel of ``numerics.kernel.diff_pass``: every sum, maximum, non-finite count and histogram
 count of a run of blocks of a pair of arrays, in one pass.
 
 ``serial`` is compiled ``nogil``: ``kernel.py`` runs it on several Python threads at once, each
@@ -11,7 +11,7 @@ this kernel: element ``i`` of block ``b`` adds into lane ``(i - b*block) % LANES
 its elements one after the other in float64; the lanes of a block are folded by the fixed tree
 ``lane[j] += lane[j + h]`` for h = LANES/2, ..., 1; the block partials are added by ``math.fsum``
 (exactly rounded, so their order does not matter). Threads take whole blocks, so neither the
-thread count nor the schedule changes a bit, and ``kernel._numpy_blocks`` (no numba) computes the
+thread count nor the schedule changes a bit, and ``numpy_pass.numpy_blocks`` (no numba) computes the
 same bits. Compiled without fastmath: no reassociation and no FMA contraction.
 
 Compiled code is cached (``cache=True``) beside this file in ``__pycache__``, or, where that folder
@@ -28,12 +28,12 @@ import tempfile
 import numba
 import numpy as np
 from numba import njit
-from numba.core.errors import NumbaError  # noqa: F401 - kernel.py catches it
+from numba.core.errors import NumbaError  # noqa: F401 - kernel.py catches it (f.NumbaError)
 
 from leapp_lab.model.hist import NBINS, SHIFT
 from leapp_lab.model.metrics import MAPE_FLOOR as FLOOR
 
-from .kernel import LANES, NSUMS
+from .sums import LANES, NSUMS
 
 # float16 -> float64 without numba float16 support: value = (implicit bit | mantissa) * 2^(e - 25)
 # (exact); exponent 31 maps to inf (a NaN becomes inf: both are just "non-finite" here).

@@ -5,7 +5,7 @@ What the metrics mean, and how sums become them, is the report model's
 (``leapp_lab.model.metrics``: definitions, ``Sums``, ``Metrics``) and the histogram's binning is
 ``leapp_lab.model.hist``'s. This module only reads arrays: ``diff_sums`` is the pass,
 ``diff_stats`` returns the finished ``Metrics`` record. The pass itself (every sum in a fixed
-order, by the numba kernel or by numpy, with the same bits) is ``compare.kernel``'s.
+order, by the numba kernel or by numpy, with the same bits) is ``numerics.kernel``'s.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def diff_stats(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = C
 def diff_sums(engine: Any, reference: Any, *, rtol: float = 0.0, chunk: int = CHUNK,
               backend: str | None = None, threads: int | None = None) -> Sums:
     """One fused pass over ``engine`` and ``reference`` (same shape): every sum, maximum,
-    non-finite count and histogram count at once (``compare.kernel.diff_pass``).
+    non-finite count and histogram count at once (``numerics.kernel.diff_pass``).
 
     ``backend``: ``"numba"`` (the compiled kernel), ``"numpy"`` (the same arithmetic in numpy), or
     None: ``$LEAPP_LAB_METRICS``, else numba when it imports. Both give the same bits. ``chunk``:
@@ -47,7 +47,7 @@ def diff_sums_rows(rows: list, *, rtol: float = 0.0, chunk: int = CHUNK, backend
                    threads: int | None = None, light: bool = False):
     """``diff_sums`` of every sample (index along the leading axis) of every (engine, reference)
     pair of ``rows``, all scored side by side on ``threads`` threads; yields ``(row index,
-    [Sums per sample])`` as rows complete (``compare.kernel.diff_pass_rows``). The same numbers
+    [Sums per sample])`` as rows complete (``numerics.kernel.diff_pass_rows``). The same numbers
     as one ``diff_sums`` per sample. ``light``: only the sums an nrmse, a cosine and a max |d|
     need, the others NaN and no histogram (``diff_pass_rows``)."""
     from .kernel import diff_pass_rows

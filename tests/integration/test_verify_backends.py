@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import verify_models as vm
-from leapp_lab.numerics.kernel import BACKEND_ENV, resolve_backend
+from leapp_lab.numerics.backend import BACKEND_ENV, resolve_backend
 from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
 
