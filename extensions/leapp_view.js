@@ -2596,7 +2596,7 @@ function drawProfile(div, profile, metric, onPick) {
       y: ay(s.threshold),
       yanchor: "bottom",
       showarrow: false,
-      text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold),
+      text: "rule: " + s.label + (s.worse === "below" ? " < " : " > ") + fmt(s.threshold),
       font: { size: 10, color: "#c62828" }
     });
   }

@@ -75,18 +75,32 @@ class DivergenceRule(Plain):
     nonfinite: bool = True
     text: str = ""
 
+    def thresholds(self) -> dict[str, tuple[float, str]]:
+        """Metric key -> (limit, ``"above"`` | ``"below"``: the side where a row diverges) of every
+        metric the rule puts a limit on, in the units of the row's field (nrmse a fraction, mape a
+        percentage). The one place the limits are read from: ``criteria_table`` tests them, and
+        every view draws them (the growth plot's line, the graph's colour scale)."""
+        out: dict[str, tuple[float, str]] = {}
+        if self.nrmse_pct is not None:
+            out["nrmse"] = (self.nrmse_pct / 100.0, "above")
+        if self.mape_pct is not None:
+            out["mape"] = (self.mape_pct, "above")
+        out["cosine"] = (self.min_cosine, "below")
+        return out
+
     def criteria_table(self) -> list[tuple[str, str, Callable[[Any], bool]]]:
         """(key, words, test(row)) of every criterion that applies, in the order they are tested:
-        the one place that says what diverging means."""
+        the one place that says what diverging means (the limits: ``thresholds``)."""
         out: list[tuple[str, str, Callable[[Any], bool]]] = []
-        if self.nrmse_pct is not None:
-            lim = self.nrmse_pct / 100.0
+        limits = self.thresholds()
+        if "nrmse" in limits:
+            lim = limits["nrmse"][0]
             out.append(("nrmse", f"nrmse > {lim:g} ({self.nrmse_pct:g}%)",
                         lambda r: r.nrmse is not None and r.nrmse > lim))
-        if self.mape_pct is not None:
-            mp = self.mape_pct
+        if "mape" in limits:
+            mp = limits["mape"][0]
             out.append(("mape", f"mape > {mp:g}%", lambda r: r.mape is not None and r.mape > mp))
-        mc = self.min_cosine
+        mc = limits["cosine"][0]
         out.append(("cosine", f"cosine < {mc:g}", lambda r: r.cosine is not None and r.cosine < mc))
         if self.nonfinite:
             out.append(("non-finite", "more non-finite engine values than reference ones",
