@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from leapp_lab.model.hist import NBINS as _NBINS  # noqa: F401 - where the pass's binning is defined
 from leapp_lab.model.hist import SHIFT as _SHIFT  # noqa: F401
@@ -72,16 +71,7 @@ def merge_sums(sums: list[Sums]) -> Sums:
         setattr(out, name, acc)
     out.max_abs = max(s.max_abs for s in sums)
     out.max_excess = max(s.max_excess for s in sums)
-    hs = [s.hist for s in sums if s.hist.counts]
-    zero = sum(s.hist.zero for s in sums)
-    if hs:
-        lo = min(h.first_bin for h in hs)
-        acc = np.zeros(max(h.first_bin + len(h.counts) for h in hs) - lo, dtype=np.int64)
-        for h in hs:
-            acc[h.first_bin - lo: h.first_bin - lo + len(h.counts)] += h.counts
-        out.hist = Hist(zero, lo, acc.tolist())
-    else:
-        out.hist = Hist(zero, sums[0].hist.first_bin, [])
+    out.hist = Hist.sum(s.hist for s in sums)
     return out
 
 
