@@ -14,6 +14,7 @@ shells over it, ``cli`` and ``magics``) composes leaves.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "leapp_lab"
@@ -111,6 +112,7 @@ def _imports(path: Path, lazy: dict[str, str]):
                 yield target, _node(target), func(n)
 
 
+@functools.lru_cache(maxsize=1)
 def _graph() -> tuple[dict[tuple[str, str], list[str]], list[tuple[str, str, str | None]]]:
     """Package edges (with where each import is) and the imports of views under model."""
     lazy = _lazy_table()
