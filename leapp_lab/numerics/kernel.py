@@ -279,39 +279,28 @@ def _assemble(n: int, by_sample: list) -> list[Pass]:
 
 
 def _side_by_side(items, fn, nthreads: int):
-    """Yield (item, fn(item)) as they complete, from ``nthreads`` threads pulling items off one
-    shared iterator; in order on this thread when 1 (or one item)."""
+    """Yield (item, fn(item)) as they complete, from a ``concurrent.futures`` pool of ``nthreads``
+    threads; in order on this thread when 1 (or one item). At most two items per thread are
+    submitted ahead (each ``wait`` looks at that window, not at every item, and finished results
+    wait for the caller only within it); a failing item raises here, in the caller's thread, and
+    nothing more is started."""
     items = list(items)
     if nthreads <= 1 or len(items) <= 1:
         for k in items:
             yield k, fn(k)
         return
-    import queue
-    import threading
-    todo = iter(items)  # next() on a list iterator is atomic under the GIL
-    done: queue.SimpleQueue = queue.SimpleQueue()
-    stop = threading.Event()
-
-    def run() -> None:
-        for k in todo:
-            if stop.is_set():
-                return
-            try:
-                done.put((k, fn(k), None))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                done.put((k, None, exc))
-
-    workers = [threading.Thread(target=run, daemon=True, name="leapp-lab-metrics")
-               for _ in range(min(nthreads, len(items)))]
-    for w in workers:
-        w.start()
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    from itertools import islice
+    workers = min(nthreads, len(items))
+    todo, window, pending = iter(items), 2 * workers, {}
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="leapp-lab-metrics")
     try:
-        for _ in range(len(items)):
-            k, out, exc = done.get()
-            if exc is not None:
-                raise exc
-            yield k, out
+        while True:
+            pending.update((pool.submit(fn, k), k) for k in islice(todo, window - len(pending)))
+            if not pending:
+                return
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield pending.pop(f), f.result()
     finally:
-        stop.set()
-        for w in workers:
-            w.join()
+        pool.shutdown(wait=True, cancel_futures=True)

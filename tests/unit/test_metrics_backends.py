@@ -292,3 +292,32 @@ def test_rows_given_as_lists_of_samples_score_as_stacked(backend):
     assert [s.nonfinite_pairs for s in got[0]] == [0, 0, 1, 0, 0]
     with pytest.raises(ValueError, match="shape mismatch"):
         list(diff_sums_rows([(rows[0][0][:3], rows[0][1])], backend="numpy"))
+
+
+def test_side_by_side_pool_yields_each_item_once_raises_and_bounds_what_runs_ahead():
+    """The thread pool (concurrent.futures) of the kernel: every item once, a failure raised in the
+    caller's thread, and no more than two items per thread submitted ahead of the caller."""
+    import threading
+
+    from leapp_lab.numerics.kernel import _side_by_side
+    lock, state = threading.Lock(), {"started": 0}
+
+    def fn(k):
+        with lock:
+            state["started"] += 1
+        return k * k
+
+    seen = []
+    for k, out in _side_by_side(range(50), fn, 3):
+        assert out == k * k
+        with lock:      # items started so far: those yielded plus at most the window (2 per thread)
+            assert state["started"] <= len(seen) + 1 + 6
+        seen.append(k)
+    assert sorted(seen) == list(range(50))
+
+    def bad(k):
+        if k == 7:
+            raise ValueError("item 7")
+        return k
+    with pytest.raises(ValueError, match="item 7"):
+        list(_side_by_side(range(40), bad, 2))
