@@ -1,5 +1,5 @@
 """How a verify run folder stores its per-sample records beside report.json: ``samples.npz`` (the
-records as float64 columns) and ``histograms.npz`` (one packed int64 array per row), read back into
+records as float64 columns) and ``histograms.npz`` (every sample's histogram in two int64 arrays), read back into
 ``rows[i].samples`` by ``load``; and the two CSV tables. Every problem reading them names the file.
 """
 from __future__ import annotations
@@ -57,14 +57,52 @@ def load_samples(report, file: Path) -> None:
         report.rows[j].samples = samples
 
 
-# histograms.npz: one int64 array per row, keyed by the row's name, one line per sample:
-# [zero, first_bin, len, counts[0] .. counts[len-1], 0 padding to the widest sample]
-_HIST_PARTS = ("zero", "first_bin", "len", "counts")    # files written before: four arrays a row
+# histograms.npz: every sample's histogram in two arrays, read with numpy in one go:
+#   ``lines``  int64 (samples, 4): row index, zero count, first_bin, number of counts
+#   ``counts`` int64 (sum of those numbers,): the counts of every line, one after the other
+# rows in order, each row's samples in order (a row whose samples lack a histogram has no line).
+# Run folders written before kept one member per row, keyed by the row's name: a packed array
+# (samples, 3 + width) of [zero, first_bin, len, counts.., 0 padding], or, earlier still, four
+# arrays a row (``name.zero`` ...), keyed by name or by position (``row{i}``); both still load.
+_HIST_PARTS = ("zero", "first_bin", "len", "counts")
+
+
+def _packed_hists(arrays: dict, file: Path, nrows: int):
+    """``(lines, counts)`` of a histograms.npz in the packed layout, checked, or None (an older
+    layout: a member per row). A line that points outside the counts or at no row names the file."""
+    lines, counts = arrays.get("lines"), arrays.get("counts")
+    if lines is None or counts is None or counts.ndim != 1 or len(arrays) != 2:
+        return None     # a row named 'counts' in an old file is a 2-D member, and has others beside it
+    from .errors import UnusableInput
+    if (lines.ndim != 2 or lines.shape[1] != 4 or lines.dtype.kind not in "iu"
+            or counts.dtype.kind not in "iu"):
+        raise UnusableInput(f"{file}: not a histograms file of this report (lines {lines.shape} "
+                            f"{lines.dtype}, counts {counts.dtype}); verify again")
+    lens = lines[:, 3]
+    if lines.size and (lines[:, 0].min() < 0 or lines[:, 0].max() >= nrows or lens.min() < 0):
+        raise UnusableInput(f"{file}: a histogram line names a row outside 0..{nrows - 1} or a negative "
+                            f"length; verify again")
+    if int(lens.sum()) != counts.size:
+        raise UnusableInput(f"{file}: the lines declare {int(lens.sum())} counts, the file holds "
+                            f"{counts.size}: truncated or corrupt; verify again")
+    return lines, counts
 
 
 def load_sample_hists(report, file: Path) -> None:
     from .jsonio import load_npz
     arrays = load_npz(file)
+    packed = _packed_hists(arrays, file, len(report.rows))
+    if packed is not None:
+        lines, counts = packed
+        flat, at, nth = counts.tolist(), 0, {}
+        for j, zero, first, n in lines.tolist():
+            samples = report.rows[j].samples
+            i = nth.get(j, 0)
+            nth[j] = i + 1
+            if i < len(samples) and samples[i].hist is None:
+                samples[i].hist = Hist(zero, first, flat[at:at + n])
+            at += n
+        return
     for i, row in enumerate(report.rows):
         a = arrays.get(row.name)
         if a is not None and a.ndim == 2 and a.shape[1] >= 3:
@@ -92,18 +130,16 @@ def save_arrays(report, directory: Path) -> None:
     recs = np.array(lines, dtype=np.float64).reshape(len(lines), len(names))   # None -> NaN
     save_npz(directory / SAMPLES_FILE, {"records": recs, "row": np.array(idx, dtype=np.int64),
                                         "fields": np.array(names)})
-    hists = {}
-    for row in report.rows:
+    heads, counts = [], []
+    for j, row in enumerate(report.rows):
         hs = [sm.hist for sm in row.samples]
         if not hs or any(h is None for h in hs):
             continue
-        width = max((len(h.counts) for h in hs), default=0)
-        packed = np.zeros((len(hs), 3 + width), dtype=np.int64)
-        for j, h in enumerate(hs):
-            packed[j, :3] = (h.zero, h.first_bin, len(h.counts))
-            packed[j, 3:3 + len(h.counts)] = h.counts
-        hists[row.name] = packed
-    save_npz(directory / HIST_FILE, hists)
+        for h in hs:
+            heads.append((j, h.zero, h.first_bin, len(h.counts)))
+            counts.extend(h.counts)
+    save_npz(directory / HIST_FILE, {"lines": np.array(heads, dtype=np.int64).reshape(len(heads), 4),
+                                     "counts": np.array(counts, dtype=np.int64)})
     from .jsonio import atomic_write_text
     atomic_write_text(directory / "metrics.csv",
                       csv_text([c.key for c in row_columns()], report.row_records(verbose=True)))

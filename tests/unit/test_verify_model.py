@@ -122,6 +122,60 @@ def test_report_round_trip_with_sample_histograms(tmp_path):
     assert (tmp_path / "metrics.csv").read_text().count("\n") == 3
 
 
+def test_histograms_file_is_two_packed_arrays_and_older_layouts_still_load(tmp_path):
+    """histograms.npz holds every sample's histogram in two arrays (lines, counts), read with numpy
+    in one go; the layouts earlier mains wrote (one packed member per row keyed by its name; four
+    arrays a row keyed by name or by position) load to the same histograms; a packed file whose
+    lines do not fit its counts is refused naming the file."""
+    from leapp_lab.model.errors import UnusableInput
+    from leapp_lab.model.jsonio import load_npz, save_npz
+    rng = np.random.default_rng(3)
+    r = rng.standard_normal((3, 400))
+    def row(name, order, e):      # named like the packed layout's members: an old file's rows may be
+        sams = [SampleMetrics(sample=j).fill(diff_sums(e[j], r[j], rtol=1e-3)) for j in range(3)]
+        return VerifyRow(name=name, kind="manual", order=order, samples=sams).fill(diff_sums(e, r, rtol=1e-3))
+    noise = rng.standard_normal((3, 400))
+    rows = [row("counts", 0, r + 1e-3 * noise), row("lines", 1, r * 1.01), row("out", 2, r + noise)]
+    rep = VerifyReport(reference="ref.npz", build="b", engine="ort", samples=3, rows=rows)
+    rep.save(tmp_path)
+    z = load_npz(tmp_path / "histograms.npz")
+    assert sorted(z) == ["counts", "lines"] and z["lines"].shape == (9, 4) and z["counts"].ndim == 1
+    want = [[(s.hist.zero, s.hist.first_bin, s.hist.counts) for s in row.samples] for row in rows]
+    assert all(len(c) > 1 for row in want for _, _, c in row)
+    got = lambda: [[(s.hist.zero, s.hist.first_bin, s.hist.counts) for s in row.samples]  # noqa: E731
+                   for row in load(tmp_path).rows]
+    assert got() == want
+    # an earlier main: one member per row, [zero, first_bin, len, counts.., 0 padding], by row name
+    per_row = {}
+    for row in rows:
+        width = max(len(s.hist.counts) for s in row.samples)
+        a = np.zeros((len(row.samples), 3 + width), dtype=np.int64)
+        for j, s in enumerate(row.samples):
+            a[j, :3 + len(s.hist.counts)] = [s.hist.zero, s.hist.first_bin, len(s.hist.counts), *s.hist.counts]
+        per_row[row.name] = a
+    save_npz(tmp_path / "histograms.npz", per_row)
+    assert got() == want
+    # earlier still: four arrays a row, by name, and by position (row{i})
+    for key in (lambda i, row: row.name, lambda i, row: f"row{i}"):
+        four = {}
+        for i, row in enumerate(rows):
+            a = per_row[row.name]
+            four.update({f"{key(i, row)}.zero": a[:, 0], f"{key(i, row)}.first_bin": a[:, 1],
+                         f"{key(i, row)}.len": a[:, 2], f"{key(i, row)}.counts": a[:, 3:]})
+        save_npz(tmp_path / "histograms.npz", four)
+        assert got() == want
+    lines, counts = z["lines"].copy(), z["counts"]
+    lines[-1, 3] += 5
+    save_npz(tmp_path / "histograms.npz", {"lines": lines, "counts": counts})
+    with pytest.raises(UnusableInput, match=r"histograms\.npz: the lines declare .* counts"):
+        load(tmp_path)
+    lines[-1, 3] -= 5
+    lines[0, 0] = 7
+    save_npz(tmp_path / "histograms.npz", {"lines": lines, "counts": counts})
+    with pytest.raises(UnusableInput, match=r"histograms\.npz: a histogram line names a row outside 0\.\.2"):
+        load(tmp_path)
+
+
 def test_hist_json_round_trip_and_edges_from_bins():
     d = np.array([0.0, 1e-3, 2.0, 5.0])
     h = diff_stats(d, np.zeros(4)).hist
