@@ -1,9 +1,10 @@
 """Graph drawings as SVG strings: the trace's connectivity graph and each node's FX graph.
 
 Both are described once as a small ``Drawing`` (boxes with text lines, edges), then written as DOT
-and laid out by Graphviz's ``dot`` when the binary is on PATH, or by the simple layered layout
-below when it is not (longest-path layers, barycentre ordering) — so no system dependency is
-required. Every shape that stands for a named thing carries ``data-leapp-node="<name>"`` (or
+(by the ``graphviz`` package, which quotes every name and attribute) and laid out by Graphviz's
+``dot`` when the binary is on PATH (run here, with a time limit the package's ``pipe`` lacks), or
+by the simple layered layout below when it is not (longest-path layers, barycentre ordering) — so
+no system dependency is required. Every shape that stands for a named thing carries ``data-leapp-node="<name>"`` (or
 ``data-leapp-fx="<name>"``) so the front-end can make it clickable and tests can find it; every
 user string is escaped for DOT, HTML-like labels and SVG. Hover texts (SVG ``<title>``) say what a
 box is in words (``Box.hover``: name, op, verdict) and an edge which boxes it joins; internal ids
@@ -74,12 +75,6 @@ def render_svg(drawing: Drawing, prefer_dot: bool = True) -> tuple[str, str]:
 
 
 # -- DOT -----------------------------------------------------------------------------------------
-def dot_quote(s: str) -> str:
-    """A DOT double-quoted string (escapes backslash, quote, newlines)."""
-    s = str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\r", "").replace("\n", "\\n")
-    return f'"{s}"'
-
-
 def _html_label(box: Box) -> str:
     color = COLORS.get(box.kind, COLORS["plain"])
     rows = [f'<TR><TD ALIGN="LEFT"><B>{_hl(box.title)}</B></TD></TR>']
@@ -95,24 +90,26 @@ def _hl(s: str) -> str:
 
 
 def to_dot(drawing: Drawing) -> str:
+    """The DOT source, written by the ``graphviz`` package (it quotes every name, attribute and
+    label; an HTML-like label, ``<...>``, passes as it is, its text escaped by ``_hl``)."""
+    import graphviz
     ids = {b.key: f"n{i}" for i, b in enumerate(drawing.boxes)}
-    out = [f"digraph G {{ rankdir={drawing.rankdir}; bgcolor=\"transparent\"; nodesep=0.25; ranksep=0.45;",
-           '  node [fontname="DejaVu Sans", fontsize=10, margin="0.08,0.04"];',
-           '  edge [fontname="DejaVu Sans", fontsize=8, color="#607d8b", arrowsize=0.6];']
+    g = graphviz.Digraph("G", graph_attr={"rankdir": drawing.rankdir, "bgcolor": "transparent",
+                                          "nodesep": "0.25", "ranksep": "0.45"},
+                         node_attr={"fontname": "DejaVu Sans", "fontsize": "10", "margin": "0.08,0.04"},
+                         edge_attr={"fontname": "DejaVu Sans", "fontsize": "8", "color": "#607d8b",
+                                    "arrowsize": "0.6"})
     for b in drawing.boxes:
-        color = COLORS.get(b.kind, COLORS["plain"])
-        fill = FILLS.get(b.kind, "#ffffff")
-        out.append(f'  {ids[b.key]} [id={dot_quote("leapp_" + ids[b.key])}, shape={b.shape}, style="rounded,filled" '
-                   f'fillcolor="{fill}", color="{color}", penwidth=1.4, label={_html_label(b)}];')
+        g.node(ids[b.key], _html_label(b), id="leapp_" + ids[b.key], shape=b.shape, style="rounded,filled",
+               fillcolor=FILLS.get(b.kind, "#ffffff"), color=COLORS.get(b.kind, COLORS["plain"]),
+               penwidth="1.4")
     for k, a in enumerate(drawing.arrows):
         if a.src not in ids or a.dst not in ids:
             continue
-        attrs = [f'id="leapp_e{k}"'] + ([f"label={dot_quote(a.label)}"] if a.label else [])
-        if a.feedback:
-            attrs += ["style=dashed", 'color="#8e24aa"', "constraint=false"]
-        out.append(f"  {ids[a.src]} -> {ids[a.dst]} [{', '.join(attrs)}];")
-    out.append("}")
-    return "\n".join(out)
+        extra = {"style": "dashed", "color": "#8e24aa", "constraint": "false"} if a.feedback else {}
+        label = graphviz.escape(a.label.replace("\r", "").replace("\n", " ")) if a.label else None
+        g.edge(ids[a.src], ids[a.dst], label, id=f"leapp_e{k}", **extra)
+    return g.source
 
 
 _SVG_HEAD = re.compile(r"^.*?(<svg\b)", re.S)
@@ -212,7 +209,7 @@ def _layered_svg(drawing: Drawing) -> str:
     # The marker id comes from the drawing itself, so the same report renders byte-identical HTML.
     # Ids are page-global and a marker inside a hidden tab does not draw for others that reference
     # it: the front-end gives every marker it inserts a page-unique id (uniqueSvgIds in the JS).
-    arrow = "leapp-arrow-" + hashlib.sha1(to_dot(drawing).encode()).hexdigest()[:10]
+    arrow = "leapp-arrow-" + hashlib.sha1(repr(drawing).encode()).hexdigest()[:10]
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}pt" height="{height:.0f}pt" '
              f'viewBox="0 0 {width:.1f} {height:.1f}" class="leapp-layered">',
              f'<defs><marker id="{arrow}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" '

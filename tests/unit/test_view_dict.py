@@ -79,6 +79,18 @@ def test_dot_source_quotes_names():
     assert "&lt;x&gt;" in dot and '<x>' not in dot.replace("<<TABLE", "").replace("</TABLE>>", "")
 
 
+def test_dot_edge_labels_with_backslashes_quotes_and_newlines_are_laid_out_by_dot():
+    """An edge label (a port name: user text) ending in a backslash, or holding quotes or a newline,
+    must not break the DOT source: dot lays it out (no fallback) and the label reads as written."""
+    if not shutil.which("dot"):
+        pytest.skip("Graphviz 'dot' is not installed (apt-get install graphviz)")
+    d = graphs.Drawing(boxes=[graphs.Box(key="a", title="a"), graphs.Box(key="b", title="b")],
+                       arrows=[graphs.Arrow("a", "b", "out\\"), graphs.Arrow("b", "a", 'q"x"\ny', feedback=True)])
+    svg, layout = graphs.render_svg(d)
+    assert layout == "dot"
+    assert ">out\\</text>" in svg and "q&quot;x&quot; y" in svg
+
+
 def test_verify_rows_status_and_order(tmp_path):
     r = verify_report(tmp_path)
     v = build_view(r)
