@@ -21,7 +21,7 @@ _LAZY = {
     "tap": "leapp_lab.taps.marker",
     "Tap": "leapp_lab.taps.marker",
     "trace": "leapp_lab.trace.session",
-    "prepare": "leapp_lab.taps.prepare",
+    "prepare": "leapp_lab.steps.prepare_node",
     "compile": "leapp_lab.engines.build",
     "verify": "leapp_lab.compare.verify",
     "verify_many": "leapp_lab.compare.many",

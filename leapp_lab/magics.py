@@ -311,10 +311,17 @@ class LeappMagics(Magics):
         """%leapp_prepare MODEL.py --onnx-out F --npz-out F --reference-out F [--debug-taps NAME|all ...]
         [--debug-plugin-taps] [--debug-op-taps]
 
+        %leapp_prepare --from-trace VAR --node NODE --onnx-out F ...: a node of a traced pipeline;
+        VAR is a trace report (or ``with leapp_lab.trace(...) as VAR``) in the namespace, or a run folder.
+
         As a cell magic, leave out MODEL.py: the cell defines ``model`` and ``args`` (or ``samples``)."""
         argv = _split(line)
         if cell is None:
-            return self._run_cli("prepare", argv)
+            extra = {}
+            run = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--from-trace"), None)
+            if run is not None and run.isidentifier() and run in self.shell.user_ns:
+                extra["from_trace"] = self.shell.user_ns[run]   # a trace report (or session) by name
+            return self._run_cli("prepare", argv, extra=extra)
         user_ns = self.shell.user_ns
         ns: dict[str, Any] = dict(user_ns)      # one namespace: classes and functions see the cell's names
         filename = cell_filename("prepare")
