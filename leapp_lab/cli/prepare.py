@@ -41,7 +41,7 @@ def execute(args: argparse.Namespace, progress=None):
     """Run prepare through the Python API; bad input raises UsageError."""
     from ..model.errors import UserError
     from ..taps.errors import PrepareError, TapError
-    from ..taps.prepare import prepare
+    from ..steps.prepare import prepare
 
     if progress is None:
         progress = None if getattr(args, "quiet", False) else "stderr"
@@ -52,9 +52,9 @@ def execute(args: argparse.Namespace, progress=None):
         if getattr(args, "exporter", None):
             raise UsageError("--exporter does not apply to --from-trace: a traced node is re-exported "
                              "with the exporter LEAPP used")
-        from ..steps.prepare_node import prepare_from_trace, _trace_of
+        from ..steps.prepare_node import prepare_from_trace, trace_of
         try:
-            return prepare_from_trace(_trace_of(run), args.onnx_out, args.npz_out, args.reference_out,
+            return prepare_from_trace(trace_of(run), args.onnx_out, args.npz_out, args.reference_out,
                                       node=args.node, plugin_taps=args.debug_plugin_taps,
                                       op_taps=args.debug_op_taps, progress=progress,
                                       **given(debug_taps=args.debug_taps))

@@ -19,7 +19,6 @@ anything is written.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import difflib
 import hashlib
 import os
@@ -32,7 +31,7 @@ import numpy as np
 from leapp_lab.fxio.node_model import NodeModelError, input_arrays, node_model, output_arrays
 from leapp_lab.fxio.store import FxStoreError, read_taps
 from leapp_lab.model.errors import UserError
-from leapp_lab.model.prepare import PrepareReport, TensorInfo, TraceOrigin
+from leapp_lab.model.prepare import PrepareReport, TraceOrigin
 
 ONNX_BACKENDS = ("onnx-dynamo", "onnx-torchscript")
 
@@ -193,7 +192,7 @@ def _check_taps(tn: TracedNode, recorded: list[dict], wanted: list[str] | None,
     return warnings, refs
 
 
-def _inputs_to_spare(tn: TracedNode) -> list[tuple[Path, str]]:
+def inputs_to_spare(tn: TracedNode) -> list[tuple[Path, str]]:
     """Files an output path must not be: everything the build is made from."""
     out = [(tn.run_dir, "the trace run folder")]
     for f, what in (("report.json", "the trace report"), ("arrays.npz", "the trace's samples"),
@@ -229,7 +228,8 @@ def prepare_from_trace(run: Any, onnx_out: str | os.PathLike, npz_out: str | os.
     artifact, stale = tn.artifact()
     onnx_ok = tn.node.backend in ONNX_BACKENDS and stale is None
     if not requested and not plugin_taps and not op_taps and onnx_ok:
-        return _leapp_artifact(tn, artifact, inputs, outputs, onnx_out, npz_out, reference_out,
+        from .prepare_leapp import leapp_artifact_build
+        return leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, reference_out,
                                progress, save_report)
     if tn.node.backend not in ONNX_BACKENDS:
         note = (f"LEAPP exported this node with {tn.node.backend}: the ONNX is a re-export of its "
@@ -246,7 +246,9 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
               reference_out, progress, save_report, note, leapp_onnx):
     from leapp_lab.taps.loader import ModelSource
     from leapp_lab.taps.marker import tap_at
-    from leapp_lab.taps.prepare import GivenModel, prepare
+    from leapp_lab.onnxio.graph_compare import same_as_leapp
+
+    from .prepare import GivenModel, prepare
 
     wanted = _wanted_taps(tn, requested)
     warnings, tap_refs = [], {}
@@ -274,7 +276,7 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
                            note=note + (f"; {why}" if why else ""))
 
     given = GivenModel(source=src, input_names=nm.input_names, output_names=nm.output_names,
-                       references={**outputs, **tap_refs}, inputs=_inputs_to_spare(tn),
+                       references={**outputs, **tap_refs}, inputs=inputs_to_spare(tn),
                        inside_ok=[tn.run_dir], finish=finish)
     report = prepare(None, onnx_out, npz_out, reference_out,
                      debug_taps=put_back if put_back else (), plugin_taps=plugin_taps, op_taps=op_taps,
@@ -285,120 +287,7 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
     return report
 
 
-def same_as_leapp(proto: Any, manifest: Any, leapp_onnx: Path) -> tuple[bool, str | None]:
-    """Is ``proto`` without its taps the graph of LEAPP's artifact? (nodes, their inputs, outputs
-    and attributes, initializers, graph inputs and outputs; metadata and doc strings aside)"""
-    import onnx
-    from leapp_lab.taps.manifest import strip_taps
-    bare = strip_taps(proto, manifest) if manifest.taps else proto
-    theirs = onnx.load(str(leapp_onnx))
-    a, b = _graph_key(bare), _graph_key(theirs)
-    if a == b:
-        return True, None
-    for part in ("inputs", "outputs", "initializers", "nodes"):
-        if a[part] != b[part]:
-            return False, f"its {part} differ from LEAPP's artifact"
-    return False, "it differs from LEAPP's artifact"
-
-
-def _graph_key(m: Any) -> dict:
-    import onnx
-
-    def node_key(n):
-        c = onnx.NodeProto()
-        c.CopyFrom(n)
-        c.doc_string = ""
-        del c.metadata_props[:]
-        c.name = ""
-        return c.SerializeToString()
-    g = m.graph
-    return {"inputs": [i.SerializeToString() for i in g.input],
-            "outputs": [o.SerializeToString() for o in g.output],
-            "initializers": sorted(i.SerializeToString() for i in g.initializer),
-            "nodes": [node_key(n) for n in g.node]}
-
-
-def _leapp_artifact(tn, artifact, inputs, outputs, onnx_out, npz_out, reference_out, progress,
-                    save_report) -> PrepareReport:
-    """No taps asked for: LEAPP's ONNX artifact as it is, the recorded samples and outputs."""
-    import onnx
-    from leapp_lab.model.jsonio import atomic_write_bytes, save_npz, write_json
-    from leapp_lab.model.safepaths import PREPARE_WRITTEN, check_outputs, prepare_purposes, prepare_written, staged
-    from leapp_lab.taps.errors import PrepareError
-    from leapp_lab.taps.manifest import read_manifest
-    from leapp_lab.taps.prepare import _progress_fn, _report_rows, _versions
-
-    say = _progress_fn(progress)
-    paths = [Path(onnx_out).resolve(), Path(npz_out).resolve(), Path(reference_out).resolve()]
-    if len(set(paths)) != 3:
-        raise PrepareError(f"--onnx-out, --npz-out and --reference-out must be three different files; "
-                           f"got {onnx_out}, {npz_out}, {reference_out}")
-    record = Path(onnx_out).parent / f"{Path(onnx_out).stem}.prepare"
-    purposes = prepare_purposes(record if save_report else None)
-    check_outputs([(onnx_out, purposes["onnx"], "--onnx-out"), (npz_out, purposes["npz"], "--npz-out"),
-                   (reference_out, purposes["reference"], "--reference-out"),
-                   (record if save_report else None, "prepare-report", "(prepare record)")],
-                  _inputs_to_spare(tn), inside_ok=[tn.run_dir])
-    say(f"using LEAPP's artifact {artifact}", 0.1)
-    data = artifact.read_bytes()
-    proto = onnx.load_from_string(data)
-    graph_in = [i.name for i in proto.graph.input if i.name not in {x.name for x in proto.graph.initializer}]
-    graph_out = [o.name for o in proto.graph.output]
-    if set(graph_in) != set(inputs) or set(graph_out) != set(outputs):
-        raise PrepareError(f"{artifact}: its inputs {graph_in} / outputs {graph_out} are not node "
-                           f"{tn.node.name!r}'s ports {list(inputs)} / {list(outputs)}")
-    inputs = {k: inputs[k] for k in graph_in}
-    manifest = read_manifest(proto, artifact)
-    origin = TraceOrigin(run=str(tn.run_dir), graph=tn.graph.name, node=tn.node.name,
-                         backend=tn.node.backend, onnx_source="leapp", same_as_leapp=True,
-                         leapp_artifact=str(artifact), note=None)
-    report = PrepareReport(
-        model=tn.label, model_file=None, model_sha256=None, onnx=str(onnx_out), npz=str(npz_out),
-        reference=str(reference_out), exporter="leapp", samples=tn.node.samples,
-        inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],
-        rows=_report_rows(manifest, outputs), manifest_stamped=False,
-        created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions(), from_trace=origin)
-    with staged([Path(onnx_out), Path(npz_out), Path(reference_out)] + ([record] if save_report else [])) as tmps:
-        save_npz(tmps[1], inputs)
-        save_npz(tmps[2], dict(outputs))
-        atomic_write_bytes(tmps[0], data)
-        if save_report:
-            report.save(tmps[3])
-            write_json(tmps[3] / PREPARE_WRITTEN, prepare_written(record, Path(onnx_out), Path(npz_out),
-                                                                  Path(reference_out)))
-    if save_report:
-        report.path = record
-    say(f"done: LEAPP's artifact, {len(outputs)} output(s), {tn.node.samples} sample(s)", 1.0)
-    return report
-
-
-def _trace_of(obj: Any) -> Any:
+def trace_of(obj: Any) -> Any:
     """A TraceSession (``with leapp_lab.trace(...) as t``) stands for its report."""
     rep = getattr(obj, "report", None)
     return rep if rep is not None and getattr(rep, "kind", None) == "trace" else obj
-
-
-def prepare(model: Any = None, onnx_out: str | os.PathLike | None = None,
-            npz_out: str | os.PathLike | None = None, reference_out: str | os.PathLike | None = None,
-            debug_taps: Iterable[str] | str = (), plugin_taps: bool = False, op_taps: bool = False, *,
-            node: str | None = None, from_trace: Any = None, **kwargs: Any) -> PrepareReport:
-    """``leapp_lab.prepare``: a MODEL.py (docs/taps.md), or a node of a trace when ``model`` is a
-    trace report / session, or with ``from_trace=`` (a run folder, a graph's LEAPP output folder)
-    or ``node=``: ``leapp_lab.prepare(t.report, "b/policy.onnx", "b/policy.npz",
-    "b/policy.reference.npz", node="policy", debug_taps="all")``."""
-    model = _trace_of(model)
-    traced = from_trace is not None or node is not None or getattr(model, "kind", None) == "trace"
-    if any(x is None for x in (onnx_out, npz_out, reference_out)):
-        raise TypeError("prepare() needs onnx_out, npz_out and reference_out")
-    if traced:
-        if from_trace is not None and model is not None:
-            raise TypeError("prepare(): give the model or from_trace=, not both")
-        bad = sorted(set(kwargs) - {"progress", "save_report"})
-        if bad:
-            raise TypeError(f"prepare(from_trace=...): {', '.join(bad)} do not apply to a traced node")
-        return prepare_from_trace(_trace_of(from_trace) if from_trace is not None else model,
-                                  onnx_out, npz_out, reference_out, node=node, debug_taps=debug_taps,
-                                  plugin_taps=plugin_taps, op_taps=op_taps, **kwargs)
-    from leapp_lab.taps.prepare import prepare as prepare_model
-    return prepare_model(model, onnx_out, npz_out, reference_out, debug_taps, plugin_taps, op_taps,
-                         **kwargs)
