@@ -358,6 +358,88 @@ function fragmentOf(kind, state) {
   return p.toString();
 }
 
+// src/shared/elements.js
+function elementTraces(el) {
+  const ys = el.max_abs.map((v) => v === null || v === void 0 ? 0 : v);
+  const colors = el.names.map((n) => n === el.worst ? "#c62828" : "#ef6c00");
+  return [{
+    type: "bar",
+    x: el.names.map(plotText),
+    y: ys,
+    customdata: el.names.map(plotText),
+    marker: { color: colors },
+    text: el.nrmse.map((v) => "nrmse " + fmt(v)),
+    textposition: "none",
+    hovertemplate: "%{x}<br>max |diff| %{y:.3e}<br>%{text}<extra></extra>"
+  }];
+}
+function elementsBlock(el, owner) {
+  if (!el || !el.names || !el.names.length) return null;
+  const plot = h("div", { class: "leapp-elementplot", "data-leapp-element-plot": owner });
+  const picked = h(
+    "div",
+    { class: "leapp-muted", "data-leapp-element-picked": "" },
+    el.worst ? "worst element: " + el.worst : "no element differs"
+  );
+  const rows = el.names.map((n, i) => h(
+    "tr",
+    {
+      "data-leapp-element": n,
+      "data-leapp-worst": n === el.worst ? "true" : null,
+      class: n === el.worst ? "leapp-row leapp-fail" : "leapp-row"
+    },
+    h("td", {}, n),
+    h("td", {}, fmt(el.max_abs[i])),
+    h("td", {}, fmt(el.nrmse[i]))
+  ));
+  const pick = (name) => {
+    for (const tr of rows) tr.classList.toggle("leapp-selected", tr.getAttribute("data-leapp-element") === name);
+    const i = el.names.indexOf(name);
+    if (i >= 0) picked.textContent = name + ": max |diff| " + fmt(el.max_abs[i]) + ", nrmse " + fmt(el.nrmse[i]) + (name === el.worst ? " (worst element)" : "");
+    picked.setAttribute("data-leapp-element-picked", name);
+  };
+  rows.forEach((tr) => tr.addEventListener("click", () => pick(tr.getAttribute("data-leapp-element"))));
+  const table = h(
+    "table",
+    { class: "leapp-kv leapp-elements" },
+    h("thead", {}, h("tr", {}, ["element", "max |diff|", "nrmse"].map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows)
+  );
+  const box = h(
+    "div",
+    { class: "leapp-elementbox", "data-leapp-elements": owner },
+    h("div", { class: "leapp-sub" }, "per element" + (el.label ? " (" + el.label + ")" : "") + " · worst: " + (el.worst || "–")),
+    plot,
+    picked,
+    h("details", { class: "leapp-elementtable" }, h("summary", {}, el.names.length + " elements"), table)
+  );
+  box.draw = () => drawElements(plot, el, pick);
+  return box;
+}
+function drawElements(div, el, onPick) {
+  clearPlot(div);
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const many = el.names.length > 24;
+  const layout = {
+    height: 220,
+    margin: { l: 50, r: 10, t: 10, b: many ? 90 : 60 },
+    showlegend: false,
+    bargap: 0.15,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { type: "category", tickangle: -40, automargin: true, tickfont: { size: many ? 8 : 10 } },
+    yaxis: { title: { text: "max |diff|", font: { size: 10 } }, rangemode: "tozero" }
+  };
+  globalThis.Plotly.newPlot(div, elementTraces(el), themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+  if (div.on) div.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p) onPick(el.names[p.pointIndex]);
+  });
+}
+
 // src/shared/histpanel.js
 function whyBlock(r, table) {
   const words = table.reasons || {};
@@ -393,6 +475,11 @@ function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
   else drawHist(plot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
   const note = s && s.note || r.note;
   if (note) panel.append(h("div", { class: "leapp-note" }, note));
+  const els = s && s.elements ? elementsBlock(s.elements, r.id) : null;
+  if (els) {
+    panel.append(els);
+    els.draw();
+  }
   const side = h("div", { class: "leapp-histside" });
   if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(labelled(table.panel_columns, s.m), "leapp-metrics")));
   if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(labelled(table.info_columns, r.info, true), "leapp-info")));
@@ -1092,6 +1179,7 @@ var DEEP_COLUMNS = {
     ["max_abs", "max |diff|", "num"],
     ["nrmse", "nrmse", "num"],
     ["ref_max", "max |ref|", "num"],
+    ["worst_element", "worst element", "text"],
     ["reset", "episode", "text"],
     ["note", "note", "text"]
   ],
@@ -1100,6 +1188,7 @@ var DEEP_COLUMNS = {
     ["sample", "fresh input", "int"],
     ["status", "status", "status"],
     ["max", "max", "num"],
+    ["worst_element", "worst element", "text"],
     ["p99", "p99", "num"],
     ["mean", "mean", "num"],
     ["min_atol", "min atol", "num"],
@@ -1187,6 +1276,16 @@ function selectIn(box, id) {
     if (on && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
   }
 }
+function selectWithElements(box, elBox, rows, id) {
+  selectIn(box, id);
+  const r = rows.find((x) => x.id === id);
+  elBox.replaceChildren();
+  const block = r && r.elements ? elementsBlock(r.elements, r.id) : null;
+  if (block) {
+    elBox.append(block);
+    block.draw();
+  }
+}
 function drawReplay(div, run, onPick) {
   clearPlot(div);
   if (!hasPlotly()) {
@@ -1248,12 +1347,13 @@ function renderReplayPanel(panel, entries, many) {
     const info = h("div", { class: "leapp-deepinfo" });
     const plot = h("div", { class: "leapp-replayplot", "data-leapp-replay-plot": "" });
     const box = h("div", {});
+    const elBox = h("div", { class: "leapp-deepelements" });
     panel.append(h(
       "div",
       { class: "leapp-toolbar" },
       h("label", {}, "sequence ", picker),
       h("span", { class: "leapp-muted" }, " click a point to find its row")
-    ), info, plot, box);
+    ), info, plot, box, elBox);
     const show = () => {
       const run = e.runs.find((r) => r.key === picker.value) || e.runs[0];
       plot.setAttribute("data-leapp-replay-plot", run.key);
@@ -1286,8 +1386,10 @@ function renderReplayPanel(panel, entries, many) {
           )))
         )
       );
-      box.replaceChildren(deepTable("replay", run.rows, (id) => selectIn(box, id), null, e));
-      drawReplay(plot, run, (id) => selectIn(box, id));
+      const pick = (id) => selectWithElements(box, elBox, run.rows, id);
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, e));
+      elBox.replaceChildren();
+      drawReplay(plot, run, pick);
     };
     picker.addEventListener("change", show);
     shows.push(show);
@@ -1333,8 +1435,9 @@ function renderParityPanel(panel, entries, many) {
       )
     );
     const box = h("div", {});
-    box.append(deepTable("parity", e.rows, (id) => selectIn(box, id), null, e));
-    panel.append(box);
+    const elBox = h("div", { class: "leapp-deepelements" });
+    box.append(deepTable("parity", e.rows, (id) => selectWithElements(box, elBox, e.rows, id), null, e));
+    panel.append(box, elBox);
   }
 }
 function renderAdaptersPanel(panel, entries, many) {
@@ -2198,7 +2301,7 @@ function nodeTab(ctx, panel) {
       h(
         "table",
         { class: "leapp-kv" },
-        h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source"].map((x) => h("th", {}, x)))),
+        h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source", "meaning (LEAPP semantics)"].map((x) => h("th", {}, x)))),
         h("tbody", {}, n.ports.map((p) => h(
           "tr",
           {},
@@ -2207,7 +2310,8 @@ function nodeTab(ctx, panel) {
           h("td", {}, p.dtype || "?"),
           h("td", {}, shapeText(p.shape)),
           h("td", {}, p.role),
-          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : ""))
+          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : "")),
+          h("td", { class: "leapp-wrap", "data-leapp-port-meaning": p.meaning ? p.name : null }, p.meaning || "–")
         )))
       )
     );

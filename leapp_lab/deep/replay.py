@@ -24,6 +24,7 @@ import numpy as np
 
 from leapp_lab.model.replay import ReplayOutput, ReplayResult, ReplayRow, ReplayRun
 from leapp_lab.model.sections import save_section
+from leapp_lab.model.semantics import ElementSums, PortSemantics, breakdown, element_layout
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.trace.episodes import captured_steps, read_resets, unrecorded_pairs
 
@@ -31,6 +32,7 @@ from . import fresh as fresh_inputs
 from . import stepfn as stepfns
 from .common import (Progress, Unavailable, diff_numbers, failed_reason, leapp_passes, report_progress,
                      resolve, tolerances)
+from .growth import fit_growth
 from .runtime import ExportedPipeline
 
 DEFAULT_FRESH_STEPS = 16
@@ -39,8 +41,32 @@ DEFAULT_FRESH_STEPS = 16
 NOT_RECORDED = "not comparable: LEAPP did not record this value (its unfilled zero placeholder)"
 
 
+class ElementTotals:
+    """Per output, the per-element error over the whole sequence (ReplayOutput.elements)."""
+
+    def __init__(self, graph: GraphReport) -> None:
+        self.graph = graph
+        self.sums: dict[str, ElementSums | None] = {}
+
+    def add(self, output: str, value, ref) -> None:
+        if value is None or ref is None:
+            return
+        if output not in self.sums:
+            lay = element_layout(self.graph.semantics_of(output), np.shape(ref))
+            self.sums[output] = ElementSums(lay) if lay is not None else None
+        s = self.sums[output]
+        if s is not None:
+            s.add(value, ref)
+
+    def fill(self, run: ReplayRun) -> None:
+        for o in run.outputs:
+            s = self.sums.get(o.output)
+            if s is not None:
+                o.elements, o.worst_element = s.errors(), s.worst()
+
+
 def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bool,
-         note: str | None = None) -> ReplayRow:
+         note: str | None = None, semantics: PortSemantics | None = None) -> ReplayRow:
     if ref is None:
         return ReplayRow(step, output, reset=reset, note=note or "no reference value")
     if value is None:
@@ -49,8 +75,10 @@ def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bo
         return ReplayRow(step, output, reset=reset, passed=False,
                          note=f"shape {list(np.shape(value))} vs reference {list(np.shape(ref))}")
     n = diff_numbers(value, ref)
-    return ReplayRow(step, output, n["max_abs"], n["nrmse"], n["ref_max"],
-                     leapp_passes(value, ref, rtol, atol), reset, note)
+    row = ReplayRow(step, output, n["max_abs"], n["nrmse"], n["ref_max"],
+                    leapp_passes(value, ref, rtol, atol), reset, note)
+    row.elements, row.worst_element = breakdown(semantics, value, ref)
+    return row
 
 
 def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = True) -> None:
@@ -61,12 +89,14 @@ def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = 
         rows = [r for r in run.rows if r.output == o and r.max_abs is not None]
         fails = [r.step for r in run.rows if r.output == o and r.passed is False]
         s = ReplayOutput(output=o, steps=len(rows), first_fail=min(fails) if fails else None)
+        s.first_fail_step = s.first_fail
         if rows:
             s.first, s.last = rows[0].max_abs, rows[-1].max_abs
             worst = max(rows, key=lambda r: r.max_abs)
             s.max, s.max_step = worst.max_abs, worst.step
             s.growth = s.last / s.first if s.first > 0 else None
             s.grows = bool(feedback and len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
+            s.growth_per_step, s.trend = fit_growth([(r.step, r.max_abs) for r in rows], run.resets, atol)
         run.outputs.append(s)
     bad = [r for r in run.rows if r.passed is False]
     if bad:
@@ -113,6 +143,7 @@ def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps:
     placeholder = unrecorded_pairs(graph, arrays)   # never a reset, never a reference
     resets, breaks, gaps = detect_resets(arrays, pipe.feedback, n, placeholder)
     run.resets, run.breaks = resets, breaks
+    totals = ElementTotals(graph)
     pipe.reset()
     for k in range(n):
         report_progress(progress, f"replay: captured step {k + 1}/{n}", k, n)
@@ -132,9 +163,13 @@ def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps:
             if (o, k) in placeholder:
                 run.rows.append(ReplayRow(k, o, reset=k in resets, note=NOT_RECORDED))
                 continue
-            run.rows.append(_row(k, o, out.get(o), arrays.get(f"{o}/{k}/recorded"), rtol, atol, k in resets))
+            ref = arrays.get(f"{o}/{k}/recorded")
+            run.rows.append(_row(k, o, out.get(o), ref, rtol, atol, k in resets,
+                                 semantics=graph.semantics_of(o)))
+            totals.add(o, out.get(o), ref)
     _not_comparable(run)
     summarize(run, pipe.outputs, atol, bool(pipe.feedback))
+    totals.fill(run)
     _explain_closed_loop(graph, arrays, pipe, run, gaps)
     return run, saved
 
@@ -206,6 +241,7 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
     names = stepfns.output_names(graph)
     drawer = fresh_inputs.Drawer(fresh_inputs.plan(arrays, pipe.inputs), seed)
     saved: dict[str, np.ndarray] = {}
+    totals = ElementTotals(graph)
     pipe.reset()
     for i in range(n):
         report_progress(progress, f"replay: fresh step {i + 1}/{n}", i, n)
@@ -220,7 +256,9 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
         for o in pipe.outputs:
             if o not in orig:
                 continue
-            run.rows.append(_row(i, o, out.get(o), orig[o], rtol, atol, start and i > 0))
+            run.rows.append(_row(i, o, out.get(o), orig[o], rtol, atol, start and i > 0,
+                                 semantics=graph.semantics_of(o)))
+            totals.add(o, out.get(o), orig[o])
             saved[f"b/{o}/{i}/original"] = orig[o]
             if o in out:
                 saved[f"b/{o}/{i}/exported"] = out[o]
@@ -230,6 +268,7 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
         raise ValueError("step_fn returned none of the graph's node outputs; return "
                          f"{{'node/port': tensor}} for some of {pipe.outputs}")
     summarize(run, compared, atol, bool(pipe.feedback))
+    totals.fill(run)
     fd = run.first_divergent
     if fd is not None and not pipe.feedback:
         run.notes.append(f"the graph has no feedback, so each step stands alone: step {fd['step']} "

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .dc import Plain
+from .semantics import ElementError
 from .sections import SectionBase, register_section
 
 
@@ -37,6 +38,16 @@ class ReplayRow(Plain):
     passed: bool | None = None         # LEAPP's rule: no NaN/Inf and allclose(exported, ref, rtol, atol)
     reset: bool = False                # both sides started an episode at this step
     note: str | None = None            # why there is no number (e.g. the reference lacks this output)
+    # per element of the port (model/semantics.py), and the element with the largest |diff|
+    elements: list[ElementError] = field(default_factory=list)
+    worst_element: str | None = None
+    # replay on an engine (ReplayResult.engines): the same step against the fp32 export, and the
+    # error split (docs/deep-checks.md "Replay on an engine"): own = this step's engine error from
+    # the reference (fp32) state; inherited = what the engine's own state and upstream carried
+    fp32_max_abs: float | None = None
+    fp32_nrmse: float | None = None
+    own_error: float | None = None
+    inherited_error: float | None = None
 
 
 @dataclass
@@ -51,6 +62,17 @@ class ReplayOutput(Plain):
     first_fail: int | None = None      # first step that fails LEAPP's rule
     growth: float | None = None        # last / first (None when first is 0)
     grows: bool = False                # last > 2 × first and last > atol (the error accumulates)
+    first_fail_step: int | None = None  # = first_fail (the name replay-on-engine readers use)
+    # the fitted growth of max |diff| per step (exp of the least-squares slope of log max |diff|
+    # within each episode): 1.10 = +10 % a step; trend: grows | saturates | damped | steady
+    growth_per_step: float | None = None
+    trend: str | None = None
+    # engine runs: the largest own / inherited error over the steps (ReplayRow.own_error, ...)
+    own_error_max: float | None = None
+    inherited_error_max: float | None = None
+    fp32_max: float | None = None      # engine runs: max |engine − fp32 export| over the steps
+    elements: list[ElementError] = field(default_factory=list)   # per element over the sequence
+    worst_element: str | None = None
 
 
 @dataclass

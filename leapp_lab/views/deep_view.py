@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from leapp_lab.model.isolation import DECISION_TABLE
+from .viewdict import elements_dict
 from leapp_lab.model.sections import SECTION_NAMES
 
 LABELS = {"replay": "Replay", "parity": "Parity", "adapters": "Adapters", "exporters": "Exporters",
@@ -31,7 +32,12 @@ def _head(sec: Any, graph: str) -> dict[str, Any]:
             "reason": sec.reason, "notes": list(getattr(sec, "notes", []) or [])}
 
 
-def _replay(sec: Any, graph: str) -> dict[str, Any]:
+def _label(g: Any, output: str) -> str | None:
+    sem = g.semantics_of(output) if g is not None and hasattr(g, "semantics_of") else None
+    return sem.label() if sem is not None else None
+
+
+def _replay(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(tier=sec.tier, rtol=sec.rtol, atol=sec.atol, runs=[])
     for run in sec.runs():
@@ -49,18 +55,20 @@ def _replay(sec: Any, graph: str) -> dict[str, Any]:
             "notes": list(run.notes), "series": series,
             "outputs": [o.to_dict() for o in run.outputs],
             "rows": [{"id": f"{graph}:{run.tier}/{r.step}/{r.output}", "status": _st(r.passed),
+                      "elements": elements_dict(r.elements, r.worst_element, _label(g, r.output)),
                       "cells": {"step": r.step, "output": r.output, "max_abs": r.max_abs, "nrmse": r.nrmse,
                                 "ref_max": r.ref_max, "reset": "reset" if r.reset else "",
-                                "note": r.note or ""}} for r in run.rows]})
+                                "worst_element": r.worst_element, "note": r.note or ""}} for r in run.rows]})
     return e
 
 
-def _parity(sec: Any, graph: str) -> dict[str, Any]:
+def _parity(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(n=sec.n, seed=sec.seed, rtol=sec.rtol, atol=sec.atol, scales=list(sec.scales), shift=sec.shift,
              inputs=[i.to_dict() for i in sec.inputs], outputs=[o.to_dict() for o in sec.outputs],
              rows=[{"id": f"{graph}:{c.node}/{c.port}/{c.sample}", "status": _st(c.passed),
-                    "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample,
+                    "elements": elements_dict(c.elements, c.worst_element, _label(g, f"{c.node}/{c.port}")),
+                    "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample, "worst_element": c.worst_element,
                               "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                               "mean": (c.stats or {}).get("mean"), "min_atol": c.min_atol,
                               "range": c.recorded_range, "exported_range": c.exported_range}}
@@ -68,7 +76,7 @@ def _parity(sec: Any, graph: str) -> dict[str, Any]:
     return e
 
 
-def _adapters(sec: Any, graph: str) -> dict[str, Any]:
+def _adapters(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(rtol=sec.rtol, atol=sec.atol,
              adapters=[{"function": a.function, "replacement": a.replacement, "node": a.node, "calls": a.calls,
@@ -86,7 +94,7 @@ def _adapters(sec: Any, graph: str) -> dict[str, Any]:
 _OUTCOME = {"pass": "pass", "fail": "fail", "export-error": "fail", "error": "fail"}
 
 
-def _exporters(sec: Any, graph: str) -> dict[str, Any]:
+def _exporters(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(nodes=list(sec.nodes), backends=list(sec.backends), advice=list(sec.advice), reruns=sec.reruns,
              rows=[{"id": f"{graph}:{a.node}/{a.backend}", "status": _OUTCOME.get(a.outcome, "uncompared"),
@@ -98,7 +106,7 @@ def _exporters(sec: Any, graph: str) -> dict[str, Any]:
     return e
 
 
-def _isolation(sec: Any, graph: str) -> dict[str, Any]:
+def _isolation(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(decision=sec.decision, rule=sec.rule, explanation=sec.explanation, reruns=sec.reruns,
              table=[{"row": r, "pattern": p, "decision": d, "matched": r == sec.rule} for r, p, d in DECISION_TABLE],
@@ -142,7 +150,7 @@ def deep_view(report: Any, labels: list[str]) -> tuple[list[dict[str, Any]], dic
             sec = g.section(name) if hasattr(g, "section") else None
             if sec is None or sec.status == "skipped":
                 continue
-            entries.append(BUILDERS[name](sec, label))
+            entries.append(BUILDERS[name](sec, label, g))
         if not entries:
             continue
         deep[name] = entries

@@ -3,6 +3,7 @@
 import { statusColor } from "../shared/colour.js";
 import { h, kv } from "../shared/dom.js";
 import { fmt, plotText, shapeText } from "../shared/format.js";
+import { elementsBlock } from "../shared/elements.js";
 import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
 // Self-contained: each deep tab's renderer (deepTab, tabs.js) fills its panel once; its show hook runs when
@@ -14,8 +15,8 @@ import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
 const DEEP_COLUMNS = {
   replay: [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-           ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["reset", "episode", "text"], ["note", "note", "text"]],
-  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"],
+           ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["worst_element", "worst element", "text"], ["reset", "episode", "text"], ["note", "note", "text"]],
+  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"], ["worst_element", "worst element", "text"],
            ["p99", "p99", "num"], ["mean", "mean", "num"], ["min_atol", "min atol", "num"], ["range", "original range", "text"]],
   adapters: [["function", "function", "text"], ["case", "case", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
              ["shapes", "shapes adapter / original", "text"], ["dtypes", "dtypes adapter / original", "text"], ["error", "error", "text"]],
@@ -66,6 +67,15 @@ function selectIn(box, id) {
   }
 }
 
+// select a row and show its per-element breakdown (shared/elements.js) in elBox, when it has one
+function selectWithElements(box, elBox, rows, id) {
+  selectIn(box, id);
+  const r = rows.find(x => x.id === id);
+  elBox.replaceChildren();
+  const block = r && r.elements ? elementsBlock(r.elements, r.id) : null;
+  if (block) { elBox.append(block); block.draw(); }
+}
+
 function drawReplay(div, run, onPick) {
   clearPlot(div);
   if (!hasPlotly()) { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
@@ -101,8 +111,9 @@ function renderReplayPanel(panel, entries, many) {
     const info = h("div", { class: "leapp-deepinfo" });
     const plot = h("div", { class: "leapp-replayplot", "data-leapp-replay-plot": "" });
     const box = h("div", {});
+    const elBox = h("div", { class: "leapp-deepelements" });
     panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "sequence ", picker),
-      h("span", { class: "leapp-muted" }, " click a point to find its row")), info, plot, box);
+      h("span", { class: "leapp-muted" }, " click a point to find its row")), info, plot, box, elBox);
     const show = () => {
       const run = e.runs.find(r => r.key === picker.value) || e.runs[0];
       plot.setAttribute("data-leapp-replay-plot", run.key);
@@ -117,8 +128,10 @@ function renderReplayPanel(panel, entries, many) {
           h("thead", {}, h("tr", {}, ["output", "first", "last", "max", "at step", "first failing step", "grows"].map(x => h("th", {}, x)))),
           h("tbody", {}, run.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, fmt(o.first)), h("td", {}, fmt(o.last)),
             h("td", {}, fmt(o.max)), h("td", {}, fmt(o.max_step)), h("td", {}, fmt(o.first_fail)), h("td", {}, o.grows ? "yes" : "no"))))));
-      box.replaceChildren(deepTable("replay", run.rows, id => selectIn(box, id), null, e));
-      drawReplay(plot, run, id => selectIn(box, id));
+      const pick = id => selectWithElements(box, elBox, run.rows, id);
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, e));
+      elBox.replaceChildren();
+      drawReplay(plot, run, pick);
     };
     picker.addEventListener("change", show);
     shows.push(show);
@@ -138,8 +151,9 @@ function renderParityPanel(panel, entries, many) {
         h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max)),
           h("td", {}, fmt(o.worst_sample)), h("td", {}, fmt(o.min_atol)))))));
     const box = h("div", {});
-    box.append(deepTable("parity", e.rows, id => selectIn(box, id), null, e));
-    panel.append(box);
+    const elBox = h("div", { class: "leapp-deepelements" });
+    box.append(deepTable("parity", e.rows, id => selectWithElements(box, elBox, e.rows, id), null, e));
+    panel.append(box, elBox);
   }
 }
 
