@@ -114,7 +114,7 @@ class ReplayResult(SectionBase, Plain):
     def to_dataframe(self):
         """One row per tier / step / output."""
         import pandas as pd
-        cols = ["tier", "step", "output", "max_abs", "nrmse", "ref_max", "passed", "reset", "note"]
+        cols = ["tier", "step", "output", "max_abs", "nrmse", "ref_max", "passed", "reset", "worst_element", "note"]
         rows = [{"tier": run.tier, **{k: getattr(r, k) for k in cols[1:]}}
                 for run in self.runs() for r in run.rows]
         return pd.DataFrame(rows, columns=cols)
