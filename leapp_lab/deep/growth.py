@@ -3,8 +3,8 @@
 ``fit_growth(points, resets, atol)`` fits ``log(max |diff|) = a + b·step`` by least squares within
 each episode (an episode reset restarts the state, so growth never spans one) and returns
 ``exp(b)``, the factor by which the error is multiplied per step (1.10 = +10 % a step), the slopes
-of the episodes averaged by their number of intervals. Errors below 1 % of ``atol`` are floored
-there first: below it the error is rounding noise, and the log of noise would fit any growth.
+of the episodes averaged by their number of intervals. Errors below 10 % of ``atol`` are floored
+there first (10 % of atol): below it the error is rounding noise, and the log of noise would fit any growth.
 
 The trend (docs/deep-checks.md, "Replay on an engine"):
 
@@ -65,7 +65,7 @@ def fit_growth(points: list[tuple[int, float | None]], resets: list[int], atol: 
                ) -> tuple[float | None, str | None]:
     """(growth per step, trend) of ``[(step, max |diff|)]`` (module doc)."""
     pts = [(int(k), float(e)) for k, e in points if e is not None and math.isfinite(e)]
-    floor = max(atol * 0.01, 1e-30)
+    floor = max(atol * 0.1, 1e-30)
     groups = [g for g in _episodes(pts, resets) if len(g) >= MIN_POINTS]
     b = _mean_slope(groups, floor)
     if b is None:

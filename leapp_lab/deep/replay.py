@@ -1,4 +1,4 @@
-"""``leapp_lab.replay(trace_report, steps=None, step_fn=None, resets=None)``: sequential replay.
+"""Sequential replay (``leapp_lab.replay``, composed in ``leapp_lab.steps.replay_engines``).
 
 Tier (a) replays the captured trajectory through ``leapp.InferenceManager`` with the exported
 state and feedback carried forward; tier (b), given the original pipeline as ``step_fn``, runs
@@ -23,7 +23,6 @@ from typing import Any, Callable
 import numpy as np
 
 from leapp_lab.model.replay import ReplayOutput, ReplayResult, ReplayRow, ReplayRun
-from leapp_lab.model.sections import save_section
 from leapp_lab.model.semantics import ElementSums, PortSemantics, breakdown, element_layout
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.trace.episodes import captured_steps, read_resets, unrecorded_pairs
@@ -31,7 +30,7 @@ from leapp_lab.trace.episodes import captured_steps, read_resets, unrecorded_pai
 from . import fresh as fresh_inputs
 from . import stepfn as stepfns
 from .common import (Progress, Unavailable, diff_numbers, failed_reason, leapp_passes, report_progress,
-                     resolve, tolerances)
+                     tolerances)
 from .growth import fit_growth
 from .runtime import ExportedPipeline
 
@@ -337,24 +336,3 @@ def run_replay(graph: GraphReport, arrays: dict, *, steps: int | None = None, st
         res.status, res.tier = "unavailable", "c"
         res.reason = res.runs()[0].reason
     return res, saved
-
-
-def replay(trace_report: Any, steps: int | None = None, step_fn: Callable | None = None,
-           resets: Any = None, *, seed: int = 0, rtol: float | None = None, atol: float | None = None,
-           graph: str | None = None, progress: Progress | None = None) -> ReplayResult:
-    """Sequential replay of a traced graph's exported pipeline (docs/deep-checks.md).
-
-    ``trace_report``: a TraceReport (or a run folder path); ``graph`` names one of several.
-    ``steps``: tier (a) replays the first ``steps`` captured steps (all when None); tier (b) runs
-    ``steps`` fresh steps (16 when None). ``step_fn(inputs, reset=...)``: the original pipeline, one
-    step (``leapp_lab/deep/stepfn.py``); without it only tier (a) runs. ``resets``: the fresh steps
-    at which both sides start a new episode (default: the middle step). ``seed``: of the fresh
-    observations. ``rtol``/``atol``: default, the graph's validation tolerances.
-
-    The result is saved as ``replay.json`` / ``replay.npz`` in the graph's run folder and attached
-    (``report.graph.replay``).
-    """
-    rep, g = resolve(trace_report, graph)
-    res, saved = run_replay(g, rep.graph_arrays(g), steps=steps, step_fn=step_fn, resets=resets, seed=seed,
-                            rtol=rtol, atol=atol, progress=progress)
-    return save_section(g, res, saved)
