@@ -2315,6 +2315,15 @@ function nodeTab(ctx, panel) {
         )))
       )
     );
+    if ((n.taps || []).length) nodeBody.append(
+      h("div", { class: "leapp-sub" }, "taps (in the order they fired)"),
+      h(
+        "table",
+        { class: "leapp-kv" },
+        h("thead", {}, h("tr", {}, ["tap", "site"].map((x) => h("th", {}, x)))),
+        h("tbody", {}, n.taps.map((t) => h("tr", { "data-leapp-tap": t.name }, h("td", {}, t.name), h("td", {}, t.site))))
+      )
+    );
     if (n.hazards.length) nodeBody.append(
       h("div", { class: "leapp-sub" }, "hazards"),
       h("ul", { class: "leapp-hazards" }, n.hazards.map((z) => h("li", {}, h("b", {}, z.kind), z.port ? " · " + z.port : "", ": ", z.message)))

@@ -63,6 +63,43 @@ class FxGraph(Plain):
 
 
 @dataclass
+class NodeTap(Plain):
+    """A ``tap(x, "name")`` / ``Tap("name")`` reached while LEAPP traced the node (docs/taps.md)."""
+    name: str
+    site: str                       # file:line of the tap() call, or where the Tap module was built
+
+
+@dataclass
+class NodeEngine(Plain):
+    """The node prepared from the trace, compiled for one engine and verified tap by tap
+    (``--engine``; docs/trace.md "Inside the nodes")."""
+    engine: str
+    build: str | None = None        # the engine build folder (absolute)
+    verify_run: str | None = None   # the verify run folder: leapp_lab.load / leapp-lab report
+    status: str = "failed"          # ok | diverged | failed | unavailable
+    first_divergent: str | None = None   # the verify row name, model order
+    worst_local: str | None = None       # the row with the largest local error (null without --local)
+    error: str | None = None        # why failed / unavailable
+
+
+@dataclass
+class PipelinePort(Plain):
+    """One node output port of the pipeline run on an engine (``pipeline_engines``)."""
+    node: str
+    port: str
+    nrmse: float | None = None          # cumulative: fed the upstream nodes' engine outputs
+    local_nrmse: float | None = None    # fed the recorded inputs
+    own_share: float | None = None      # min(1, local_nrmse / nrmse): the part of the error its own
+
+
+@dataclass
+class PipelineEngine(Plain):
+    engine: str
+    first_divergent_node: str | None = None
+    nodes: list[PipelinePort] = field(default_factory=list)   # model / pipeline order
+
+
+@dataclass
 class NodeReport(Plain):
     name: str
     index: int                      # completion order
@@ -75,6 +112,10 @@ class NodeReport(Plain):
     dropped_inputs: list[str] = field(default_factory=list)  # traced inputs LEAPP trimmed as unused
     ports: list[PortInfo] = field(default_factory=list)
     fx: FxGraph | None = None
+    taps: list[NodeTap] = field(default_factory=list)   # in the order they first fired
+    engines: list[NodeEngine] = field(default_factory=list)   # with --engine
+    saved_graph: str | None = None  # run-folder relative: the traced FX graph, for prepare --from-trace
+    saved_graph_error: str | None = None   # why it could not be saved
 
     def inputs(self) -> list[PortInfo]:
         return [p for p in self.ports if p.direction == "in"]
@@ -176,6 +217,7 @@ class GraphReport(Plain):
     checks: list[SampleCheck] = field(default_factory=list)
     hazards: list[Hazard] = field(default_factory=list)
     log: list[LogRecord] = field(default_factory=list)
+    pipeline_engines: list[PipelineEngine] = field(default_factory=list)   # with --engine
     yaml_file: str | None = None    # copy inside the run folder
     run_dir: str | None = None      # where this graph's run folder was committed
     run_id: str | None = None

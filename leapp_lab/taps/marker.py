@@ -13,19 +13,25 @@ same source with ``tap`` bound to ``lambda x, name: x``.
   tensor it marked as a graph output named after the tap.
 
 Both modes raise ``DuplicateTapError`` when one forward pass reaches the same name twice.
+
+Outside those modes a *sink* may be installed (``leapp_lab.model.tapsink.tap_sink``): a callable
+``(x, name, site) -> x`` that sees every tap. The trace side installs one while a LEAPP session
+runs, to record which node each tap fired in (leapp_lab.trace.node_taps); neither package imports
+the other.
 """
 from __future__ import annotations
 
-import os
 import sys
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
+from ..model import tapsink
 from ..model.errors import UserError
+from ..model.tapsink import (FORBIDDEN_CATEGORIES, RESERVED_NAMES, name_problem,  # noqa: F401
+                             short_path, tap_sink)
 
 TAP_DOMAIN = "leapp_lab"
 TAP_OP = "Tap"
@@ -66,29 +72,6 @@ class DuplicateTapError(TapError):
         super().__init__(f"duplicate tap name {name!r}: {where}")
 
 
-#: Unicode categories a tap name may not hold: control characters (NUL, tab, newline, DEL, C1),
-#: format characters (zero-width, bidi overrides: a name that prints as another), surrogates (not
-#: UTF-8) and line / paragraph separators. A tap name becomes an ONNX output name, an .npz member name
-#: (a zip name ends at a NUL) and a word in one-line messages; every other character is allowed.
-FORBIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
-#: names the reference npz holds besides outputs and taps (prepare's timings, taps/prepare.py): a
-#: tap of that name would be overwritten by them and verify would call it a shape mismatch
-RESERVED_NAMES = ("benchmark_timings_ms",)
-
-
-def name_problem(name: str) -> str | None:
-    """Why the string ``name`` cannot name a tap (or a model output), or None (docs/taps.md)."""
-    if name in RESERVED_NAMES:
-        return (f"is reserved: prepare stores its timings under {name!r} in the reference npz; "
-                f"rename it")
-    bad = next((c for c in name if unicodedata.category(c) in FORBIDDEN_CATEGORIES), None)
-    if bad is None:
-        return None
-    what = unicodedata.name(bad, "control character")
-    return (f"holds {what} {bad!r} (U+{ord(bad):04X}); a name may hold printable characters only "
-            f"(no control, format or line-break character): rename it")
-
-
 def check_name(name: str, what: str) -> None:
     """TapError ``WHAT: PROBLEM`` when ``name`` holds a character no tap name may hold."""
     problem = name_problem(name)
@@ -110,7 +93,10 @@ def tap(x: Any, name: str, *, _site: Site | None = None) -> Any:
     """
     mode = _MODE
     if mode is None:
-        return x
+        sink = tapsink.current()
+        if sink is None:
+            return x
+        return sink(x, name, _site or _caller_site())
     return mode.on_tap(x, name, _site or _caller_site())
 
 
@@ -221,17 +207,3 @@ def tap_modules(model: nn.Module) -> list[tuple[str, Tap]]:
             seen[m.name] = m
             found.append((qual, m))
     return found
-
-
-def short_path(path: str, base: str | os.PathLike | None = None) -> str:
-    """``path`` relative to ``base`` (or the working directory) when it lies under it."""
-    for root in (base, os.getcwd()):
-        if root is None:
-            continue
-        try:
-            rel = os.path.relpath(path, root)
-        except ValueError:
-            continue
-        if not rel.startswith(".."):
-            return rel
-    return path

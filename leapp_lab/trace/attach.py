@@ -27,7 +27,8 @@ from leapp_lab.model.trace import GraphReport, TraceReport
 from leapp_lab.trace import lifecycle
 from leapp_lab.trace.capture import (CompileOutcome, build_graph, compile_captured, compiled_status,
                                      snapshot)
-from leapp_lab.trace.persist import diagnose, new_report, save_graph_run
+from leapp_lab.trace.node_taps import NodeTapRecorder
+from leapp_lab.trace.persist import diagnose, new_report, node_extras, save_graph_run
 from leapp_lab.trace.session import _jsonable_options
 
 _START_DEFAULTS = dict(save_path=".", verbose=False, dry_run=False, non_traced=None,
@@ -51,6 +52,7 @@ class _Session:
     capture: lifecycle.LogCapture
     compiled: bool = False
     adapters: Any = None         # deep.adapters.AdapterCapture of the script's patching= list
+    taps: NodeTapRecorder = field(default_factory=NodeTapRecorder)   # tap() calls in the nodes
 
 
 @dataclass
@@ -108,6 +110,7 @@ class Attachment:
                                        "the earlier session was never compiled")
         elif self.session is not None:
             self.session.capture.detach()
+            self.session.taps.uninstall()
         if self.overrides or adapters.entries:
             self._orig["start"](**{**opts, "patching": adapters.patching})
         else:
@@ -119,6 +122,7 @@ class Attachment:
             lifecycle.quiet_console()
         self.session = _Session(mgr.get_graph_name(), mgr.get_save_path(),
                                 {k: v for k, v in opts.items() if k != "name"}, cap, adapters=adapters)
+        self.session.taps.install()
 
     def stop(self, *args, **kwargs):
         return self._orig["stop"](*args, **kwargs)
@@ -135,6 +139,7 @@ class Attachment:
                 s.capture.detach()
             s = self.session = _Session(mgr.get_graph_name() or "graph", mgr.get_save_path() or ".",
                                         dict(s.start_options) if s else {}, cap)
+        s.taps.uninstall()           # the traced passes are over
         outcome = compile_captured(self._orig["compile_graph"], s.capture, **opts)
         s.compiled = True
         lifecycle.flush_file_log()
@@ -152,14 +157,15 @@ class Attachment:
         graph, arrays = build_graph(s.graph_name, s.graph_dir, outcome, s.capture.records,
                                     status=status, error=msg, rtol=compile_opts.get("rtol", 1e-3),
                                     atol=compile_opts.get("atol", 1e-5),
-                                    options=_jsonable_options({**s.start_options, **compile_opts}))
+                                    options=_jsonable_options({**s.start_options, **compile_opts}),
+                                    taps=s.taps)
         diagnose(graph, arrays)
         from leapp_lab.deep.adapters import after_trace
         from leapp_lab.model.sections import save_section
         adapters = after_trace(s.adapters, graph, compile_opts.get("rtol", 1e-3),
                                compile_opts.get("atol", 1e-5))      # + adapter-mismatch hazards
         try:
-            self.runs.append(save_graph_run(graph, arrays))
+            self.runs.append(save_graph_run(graph, arrays, **node_extras(graph, outcome, s.taps)))
             if adapters is not None:
                 save_section(graph, adapters)
         except Exception as exc:  # an unwritable folder must not hide the other graphs
@@ -171,6 +177,7 @@ class Attachment:
         self.graphs.append(graph)
 
     def _refuse(self, s: _Session, message: str) -> None:
+        s.taps.uninstall()
         partial = CompileOutcome(snap=snapshot(lifecycle.manager()))
         for node in lifecycle.manager().get_nodes().values():
             node._model_captured = True   # tensors promoted into a dead node become reusable
@@ -194,6 +201,7 @@ class Attachment:
                 self._refuse(s, why)
             elif s is not None:
                 s.capture.detach()
+                s.taps.uninstall()
         finally:
             self.uninstall()
             lifecycle.loud_console()

@@ -218,8 +218,11 @@ def _edges_from_nodes(snap: dict[str, NodeSnap]) -> list[Edge]:
 def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None,
                 records: list[LogRecord], *, status: str, error: str | None = None,
                 rtol: float = 1e-3, atol: float = 1e-5, options: dict | None = None,
-                replay_fx: bool = True) -> tuple[GraphReport, dict[str, np.ndarray]]:
-    """GraphReport + arrays from the live nodes of the manager (or the pre-compile snapshot)."""
+                replay_fx: bool = True, taps: Any = None) -> tuple[GraphReport, dict[str, np.ndarray]]:
+    """GraphReport + arrays from the live nodes of the manager (or the pre-compile snapshot).
+
+    ``taps``: the session's ``node_taps.NodeTapRecorder``: each node's taps, and its problems
+    logged (section "leapp_lab taps")."""
     import torch
 
     mgr = lifecycle.manager()
@@ -248,6 +251,8 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
         nr.sha256 = getattr(node, "sha256sum", None)
         nr.dropped_inputs = sorted(str(x) for x in (getattr(node, "trimmed_inputs", None) or ()))
         nr.samples = _n_samples(node)
+        if taps is not None:
+            nr.taps = taps.node_taps(nname)
         state = set(getattr(node, "state_names", None) or [])
         ins_now = list(getattr(node, "inputs", []) or [])
         outs_now = list(getattr(node, "outputs", []) or [])
@@ -332,6 +337,8 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
                                              fx=fxv, passed=passed, rtol=rtol, atol=atol,
                                              semantics=_semantics(td)))
 
+    if taps is not None:
+        g.log.extend(taps.log_records())
     if outcome is not None and outcome.validated and isinstance(outcome.result, dict):
         g.leapp_result = {n: (v if isinstance(v, bool) else f"{type(v).__name__}: {v}")
                           for n, v in outcome.result.items()}

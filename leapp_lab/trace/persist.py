@@ -17,10 +17,11 @@ import numpy as np
 from leapp_lab.model import RunFolder, lab_dir, save_npz
 from leapp_lab.model.jsonio import atomic_write_text
 from leapp_lab.model.trace import GraphReport, LogRecord, TraceReport
-from leapp_lab.trace import hazards
+from leapp_lab.trace import fx_store, hazards
 
 ARRAYS_FILE = "arrays.npz"
 HASHES_FILE = "models.sha256"
+TAPS_FILE = "taps.npz"          # tap values per node / tap / sample (docs/schema-trace.md)
 
 
 def versions() -> dict:
@@ -58,9 +59,24 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def node_extras(graph: GraphReport, outcome, recorder) -> dict:
+    """The node-level files of a run (``save_graph_run`` keyword arguments): the taps' values and
+    each exported node's traced graph. ``outcome``: the CompileOutcome (its pre-compile snapshot
+    holds LEAPP's node objects); ``recorder``: the session's NodeTapRecorder."""
+    snap = getattr(outcome, "snap", None) or {}
+    live = {name: s.node for name, s in snap.items()}
+    return {"tap_arrays": recorder.arrays({n.name: n.samples for n in graph.nodes}),
+            "node_graphs": fx_store.collect(graph, live, recorder)}
+
+
 def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
-                   log_file: str | None = None, **report_kw) -> TraceReport:
-    """Commit one run folder for ``graph`` and return its (single-graph) TraceReport."""
+                   log_file: str | None = None, tap_arrays: dict[str, np.ndarray] | None = None,
+                   node_graphs: dict[str, tuple[dict, dict]] | None = None,
+                   **report_kw) -> TraceReport:
+    """Commit one run folder for ``graph`` and return its (single-graph) TraceReport.
+
+    ``tap_arrays``: the values of the taps that fired in the nodes, ``<node>/<tap>/<sample>``;
+    ``node_graphs``: the encoded traced graph of each exported node (trace/fx_store.py)."""
     if not graph.graph_dir:
         raise ValueError(f"graph {graph.name!r} has no graph directory to write its run into")
     gdir = Path(graph.graph_dir)
@@ -90,6 +106,11 @@ def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
         if lines:
             atomic_write_text(run.path / HASHES_FILE, "\n".join(lines) + "\n")
         save_npz(run.path / ARRAYS_FILE, arrays)
+        if tap_arrays:
+            save_npz(run.path / TAPS_FILE, tap_arrays)
+        for n in graph.nodes:
+            if n.saved_graph and n.name in (node_graphs or {}):
+                fx_store.write(run.path / n.saved_graph, *node_graphs[n.name])
         report.save(run.path)
     report.path = run.final_path
     report._arrays = dict(arrays)

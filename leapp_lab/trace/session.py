@@ -21,7 +21,8 @@ from leapp_lab.model.trace import TraceReport
 from leapp_lab.trace import lifecycle
 from leapp_lab.trace.capture import (CompileOutcome, build_graph, compile_captured, compiled_status,
                                      snapshot)
-from leapp_lab.trace.persist import diagnose, save_graph_run
+from leapp_lab.trace.node_taps import NodeTapRecorder
+from leapp_lab.trace.persist import diagnose, node_extras, save_graph_run
 
 
 def graph_dir_of(name: str, save_path: str) -> tuple[str, str]:
@@ -76,6 +77,7 @@ class TraceSession:
         self.capture = lifecycle.LogCapture()
         self._started = False
         self._adapters = None              # deep.adapters.AdapterCapture of the patching= list
+        self._taps = NodeTapRecorder()     # tap() calls reached inside the nodes
 
     # -- context manager ---------------------------------------------------------------------
     def __enter__(self) -> "TraceSession":
@@ -94,12 +96,14 @@ class TraceSession:
             raise
         self._started = True
         self.graph_dir = lifecycle.manager().get_save_path() or self.graph_dir  # as LEAPP resolved it
+        self._taps.install()
         self.capture.attach()
         if not self.start_options["verbose"]:
             lifecycle.quiet_console()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
+        self._taps.uninstall()      # the body is over: no tap belongs to this session any more
         try:
             pending = self._finish(exc)
         finally:
@@ -146,12 +150,13 @@ class TraceSession:
         co = self.compile_options
         graph, arrays = build_graph(self.graph_name, self.graph_dir, outcome, self.capture.records,
                                     status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
-                                    options=_jsonable_options({**self.start_options, **co}))
+                                    options=_jsonable_options({**self.start_options, **co}),
+                                    taps=self._taps)
         diagnose(graph, arrays)
         from leapp_lab.deep.adapters import after_trace
         from leapp_lab.model.sections import save_section
         adapters = after_trace(self._adapters, graph, co["rtol"], co["atol"])  # + adapter-mismatch
-        self.report = save_graph_run(graph, arrays)
+        self.report = save_graph_run(graph, arrays, **node_extras(graph, outcome, self._taps))
         if adapters is not None:
             save_section(graph, adapters)
 

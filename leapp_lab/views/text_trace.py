@@ -67,6 +67,8 @@ def render_graph(g) -> list[str]:
             L.append(f"       out: {_ports(n.outputs())}")
             if n.dropped_inputs:
                 L.append(f"       dropped inputs: {', '.join(n.dropped_inputs)}")
+            if n.taps:
+                L.append(f"       taps: {', '.join(f'{t.name} ({t.site})' for t in n.taps)}")
             if n.error:
                 L.append(f"       error: {n.error.splitlines()[0]}")
     data = [f"{e.src} -> {e.dst}" for e in g.edges if e.kind == "data"]

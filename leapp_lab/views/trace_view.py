@@ -113,6 +113,7 @@ def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
     return {"name": node.name, "graph": graph.name, "index": node.index, "backend": node.backend,
             "verdict": node.verdict, "artifact": node.artifact, "sha256": node.sha256, "error": node.error,
             "samples": node.samples, "dropped_inputs": list(node.dropped_inputs),
+            "taps": [{"name": t.name, "site": t.site} for t in node.taps],
             "ports": [{"name": p.name, "direction": p.direction, "dtype": p.dtype, "shape": p.shape,
                        "role": p.role, "traced_name": p.traced_name, "source": p.source,
                        "feedback": p.feedback, "meaning": _meaning(p.semantics)} for p in node.ports],

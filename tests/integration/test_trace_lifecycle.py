@@ -120,7 +120,7 @@ def test_two_runs_two_intact_folders(tmp_path):
     assert leapp_lab.load(tmp_path / "twice").arrays()["n/obs/0/input"].tolist() == [[5.0] * 3]
     for r in runs:
         files = sorted(os.listdir(r))
-        assert files == ["arrays.npz", "log.txt", "models.sha256", "report.json", "twice.yaml"], files
+        assert files == ["arrays.npz", "log.txt", "models.sha256", "nodes", "report.json", "twice.yaml"], files
         assert "[PASS] n passed validation" in (r / "log.txt").read_text()
         rep = json.loads((r / "report.json").read_text())
         sha = (r / "models.sha256").read_text().split()[0]

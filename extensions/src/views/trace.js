@@ -49,6 +49,9 @@ export function nodeTab(ctx, panel) {
           h("td", {}, p.direction), h("td", {}, p.dtype || "?"), h("td", {}, shapeText(p.shape)), h("td", {}, p.role),
           h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : "")),
           h("td", { class: "leapp-wrap", "data-leapp-port-meaning": p.meaning ? p.name : null }, p.meaning || "–"))))));
+    if ((n.taps || []).length) nodeBody.append(h("div", { class: "leapp-sub" }, "taps (in the order they fired)"),
+      h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["tap", "site"].map(x => h("th", {}, x)))),
+        h("tbody", {}, n.taps.map(t => h("tr", { "data-leapp-tap": t.name }, h("td", {}, t.name), h("td", {}, t.site))))));
     if (n.hazards.length) nodeBody.append(h("div", { class: "leapp-sub" }, "hazards"),
       h("ul", { class: "leapp-hazards" }, n.hazards.map(z => h("li", {}, h("b", {}, z.kind), z.port ? " · " + z.port : "", ": ", z.message))));
     if (n.fx) {
