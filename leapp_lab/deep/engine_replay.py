@@ -65,9 +65,11 @@ class _EngineNode:
 
     def __call__(self, *inputs):
         import torch
-        arrays = [np.ascontiguousarray(t.detach().cpu().numpy()) if isinstance(t, torch.Tensor) else np.asarray(t)
+        # CPU tensors of LEAPP's runtime: their numpy views (no copy); the engine's outputs are fresh
+        # arrays of its own, handed over as they are
+        arrays = [np.ascontiguousarray(t.numpy(force=True)) if isinstance(t, torch.Tensor) else np.asarray(t)
                   for t in inputs]
-        outs = tuple(torch.from_numpy(np.array(o, copy=True)) for o in self.run_numpy(arrays))
+        outs = tuple(torch.from_numpy(np.asarray(o)) for o in self.run_numpy(arrays))
         return outs[0] if len(outs) == 1 else outs
 
     def __getattr__(self, name: str):
@@ -118,7 +120,9 @@ class EngineReplayer:
         self.clock: dict[str, float] = {}
         self.fp32 = ExportedPipeline(graph)
         self.fp32_inputs: dict[str, list[np.ndarray]] = {}
-        self.fp32.im.nodes = {n: _InputTap(m, self.fp32_inputs, n) for n, m in self.fp32.im.nodes.items()}
+        if teacher_forcing:     # the fp32 pipeline's inputs of each engine node: its reference state
+            self.fp32.im.nodes = {n: (_InputTap(m, self.fp32_inputs, n) if n in runners else m)
+                                  for n, m in self.fp32.im.nodes.items()}
         self.eng = ExportedPipeline(graph)
         managers = dict(self.eng.im.nodes)
         self.engine_nodes: dict[str, _EngineNode] = {}
@@ -189,11 +193,21 @@ def run_sequence(rp: EngineReplayer, tier: str, steps: int, inputs_at, reference
     """One sequence (tier a or b) of the engine replay; ``inputs_at(k)`` -> the step's pipeline
     inputs, ``reference_at(o, k)`` -> the reference output or None; ``skip``: (output, step) pairs
     with no real reference (LEAPP's placeholders)."""
-    from .replay import ElementTotals, NOT_RECORDED, _not_comparable, summarize
+    from .replay import ElementTotals
     run = ReplayRun(tier=tier, steps=steps, resets=list(resets))
     totals = ElementTotals(rp.graph)
-    rp.reset()
     node_of = {o: o.split("/", 1)[0] for o in rp.outputs}
+    with rp.fp32.quiet(), rp.eng.quiet():
+        _steps(rp, run, tier, steps, inputs_at, reference_at, resets, skip, max_nrmse, progress, engine,
+               saved, totals, node_of)
+    _finish(run, rp, totals, atol, engine, max_nrmse)
+    return run
+
+
+def _steps(rp, run, tier, steps, inputs_at, reference_at, resets, skip, max_nrmse, progress, engine, saved,
+           totals, node_of) -> None:
+    from .replay import NOT_RECORDED
+    rp.reset()
     for k in range(steps):
         report_progress(progress, f"replay on {engine}: {'captured' if tier == 'a' else 'fresh'} step "
                                   f"{k + 1}/{steps}", k, steps)
@@ -217,6 +231,10 @@ def run_sequence(rp: EngineReplayer, tier: str, steps: int, inputs_at, reference
             run.rows.append(_row(k, o, e.get(o), f.get(o), tf.get(o), ref, k in resets and k > 0, max_nrmse,
                                  node_of[o] in rp.engine_nodes, rp.teacher_forcing, rp.graph.semantics_of(o)))
             totals.add(o, e.get(o), ref)
+
+
+def _finish(run: ReplayRun, rp: EngineReplayer, totals, atol: float, engine: str, max_nrmse: float) -> None:
+    from .replay import _not_comparable, summarize
     _not_comparable(run)
     compared = [o for o in rp.outputs if any(r.output == o for r in run.rows)]
     summarize(run, compared, atol, bool(rp.fp32.feedback))
@@ -230,7 +248,6 @@ def run_sequence(rp: EngineReplayer, tier: str, steps: int, inputs_at, reference
         s.inherited_error_max = max(inh) if inh else None
         s.fp32_max = max(fp) if fp else None
     _explain(run, rp, engine, max_nrmse)
-    return run
 
 
 def _explain(run: ReplayRun, rp: EngineReplayer, engine: str, max_nrmse: float) -> None:
@@ -252,6 +269,23 @@ def _explain(run: ReplayRun, rp: EngineReplayer, engine: str, max_nrmse: float) 
     if not rp.fp32.feedback:
         run.notes.append("the graph has no feedback: nothing is carried from step to step; every "
                          "step's error is its own (and its upstream nodes')")
+
+
+def _compare_tiers(res: EngineReplay) -> None:
+    """A note when fresh observations make each step's own error much larger than the recorded
+    ones do: the engine meets values beyond those it was built (calibrated) on."""
+    if res.closed_loop is None or res.fresh is None:
+        return
+    a = {o.output: o.own_error_max for o in res.closed_loop.outputs if o.own_error_max}
+    for o in res.fresh.outputs:
+        base = a.get(o.output)
+        if base and o.own_error_max and o.own_error_max > 3 * base:
+            res.notes.append(
+                f"{o.output}: on fresh observations a step's own error reaches {o.own_error_max:.3g}, "
+                f"{o.own_error_max / base:.1f}× its largest on the recorded ones: the {res.engine} engine "
+                f"meets values beyond those it was built on (int8: its calibration ranges, taken from "
+                f"the node's recorded samples); calibrate on data that covers deployment")
+            return
 
 
 def engine_replay(graph: GraphReport, arrays: dict, engine: str, runners: dict[str, Any],
@@ -304,6 +338,7 @@ def engine_replay(graph: GraphReport, arrays: dict, engine: str, runners: dict[s
                 progress, engine, saved)
         except Exception as exc:
             res.fresh = ReplayRun(tier="b", status="failed", reason=failed_reason(f"the {engine} fresh replay", exc))
+    _compare_tiers(res)
     res.timings_s = {k: round(v, 6) for k, v in rp.clock.items()}
     res.timings_s["total"] = round(time.perf_counter() - t0, 6)
     st = [r.status for r in res.runs()]

@@ -8,9 +8,9 @@ there first (10 % of atol): below it the error is rounding noise, and the log of
 
 The trend (docs/deep-checks.md, "Replay on an engine"):
 
-- ``grows``: growth > 1.01 per step and still > 1.01 over the later half of the episodes;
-- ``saturates``: growth > 1.01 per step over the whole, but the later half no longer grows (≤ 1.01:
-  the error stopped increasing: a bounded state, a saturating activation);
+- ``grows``: growth > 1.01 per step, and as fast (at least a third of it) over the later half;
+- ``saturates``: growth > 1.01 per step over the whole, but over the later half of each episode it
+  grows less than a third as fast (the error levels off: a bounded state, a saturating activation);
 - ``damped``: growth < 0.99 per step (the state forgets the error);
 - ``steady``: in between (or every error below the noise floor).
 
@@ -76,7 +76,7 @@ def fit_growth(points: list[tuple[int, float | None]], resets: list[int], atol: 
     if growth > GROW:
         late = [h for h in (g[len(g) // 2:] for g in groups) if len(h) >= MIN_HALF]
         bl = _mean_slope(late, floor) if late else None
-        if bl is not None and math.exp(bl) <= GROW:
+        if bl is not None and math.exp(bl) <= 1 + (growth - 1) / 3:
             return growth, "saturates"
         return growth, "grows"
     if growth < DAMP:
