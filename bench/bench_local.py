@@ -123,7 +123,7 @@ def prepare(root: Path, model: str, size: int, samples: int, op_taps: bool, widt
 
 
 def timed(ref: Path, build: Path, out: Path, local: bool):
-    from leapp_lab.compare.verify import verify
+    from leapp_lab.steps.verify import verify
 
     t = time.perf_counter()
     rep = verify(ref, build, out=out, local=local)
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="leapp-lab-bench-local-"))
     root.mkdir(parents=True, exist_ok=True)
-    from leapp_lab.engines.build import compile
+    from leapp_lab.steps.compile import compile
 
     try:
         t = time.perf_counter()

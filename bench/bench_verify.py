@@ -109,7 +109,7 @@ def strict_limit(ref: Path, build: Path) -> float:
 
 
 def run_verify(ref: Path, build: Path, out: Path, save: bool = True):
-    from leapp_lab.compare.verify import verify
+    from leapp_lab.steps.verify import verify
 
     t = time.perf_counter()
     rep = verify(ref, build, out=out, save=save)
@@ -174,9 +174,9 @@ def _peak_in_fresh_process(what: str, ref: Path, build: Path, out: Path) -> floa
 
 
 def _peak_main(what: str, ref: str, build: str, out: str) -> int:
-    import leapp_lab.compare.verify  # noqa: F401 - imports done before the baseline is taken
-    from leapp_lab.compare.kernel import resolve_backend
-    from leapp_lab.compare.metrics import diff_sums
+    import leapp_lab.steps.verify  # noqa: F401 - imports done before the baseline is taken
+    from leapp_lab.numerics.backend import resolve_backend
+    from leapp_lab.numerics.metrics import diff_sums
     # the kernel loaded for the bench's dtypes, as in any process that has verified once
     diff_sums(np.ones(8, np.float32), np.ones(8, np.float32), backend=resolve_backend())
     if what == "verify":
@@ -262,7 +262,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dir", help="where to write the data (kept; default: a temp folder per size, removed after)")
     ap.add_argument("--json", help="write the measurements here")
     args = ap.parse_args(argv)
-    from leapp_lab.compare.kernel import backend_threads, resolve_backend
+    from leapp_lab.numerics.backend import backend_threads, resolve_backend
 
     backend = resolve_backend()
     cores = os.cpu_count()

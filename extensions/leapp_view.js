@@ -125,7 +125,28 @@ function binEdge(b) {
   _u64[0] = BigInt(b) << 50n;
   return _f64[0];
 }
-function histTraces(hist, nonfiniteLabel) {
+var CHAR_PX = 7.2;
+var TICK_GAP_PX = 10;
+var HIST_MARGIN = { l: 50, r: 10, t: 34, b: 44 };
+var labelPx = (s) => s.length * CHAR_PX;
+function histTicks(n, first, nonfinite, plotPx) {
+  const xmax = nonfinite ? n + 3 : n + 1;
+  const range = [-0.6, xmax + 0.6];
+  const perUnit = plotPx / (range[1] - range[0]);
+  const fits = (a, b) => (b.x - a.x) * perUnit >= (labelPx(a.text) + labelPx(b.text)) / 2 + TICK_GAP_PX;
+  const zero = { x: 0, text: "0" };
+  const nf = nonfinite ? { x: n + 3, text: "non-finite" } : null;
+  const widest = labelPx(binEdge(first).toExponential(1)) + TICK_GAP_PX;
+  const step = Math.max(1, Math.ceil(n / 7), Math.ceil(widest / perUnit));
+  const kept = [zero];
+  for (let i = 0; i < n; i += step) {
+    const t = { x: i + 2 - 0.5, text: binEdge(first + i).toExponential(1) };
+    if (fits(kept[kept.length - 1], t) && (!nf || fits(t, nf))) kept.push(t);
+  }
+  if (nf) kept.push(nf);
+  return { tickvals: kept.map((t) => t.x), ticktext: kept.map((t) => t.text), range };
+}
+function histTraces(hist, nonfiniteLabel, plotPx) {
   const xs = [0], ys = [hist.zero], text = ["exactly 0"], colors = ["#1565c0"];
   const counts = hist.counts || [], n = counts.length, first = hist.first_bin || 0;
   for (let i = 0; i < n; i++) {
@@ -134,20 +155,12 @@ function histTraces(hist, nonfiniteLabel) {
     colors.push("#ef6c00");
     text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
   }
-  const step = Math.max(1, Math.ceil(n / 7));
-  const tickvals = [0], ticktext = ["0"];
-  for (let i = 0; i < n; i += step) {
-    tickvals.push(i + 2 - 0.5);
-    ticktext.push(binEdge(first + i).toExponential(1));
-  }
+  const ticks = histTicks(n, first, hist.nonfinite, plotPx > 0 ? plotPx : 360);
   if (hist.nonfinite) {
-    const x = n + 3;
-    xs.push(x);
+    xs.push(n + 3);
     ys.push(hist.nonfinite);
     colors.push("#6a1b9a");
     text.push(nonfiniteLabel || "non-finite");
-    tickvals.push(x);
-    ticktext.push("non-finite");
   }
   const annotations = hist.nonfinite ? [{
     x: n + 3,
@@ -168,8 +181,9 @@ function histTraces(hist, nonfiniteLabel) {
       width: 0.92,
       textposition: "none"
     }],
-    tickvals,
-    ticktext,
+    tickvals: ticks.tickvals,
+    ticktext: ticks.ticktext,
+    range: ticks.range,
     annotations
   };
 }
@@ -179,7 +193,7 @@ function drawHist(div, hist, title, nonfiniteLabel) {
     div.append(h("div", { class: "leapp-empty" }, "no histogram stored for this row"));
     return;
   }
-  const t = histTraces(hist, nonfiniteLabel);
+  const t = histTraces(hist, nonfiniteLabel, (div.clientWidth || 0) - HIST_MARGIN.l - HIST_MARGIN.r);
   if (!hasPlotly()) {
     clearPlot(div);
     div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded; counts: zero=" + hist.zero + " bins=" + (hist.counts || []).join(",") + " non-finite=" + (hist.nonfinite || 0)));
@@ -189,12 +203,12 @@ function drawHist(div, hist, title, nonfiniteLabel) {
   const layout = {
     title: { text: title, font: { size: 12 } },
     height: 260,
-    margin: { l: 50, r: 10, t: 34, b: 44 },
+    margin: { ...HIST_MARGIN },
     bargap: 0.05,
     showlegend: false,
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
+    xaxis: { tickvals: t.tickvals, ticktext: t.ticktext, range: t.range, tickangle: 0, title: { text: "|diff| (log bins; 0 = exact zero)", font: { size: 10 } }, zeroline: false },
     yaxis: { title: { text: "elements", font: { size: 10 } }, rangemode: "tozero" },
     annotations: t.annotations
   };
@@ -204,6 +218,47 @@ function drawHist(div, hist, title, nonfiniteLabel) {
 }
 
 // src/shared/search.js
+var SEARCH_KEYS = [
+  { key: "name", aliases: ["id", "row", "tap"], help: "the row's name (part of it)" },
+  { key: "status", aliases: ["verdict", "state"], help: "the verdict, its label or the tap status" },
+  { key: "reason", aliases: ["reasons", "why"], help: "the reason keys of the verdict" },
+  { key: "scope", aliases: ["scopes", "module"], help: "a module and the modules inside it, at any module boundary" },
+  { key: "hazards", aliases: ["hazard"], help: "a hazard kind (trace)" },
+  { key: "kind", aliases: ["kinds", "type"], help: "output, tap or op tap (verify)" },
+  { key: "node", aliases: ["nodes"], help: "the LEAPP node (trace)" },
+  { key: "port", aliases: ["ports"], help: "the output port (trace)" },
+  { key: "segment", aliases: ["segments"], help: "the segment (repair)" }
+];
+var BUILTIN = /* @__PURE__ */ new Set(["name", "status", "reason"]);
+var ALIAS = new Map(SEARCH_KEYS.flatMap((k) => [[k.key, k.key], ...k.aliases.map((a) => [a, k.key])]));
+var KEYS = /* @__PURE__ */ new WeakMap();
+function tableKeys(table) {
+  if (KEYS.has(table)) return KEYS.get(table).keys;
+  const keys = new Set(BUILTIN);
+  for (const c of table.columns || []) keys.add(c.key);
+  for (const k of table.search_keys || []) keys.add(k);
+  KEYS.set(table, { keys, resolved: /* @__PURE__ */ new Map() });
+  return keys;
+}
+function resolveKey(key, table) {
+  const keys = tableKeys(table), memo = KEYS.get(table).resolved;
+  const k = key.toLowerCase();
+  if (memo.has(k)) return memo.get(k);
+  let found = null;
+  for (const cand of [k, ALIAS.get(k), k.endsWith("s") ? k.slice(0, -1) : k + "s"]) {
+    if (cand && keys.has(cand)) {
+      found = cand;
+      break;
+    }
+    const a = cand && ALIAS.get(cand);
+    if (a && keys.has(a)) {
+      found = a;
+      break;
+    }
+  }
+  memo.set(k, found);
+  return found;
+}
 function searchText(r, table) {
   const labels = table.status_labels || {};
   const parts = [r.id, r.sub, r.status, labels[r.status], r.tap_status, r.reason];
@@ -213,23 +268,84 @@ function searchText(r, table) {
 function parseQuery(q) {
   return (q || "").toLowerCase().split(/\s+/).filter(Boolean).map((t) => {
     const i = t.indexOf(":");
-    return i > 0 ? { key: t.slice(0, i), value: t.slice(i + 1) } : { key: null, value: t };
+    return i > 0 ? { key: t.slice(0, i), value: t.slice(i + 1), text: t } : { key: null, value: t, text: t };
   });
+}
+function scopeMatches(scope, value) {
+  const norm = (s) => String(s).toLowerCase().replace(/\//g, ".").replace(/^\.+|\.+$/g, "");
+  const v = norm(value);
+  if (!v) return true;
+  return ("." + norm(scope) + ".").includes("." + v + ".");
 }
 function matchTerm(r, hay, term, table) {
   if (!term.key) return hay.includes(term.value);
+  const key = resolveKey(term.key, table) || (term.key in (r.cells || {}) ? term.key : null);
+  if (!key) return hay.includes(term.text);
   const v = term.value;
-  if (term.key === "status") {
+  if (key === "status") {
     const labels = table.status_labels || {};
     return [r.status, labels[r.status], r.tap_status].some((x) => x && String(x).toLowerCase().includes(v));
   }
-  if (term.key === "reason") return (r.reason || "").toLowerCase().includes(v);
-  if (term.key === "name" || term.key === "id") return r.id.toLowerCase().includes(v);
-  const c = r.cells[term.key];
+  if (key === "reason") return (r.reason || "").toLowerCase().includes(v);
+  if (key === "name") return r.id.toLowerCase().includes(v);
+  const c = r.cells[key];
   if (c === null || c === void 0) return false;
-  const s = String(c).toLowerCase();
-  if (term.key === "scope") return s === v || s.startsWith(v.endsWith(".") ? v : v + ".") || v.endsWith(".") && s === v.slice(0, -1);
-  return s.includes(v);
+  if (key === "scope") return scopeMatches(c, v);
+  return String(c).toLowerCase().includes(v);
+}
+function valuesOf(rows, key, table, max) {
+  const labels = table.status_labels || {};
+  const seen = /* @__PURE__ */ new Set();
+  for (const r of rows) {
+    let vals;
+    if (key === "status") vals = [labels[r.status] || r.status];
+    else if (key === "reason") vals = (r.reason || "").split(",");
+    else vals = String(r.cells[key] ?? "").split(",");
+    for (const v of vals) {
+      const t = v.trim();
+      if (t) seen.add(t);
+    }
+    if (seen.size > max) return null;
+  }
+  return [...seen];
+}
+function explainQuery(rows, query, table, hay, shown, filter) {
+  const terms = parseQuery(query);
+  const notes = [];
+  for (const t of terms) {
+    const key = t.key ? resolveKey(t.key, table) || (rows.some((r) => t.key in (r.cells || {})) ? t.key : null) : null;
+    const hits = rows.some((r) => matchTerm(r, hay.get(r.id), t, table));
+    if (t.key && !key && !hits) {
+      notes.push("unknown key “" + t.key + ":” (keys: " + [...tableKeys(table)].join(", ") + ")");
+    } else if (!hits && key) {
+      const vals = valuesOf(rows, key, table, 8);
+      notes.push("no row has " + key + " “" + t.value + "”" + (vals && vals.length ? " (there are: " + vals.join(", ") + ")" : ""));
+    } else if (!hits) {
+      notes.push("no row contains “" + t.value + "”");
+    }
+  }
+  if (notes.length) return notes.join("; ");
+  if (shown > 0) return "";
+  if (terms.length > 1) return "no row matches all of: " + terms.map((t) => t.text).join(", ") + (filter ? " (" + filter + ")" : "");
+  if (terms.length === 1 && filter) return "no row matches “" + terms[0].text + "” (" + filter + ")";
+  return "";
+}
+function enterTarget(shown, query, nameKey) {
+  const words = parseQuery(query).filter((t) => !t.key || t.key === "name" || t.key === "id").map((t) => t.value).filter(Boolean);
+  if (!shown.length) return null;
+  if (!words.length) return shown[0];
+  const names = (r) => [r.id, nameKey ? r.cells[nameKey] : null, r.cells.node].filter((x) => x !== null && x !== void 0).map((x) => String(x).toLowerCase());
+  let best = null, bestRank = 3;
+  for (const r of shown) {
+    const ns = names(r);
+    const rank = words.some((w) => ns.includes(w)) ? 0 : words.some((w) => ns.some((n) => n.startsWith(w))) ? 1 : 2;
+    if (rank < bestRank) {
+      best = r;
+      bestRank = rank;
+      if (rank === 0) break;
+    }
+  }
+  return best;
 }
 
 // src/shared/table.js
@@ -299,7 +415,7 @@ function tableItems(rows, columns, table, state, hay, groupKey) {
   if (state.groupBy && groupKey) {
     const order = [], by = /* @__PURE__ */ new Map();
     for (const r of rs) {
-      const g = r.cells[groupKey] ?? "";
+      const g = groupOf(r.cells[groupKey], groupKey, state.groupDepth);
       if (!by.has(g)) {
         by.set(g, []);
         order.push(g);
@@ -325,6 +441,33 @@ function tableItems(rows, columns, table, state, hay, groupKey) {
     if (it.r) indexOf.set(it.r.id, i);
   });
   return { items, shownRows, indexOf };
+}
+function groupOf(value, key, depth) {
+  if (value === null || value === void 0) return "";
+  if (key !== "scope" || !depth) return String(value);
+  return String(value).split(".").slice(0, depth).join(".");
+}
+function groupLevels(rows, key) {
+  const deepest = key === "scope" ? Math.max(1, ...rows.map((r) => r.cells[key] ? String(r.cells[key]).split(".").length : 1)) : 1;
+  const out = [];
+  for (let d = 1; d <= deepest; d++) {
+    const size = /* @__PURE__ */ new Map();
+    for (const r of rows) {
+      const g = groupOf(r.cells[key], key, key === "scope" ? d : null);
+      size.set(g, (size.get(g) || 0) + 1);
+    }
+    let several = 0;
+    for (const n of size.values()) if (n > 1) several += n;
+    out.push({ depth: d, groups: size.size, several });
+  }
+  return out;
+}
+function autoDepth(levels, nRows) {
+  let best = levels[0] || { depth: 1, groups: 0 };
+  for (const l of levels) {
+    if (l.several * 3 >= nRows * 2 && l.groups > best.groups) best = l;
+  }
+  return best.depth;
 }
 function csvCell(v) {
   if (v === null || v === void 0) return "";
@@ -445,7 +588,7 @@ function whyBlock(r, table) {
   const words = table.reasons || {};
   const keys = (r.reason || "").split(",").map((x) => x.trim()).filter(Boolean);
   const label = (table.status_labels || {})[r.status] || r.status;
-  const text = keys.length ? keys.map((k) => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
+  const text = r.why ? r.why : keys.length ? keys.map((k) => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
   return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
 }
 function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
@@ -592,7 +735,7 @@ function virtualTable(o) {
         const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
         tr.append(h(
           "td",
-          { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.reason ? "why: " + r.reason : null },
+          { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.why || r.reason ? "why: " + (r.why || r.reason) : null },
           h("span", { class: "leapp-pill leapp-" + r.status }, label),
           extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
           r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null
@@ -628,7 +771,7 @@ function virtualTable(o) {
         "span",
         { class: "leapp-pin-inline" },
         (it.collapsed ? "▸ " : "▾ ") + (it.group || "(no " + groupKey + ")"),
-        h("span", { class: "leapp-muted" }, " · " + it.n + " rows" + (it.nfail ? " · " : "")),
+        h("span", { class: "leapp-muted" }, " · " + it.n + (it.n === 1 ? " row" : " rows") + (it.nfail ? " · " : "")),
         it.nfail ? h("span", { class: "leapp-firstmark" }, it.nfail + " " + ((table.status_labels || {}).fail || "fail")) : null
       ))
     );
@@ -803,6 +946,12 @@ function tableTab(ctx, panel) {
   const nameKey = (columns.find((c) => c.key === "name") || columns.find((c) => c.type === "text") || {}).key;
   const groupKey = columns.some((c) => c.key === "scope") ? "scope" : columns.some((c) => c.key === "node") ? "node" : null;
   const hay = new Map(rows.map((r) => [r.id, searchText(r, table)]));
+  const levels = groupKey ? groupLevels(rows, groupKey) : [];
+  if (state.groupDepth === null || state.groupDepth === void 0) state.groupDepth = groupKey === "scope" ? autoDepth(levels, rows.length) : null;
+  const noun = table.row_noun || "row";
+  const nouns = (n) => n + " " + noun + (n === 1 ? "" : "s");
+  const jumpStatus = table.jump_status || "fail";
+  const jumpLabel = (table.jump_label || "divergent") + (noun === "row" ? "" : " " + noun);
   const vt = virtualTable({
     columns,
     rows,
@@ -836,10 +985,11 @@ function tableTab(ctx, panel) {
     "data-leapp-search": "",
     spellcheck: "false",
     placeholder: "search: name, op, " + (groupKey ? groupKey + ":…, " : "") + "status:…, reason:…",
-    title: "every term must match; key:value looks in one column (scope:blocks.3 = that module and the ones inside it; status:diverged, reason:non-finite, kind:op); Enter selects the first match",
+    title: "every term must match; key:value looks in one column (scope:layer.1 = that module and the ones inside it, at any module boundary; status:diverged, reason:non-finite, kind:op, hazard:trace-loss; any column's key); Enter opens the row named exactly so, else the first match",
     on: { input: (e) => setQuery(e.target.value, "search"), keydown: onSearchKey }
   });
   const count = h("span", { class: "leapp-muted", "data-leapp-count": "" });
+  const searchNote = h("span", { class: "leapp-msg leapp-search-note", "data-leapp-search-note": "", role: "status" });
   const msgEl = h("span", { class: "leapp-msg", "data-leapp-msg": "" });
   const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
   const groupBox = groupKey ? h("input", { type: "checkbox", "data-leapp-group": groupKey, on: { change: (e) => {
@@ -847,6 +997,22 @@ function tableTab(ctx, panel) {
     refresh();
     refocus();
   } } }) : null;
+  const depthSel = levels.length > 1 ? h(
+    "select",
+    {
+      "data-leapp-group-depth": "",
+      title: "how deep in the module scope the groups are",
+      on: { change: (e) => {
+        state.groupDepth = Number(e.target.value);
+        state.collapsed.clear();
+        state.groupBy = true;
+        groupBox.checked = true;
+        refresh();
+        refocus();
+      } }
+    },
+    levels.map((l) => h("option", { value: String(l.depth), selected: l.depth === state.groupDepth }, "depth " + l.depth + " · " + l.groups + " group" + (l.groups === 1 ? "" : "s")))
+  ) : null;
   const panelBtn = h("button", {
     class: "leapp-btn",
     "data-leapp-panel-toggle": "",
@@ -874,23 +1040,25 @@ function tableTab(ctx, panel) {
     }), " " + c.label)))
   );
   if (panel) {
-    panel.append(
+    panel.append(...[
       h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-ttitle" }, table.title || "")),
       h(
         "div",
         { class: "leapp-toolbar" },
         search,
         count,
+        searchNote,
         h("label", {}, filterBox, " " + (table.filter_label || "divergent only")),
         groupBox ? h("label", { title: "rows under one header per " + groupKey + " (click a header to fold it)" }, groupBox, " group by " + groupKey) : null,
-        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous divergent row (p or k)", on: { click: () => {
+        depthSel,
+        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous " + jumpLabel + " (p or k)", on: { click: () => {
           jumpDivergent(-1, "key");
           refocus();
-        } } }, "▲ prev " + (table.jump_label || "divergent")),
-        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next divergent row (n or j)", on: { click: () => {
+        } } }, "▲ prev " + jumpLabel),
+        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next " + jumpLabel + " (n or j)", on: { click: () => {
           jumpDivergent(1, "key");
           refocus();
-        } } }, "▼ next " + (table.jump_label || "divergent")),
+        } } }, "▼ next " + jumpLabel),
         sortInfo,
         h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => {
           state.sortKey = null;
@@ -916,7 +1084,7 @@ function tableTab(ctx, panel) {
       linkBox,
       table.rule ? h("div", { class: "leapp-rule" }, table.rule) : null,
       h("div", { class: "leapp-split" }, h("div", { class: "leapp-left" }, wrap), histPanel)
-    );
+    ].filter(Boolean));
   }
   let items = [];
   let shownRows = [];
@@ -924,7 +1092,8 @@ function tableTab(ctx, panel) {
   function computeItems() {
     ({ items, shownRows, indexOf } = tableItems(rows, columns, table, state, hay, groupKey));
     vt.setItems(items);
-    count.textContent = shownRows.length === rows.length ? rows.length + " rows" : shownRows.length + " of " + rows.length + " rows";
+    count.textContent = shownRows.length === rows.length ? nouns(rows.length) : shownRows.length + " of " + nouns(rows.length);
+    searchNote.textContent = state.query && !shownRows.length ? explainQuery(rows, state.query, table, hay, 0, state.onlyBad ? table.filter_label || "divergent only" : null) : "";
     const col = columns.find((c) => c.key === state.sortKey);
     sortInfo.textContent = col ? "sorted by " + col.label + (state.sortDir > 0 ? " ↑" : " ↓") : "model order";
     vt.markSorted();
@@ -950,7 +1119,7 @@ function tableTab(ctx, panel) {
     e.stopPropagation();
     if (e.key === "Enter" && shownRows.length) {
       e.preventDefault();
-      ctx.select(shownRows[0].id, null, "search");
+      ctx.select(enterTarget(shownRows, state.query, nameKey).id, null, "search");
       refocus();
     }
     if (e.key === "Escape") {
@@ -963,13 +1132,13 @@ function tableTab(ctx, panel) {
     if (!opening) state.collapsed.add(g);
     refresh(true);
     const r = byId.get(state.row);
-    if (opening && r && (r.cells[groupKey] ?? "") === g) vt.scrollToIndex(indexOf.get(r.id));
+    if (opening && r && groupOf(r.cells[groupKey], groupKey, state.groupDepth) === g) vt.scrollToIndex(indexOf.get(r.id));
   }
   function reveal(id, source) {
     const r = byId.get(id);
     if (!r) return;
     let changed = false;
-    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(r.cells[groupKey] ?? "")) {
+    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(groupOf(r.cells[groupKey], groupKey, state.groupDepth))) {
       computeItems();
       changed = true;
     }
@@ -1021,13 +1190,13 @@ function tableTab(ctx, panel) {
     let i = list.findIndex((r) => r.id === state.row);
     if (i < 0) i = dir > 0 ? -1 : list.length;
     for (let j = i + dir; j >= 0 && j < list.length; j += dir) {
-      if (list[j].status === "fail") {
+      if (list[j].status === jumpStatus) {
         msg("");
         ctx.select(list[j].id, null, source);
         return;
       }
     }
-    msg(dir > 0 ? "no divergent row below" : "no divergent row above");
+    msg("no " + jumpLabel + (noun === "row" ? " row" : "") + (dir > 0 ? " below" : " above"));
   }
   function onKey(e) {
     const t = e.target;
@@ -1049,7 +1218,7 @@ function tableTab(ctx, panel) {
   });
   function downloadCsv() {
     download((view.kind || "leapp") + "-table.csv", tableCsv(vt.shownColumns(), shownRows), "text/csv");
-    msg("CSV: " + shownRows.length + " rows");
+    msg("CSV: " + nouns(shownRows.length));
   }
   function copyLink() {
     ctx.writeFragment();
@@ -1097,6 +1266,7 @@ function tableTab(ctx, panel) {
     setQuery,
     reveal,
     renderHist,
+    notice: msg,
     rowIds: () => shownRows.map((r) => r.id),
     // before the first tab is shown: the link's query, the header, the rows
     init() {
@@ -2001,7 +2171,7 @@ function graphNav(opts) {
 }
 function svgGraph(svgText, focus) {
   let nodes = [];
-  const text = (el) => ((el.querySelector("title") || {}).textContent || "") + " " + (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || el.getAttribute("data-leapp-io") || "");
+  const text = (el) => el.hasAttribute("data-leapp-io") ? [...el.querySelectorAll("text")].map((t) => t.textContent).join(" ") : ((el.querySelector("title") || {}).textContent || "") + " " + (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || "");
   const nav = graphNav({
     find: (q) => nodes.filter((el) => text(el).toLowerCase().includes(q)),
     mark: (ms) => {
@@ -2391,6 +2561,38 @@ function engineGraphTab(ctx, panel) {
 }
 
 // src/views/repair.js
+var cfg = { displayModeBar: false, displaylogo: false, showLink: false };
+var LABEL_CHAR_PX = 6.2;
+function barsLayout(bars, title, y) {
+  const lines = (bars.lines || []).filter((l) => l.y !== null && l.y !== void 0);
+  const ax = { type: bars.log ? "log" : "linear", title: { text: bars.ylabel || "", font: { size: 10 } } };
+  const pos = [...y, ...lines.map((l) => l.y)].filter((v) => typeof v === "number" && v > 0);
+  if (bars.log && pos.length) ax.range = [Math.log10(Math.min(...pos)) - 0.4, Math.log10(Math.max(...pos)) + 0.2];
+  const right = Math.max(10, ...lines.map((l) => Math.ceil(l.label.length * LABEL_CHAR_PX) + 10));
+  return {
+    height: 300,
+    margin: { l: 60, r: right, t: 34, b: 90 },
+    showlegend: false,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    title: { text: title, font: { size: 12 } },
+    yaxis: ax,
+    xaxis: { tickangle: -40, automargin: true, type: "category" },
+    shapes: lines.map((l) => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: l.y, y1: l.y, line: { color: l.color, dash: l.dash || "solid" } })),
+    // two labels beside each other's line: the upper one above its line, the others below theirs
+    annotations: lines.map((l) => ({
+      xref: "paper",
+      x: 1,
+      xanchor: "left",
+      xshift: 4,
+      y: bars.log ? Math.log10(l.y) : l.y,
+      yanchor: lines.length > 1 && l.y === Math.max(...lines.map((m) => m.y)) ? "bottom" : lines.length > 1 ? "top" : "middle",
+      text: l.label,
+      showarrow: false,
+      font: { size: 10, color: l.color }
+    }))
+  };
+}
 function drawBars(div, bars, onPick) {
   for (const c of [...div.children]) clearPlot(c);
   div.replaceChildren();
@@ -2399,33 +2601,14 @@ function drawBars(div, bars, onPick) {
     return;
   }
   const color = (st) => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#90a4ae";
-  const cfg = { displayModeBar: false, displaylogo: false, showLink: false };
-  const yaxis = { type: bars.log ? "log" : "linear", title: { text: bars.ylabel || "", font: { size: 10 } } };
-  const lines = (bars.lines || []).filter((l) => l.y !== null && l.y !== void 0);
-  const base = {
-    height: 300,
-    margin: { l: 60, r: 10, t: 34, b: 90 },
-    showlegend: false,
-    paper_bgcolor: "rgba(0,0,0,0)",
-    plot_bgcolor: "rgba(0,0,0,0)"
-  };
   const plot = (box, title, x, y, status, pick) => {
-    const ax = Object.assign({}, yaxis);
-    const pos = [...y, ...lines.map((l) => l.y)].filter((v) => typeof v === "number" && v > 0);
-    if (bars.log && pos.length) ax.range = [Math.log10(Math.min(...pos)) - 0.4, Math.log10(Math.max(...pos)) + 0.2];
     globalThis.Plotly.newPlot(box, [{
       type: "bar",
       x,
       y,
       marker: { color: status.map(color) },
       hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>"
-    }], themed(box, Object.assign({}, base, {
-      title: { text: title, font: { size: 12 } },
-      yaxis: ax,
-      xaxis: { tickangle: -40, automargin: true, type: "category" },
-      shapes: lines.map((l) => ({ type: "line", xref: "paper", x0: 0, x1: 1, y0: l.y, y1: l.y, line: { color: l.color, dash: l.dash || "solid" } })),
-      annotations: lines.map((l) => ({ xref: "paper", x: 1, xanchor: "right", y: bars.log ? Math.log10(l.y) : l.y, text: l.label, showarrow: false, font: { size: 10, color: l.color }, yanchor: "bottom" }))
-    })), cfg);
+    }], themed(box, barsLayout(bars, title, y)), cfg);
     if (pick && box.on) box.on("plotly_click", (ev) => {
       const p = ev.points && ev.points[0];
       if (p) pick(x[p.pointIndex]);
@@ -2729,7 +2912,7 @@ function drawProfile(div, profile, metric, onPick) {
       y: ay(s.threshold),
       yanchor: "bottom",
       showarrow: false,
-      text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold),
+      text: "rule: " + s.label + (s.worse === "below" ? " < " : " > ") + fmt(s.threshold),
       font: { size: 10, color: "#c62828" }
     });
   }
@@ -2820,6 +3003,7 @@ var TABS = {
 };
 
 // src/view.js
+var MIN_PANEL_H = 420;
 function initialState(view) {
   const columns = view.table && view.table.columns || [];
   const series = view.profile && view.profile.series || [];
@@ -2924,8 +3108,23 @@ function renderView(el, view, host) {
   const each = (hook, ...args) => {
     for (const t of Object.values(tabs)) if (t[hook]) t[hook](...args);
   };
+  let panelH = 0;
+  function holdHeight() {
+    if (host.fill) return;
+    const t = panels.table;
+    if (t && t.style.display !== "none" && t.offsetHeight) panelH = Math.max(panelH, t.offsetHeight);
+    const hgt = Math.max(panelH, MIN_PANEL_H);
+    for (const [k, p] of Object.entries(panels)) {
+      p.style.minHeight = hgt + "px";
+      if (k !== "table") {
+        p.style.height = hgt + "px";
+        p.style.overflow = "auto";
+      }
+    }
+  }
   function showTab(id) {
     if (!panels[id]) return;
+    if (state.tab !== id) holdHeight();
     state.tab = id;
     for (const b of tabBar.children) b.classList.toggle("leapp-active", b.dataset.leappTab === id);
     for (const [k, p] of Object.entries(panels)) p.style.display = k === id ? "" : "none";
@@ -2949,7 +3148,7 @@ function renderView(el, view, host) {
     state.sample = sampleKey ?? r.default_sample ?? (r.samples[0] && r.samples[0].key);
     if (r.node) state.node = r.node;
     const here = tabs[state.tab];
-    const toTable = !!panels.table && !!(here && here.handsToTable) && source !== "api" && source !== "init";
+    const toTable = !!panels.table && !!(here && here.handsToTable) && !["api", "init", "restore"].includes(source);
     tabs.table.select(r, source, toTable);
     if (toTable) showTab("table");
     for (const [tid, t] of Object.entries(tabs)) if (tid !== "table" && t.select) t.select(r, source);
@@ -2984,13 +3183,21 @@ function renderView(el, view, host) {
     if (f.q !== null && f.q !== void 0 && f.q !== state.query) tabs.table.setQuery(f.q, "restore");
     if (f.tab && panels[f.tab] && f.tab !== state.tab) showTab(f.tab);
     if (f.row && byId.has(f.row) && (f.row !== state.row || f.sample && f.sample !== state.sample)) select(f.row, f.sample || null, "restore");
+    else if (f.row && !byId.has(f.row)) tabs.table.notice("the link's row “" + f.row + "” is not in this report");
   }
   each("init");
+  holdHeight();
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
-  const first = startRow || table.first_divergent || rows[0] && rows[0].id;
+  const lost = frag && frag.row && !startRow ? frag.row : null;
+  let first = startRow || table.first_divergent || rows[0] && rows[0].id;
+  if (lost && state.query) {
+    const shown = tabs.table.rowIds();
+    first = shown.includes(first) ? first : shown[0] || null;
+  }
   if (first) select(first, startRow ? frag.sample || null : null, startRow ? "restore" : "init");
   else each("refresh");
+  if (lost) tabs.table.notice("the link's row “" + lost + "” is not in this report" + (state.query ? "; its search is kept" : ""));
   booting = false;
   each("ready");
   const api = {

@@ -11,7 +11,7 @@
 What is submitted must be a picklable top-level function of plain arguments (paths, names,
 numbers) that reads its inputs from disk, writes its own folder and returns a small result: so the
 same call runs in a thread, a local process or on another machine of the cluster (which must see
-the same paths). ``leapp_lab.sweeps.tasks`` holds those functions.
+the same paths). ``leapp_lab.steps.repair_tasks`` holds those functions.
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def dask_address(dask: Any = None) -> Any:
 
 #: imported once by the fork server, so that each pool worker starts as a cheap fork of it instead
 #: of importing onnxruntime (and torch, which onnxruntime-extensions imports) again: seconds each
-PRELOAD = ("leapp_lab.sweeps.tasks", "leapp_lab.engines.onnxrt", "leapp_lab.compare.verify",
+PRELOAD = ("leapp_lab.steps.repair_tasks", "leapp_lab.engines.onnxrt", "leapp_lab.steps.verify",
            "onnxruntime.quantization", "onnxruntime_extensions")
 
 

@@ -17,17 +17,17 @@ show its lines.
 from __future__ import annotations
 
 import argparse
-import html
 import importlib
 import inspect
 import linecache
 import shlex
-import time
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
-from IPython.display import HTML, display
+from IPython.display import display
+
+from leapp_lab.views.progress import Progress
 
 DEFAULT_VAR = "_leapp"
 
@@ -143,48 +143,6 @@ def register_source(filename: str, source: str) -> None:
     linecache.cache[filename] = (len(source), None, lines, filename)
 
 
-class Progress:
-    """One updating line in the notebook for a long step. Accepts both progress signatures used
-    by the API: ``(stage, fraction_or_None)`` (prepare) and ``(stage, done, total)`` (compile, verify)."""
-
-    def __init__(self, title: str, min_interval_s: float = 0.25):
-        self.title = title
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-        self.min_interval_s = min_interval_s
-        self.stage = "starting"
-        self.fraction: float | None = None
-        self.handle = display(self._html(), display_id=True)
-
-    def _text(self) -> str:
-        pct = "" if self.fraction is None else f" {100 * self.fraction:3.0f}%"
-        return f"{self.title}:{pct} {self.stage} ({time.perf_counter() - self.t0:.1f} s)"
-
-    def _html(self, done: bool = False, failed: bool = False) -> HTML:
-        bar = "" if done or self.fraction is None else \
-            f'<progress value="{self.fraction:.3f}" max="1" style="width:160px"></progress> '
-        color = "#c62828" if failed else "#2e7d32" if done else "#616161"
-        return HTML(f'<div class="leapp-progress" style="font-size:12px;color:{color}">{bar}'
-                    f"{html.escape(self._text())}</div>")
-
-    def __call__(self, stage: str, *rest: Any) -> None:
-        self.stage = str(stage)
-        if len(rest) == 1:
-            self.fraction = None if rest[0] is None else float(rest[0])
-        elif len(rest) >= 2 and rest[1]:
-            self.fraction = float(rest[0]) / float(rest[1])
-        now = time.perf_counter()
-        if now - self.last >= self.min_interval_s:
-            self.last = now
-            if self.handle is not None:
-                self.handle.update(self._html())
-
-    def finish(self, stage: str, failed: bool = False) -> None:
-        self.stage, self.fraction = stage, None
-        if self.handle is not None:
-            self.handle.update(self._html(done=True, failed=failed))
-
-
 def _split(line: str) -> list[str]:
     try:
         return shlex.split(line)
@@ -219,13 +177,12 @@ class LeappMagics(Magics):
         code = compile(source, filename, "exec")
 
         import leapp_lab
-        from leapp_lab.deep import run as deep_run
-        from leapp_lab.deep.body import RandomState
+        from leapp_lab.steps.trace_run import RandomState, requested
         progress = Progress(f"leapp_lab trace {ns.name}")
         progress("running the cell under LEAPP")
         session = None
-        start_state = RandomState.capture() if deep_run.requested(**{k: deep[k] for k in
-                                                                     ("replay", "parity", "exporters", "isolate")}) else None
+        start_state = RandomState.capture() if requested(**{k: deep[k] for k in
+                                                            ("replay", "parity", "exporters", "isolate")}) else None
         try:
             with leapp_lab.trace(ns.name, **opts) as session:
                 exec(code, self.shell.user_global_ns, user_ns)
@@ -256,12 +213,10 @@ class LeappMagics(Magics):
     def _deep(self, report, code, ns, opts, deep, start_state, progress) -> None:
         """--replay / --parity / --exporters / --isolate; the last two trace the cell again, from
         the random state it started from."""
-        from leapp_lab.deep import run as deep_run
-        from leapp_lab.deep.body import CallableBody
+        from leapp_lab.steps.trace_run import check_traced_cell
         user_ns = self.shell.user_ns
-        body = CallableBody(lambda: exec(code, self.shell.user_global_ns, user_ns), ns.name, opts,
-                            description="the cell", random_state=start_state)
-        deep_run.run_deep(report, body, had_adapters=bool(opts.get("patching")), progress=progress, **deep)
+        check_traced_cell(report, lambda: exec(code, self.shell.user_global_ns, user_ns), ns.name, opts,
+                          deep=deep, random_state=start_state, progress=progress)
 
     # -- CLI-shaped magics -----------------------------------------------------------------------
     def _run_cli(self, command: str, argv: list[str], extra: dict[str, Any] | None = None) -> Any:

@@ -16,6 +16,8 @@ import { TABS } from "./tabs.js";
 
 // What the user changed: the tab, the selected row and sample, the table's sort, filters, grouping,
 // hidden columns and side panel, the node shown, the log's filters and the profile's metric.
+const MIN_PANEL_H = 420;     // px: a notebook view's panels are at least this tall (holdHeight)
+
 export function initialState(view) {
   const columns = (view.table && view.table.columns) || [];
   const series = (view.profile && view.profile.series) || [];
@@ -76,8 +78,24 @@ export function renderView(el, view, host) {
   }
   const each = (hook, ...args) => { for (const t of Object.values(tabs)) if (t[hook]) t[hook](...args); };
 
+  // In a notebook the view keeps one height whatever the tab, so the cells below never jump: every
+  // panel is as tall as the tallest table panel seen (at least MIN_PANEL_H), and a taller tab scrolls
+  // inside its panel. (The offline report's page scrolls instead: host.fill.)
+  let panelH = 0;
+  function holdHeight() {
+    if (host.fill) return;
+    const t = panels.table;
+    if (t && t.style.display !== "none" && t.offsetHeight) panelH = Math.max(panelH, t.offsetHeight);
+    const hgt = Math.max(panelH, MIN_PANEL_H);
+    for (const [k, p] of Object.entries(panels)) {
+      p.style.minHeight = hgt + "px";
+      if (k !== "table") { p.style.height = hgt + "px"; p.style.overflow = "auto"; }
+    }
+  }
+
   function showTab(id) {
     if (!panels[id]) return;
+    if (state.tab !== id) holdHeight();
     state.tab = id;
     for (const b of tabBar.children) b.classList.toggle("leapp-active", b.dataset.leappTab === id);
     for (const [k, p] of Object.entries(panels)) p.style.display = k === id ? "" : "none";
@@ -97,7 +115,8 @@ export function renderView(el, view, host) {
     state.sample = sampleKey ?? r.default_sample ?? (r.samples[0] && r.samples[0].key);
     if (r.node) state.node = r.node;
     const here = tabs[state.tab];
-    const toTable = !!panels.table && !!(here && here.handsToTable) && source !== "api" && source !== "init";
+    // a row picked on a plot opens in the table; the opening selection and a link's row stay on their tab
+    const toTable = !!panels.table && !!(here && here.handsToTable) && !["api", "init", "restore"].includes(source);
     tabs.table.select(r, source, toTable);
     if (toTable) showTab("table");
     for (const [tid, t] of Object.entries(tabs)) if (tid !== "table" && t.select) t.select(r, source);
@@ -130,14 +149,23 @@ export function renderView(el, view, host) {
     if (f.q !== null && f.q !== undefined && f.q !== state.query) tabs.table.setQuery(f.q, "restore");
     if (f.tab && panels[f.tab] && f.tab !== state.tab) showTab(f.tab);
     if (f.row && byId.has(f.row) && (f.row !== state.row || (f.sample && f.sample !== state.sample))) select(f.row, f.sample || null, "restore");
+    else if (f.row && !byId.has(f.row)) tabs.table.notice("the link's row “" + f.row + "” is not in this report");
   }
 
-  // ---- start: the row in the link (offline report), else the first divergent row
+  // ---- start: the row in the link (offline report), else the first divergent row. A link's row
+  // that is not in the report says so and keeps the link's search: the first row it shows opens.
   each("init");
+  holdHeight();
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
-  const first = startRow || table.first_divergent || (rows[0] && rows[0].id);
+  const lost = frag && frag.row && !startRow ? frag.row : null;
+  let first = startRow || table.first_divergent || (rows[0] && rows[0].id);
+  if (lost && state.query) {
+    const shown = tabs.table.rowIds();
+    first = shown.includes(first) ? first : shown[0] || null;
+  }
   if (first) select(first, startRow ? frag.sample || null : null, startRow ? "restore" : "init"); else each("refresh");
+  if (lost) tabs.table.notice("the link's row “" + lost + "” is not in this report" + (state.query ? "; its search is kept" : ""));
   booting = false;
   each("ready");
 

@@ -1,7 +1,7 @@
 // The histogram's bins as plot bars (src/shared/histogram.js; the bins: leapp_lab/model/hist.py).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { binEdge, histTraces } from "../src/shared/histogram.js";
+import { binEdge, histTicks, histTraces } from "../src/shared/histogram.js";
 
 test("bin b starts at the float64 whose bit pattern is b << 50", () => {
   assert.equal(binEdge(0), 0);
@@ -12,7 +12,7 @@ test("bin b starts at the float64 whose bit pattern is b << 50", () => {
 });
 
 test("zero bin at 0, log bins from x=2, non-finite bar at the end", () => {
-  const t = histTraces({ zero: 5, counts: [1, 0, 3], first_bin: 1023 * 4, nonfinite: 2 }, "NaN or inf");
+  const t = histTraces({ zero: 5, counts: [1, 0, 3], first_bin: 1023 * 4, nonfinite: 2 }, "NaN or inf", 700);
   const bar = t.data[0];
   assert.deepEqual(bar.x, [0, 2, 3, 4, 6]);
   assert.deepEqual(bar.y, [5, 1, 0, 3, 2]);
@@ -20,6 +20,7 @@ test("zero bin at 0, log bins from x=2, non-finite bar at the end", () => {
   assert.deepEqual(bar.text, ["exactly 0", "[1.00e+0, 1.25e+0)", "[1.25e+0, 1.50e+0)", "[1.50e+0, 1.75e+0)", "NaN or inf"]);
   assert.deepEqual(t.tickvals, [0, 1.5, 2.5, 3.5, 6]);
   assert.deepEqual(t.ticktext, ["0", "1.0e+0", "1.3e+0", "1.5e+0", "non-finite"]);
+  assert.deepEqual(t.range, [-0.6, 6.6]);
   assert.equal(t.annotations.length, 1);
   assert.equal(t.annotations[0].text, "non-finite 2");
 });
@@ -30,4 +31,37 @@ test("at most ~8 ticks however many bins; no non-finite bar without non-finite p
   assert.ok(t.tickvals.length <= 9, String(t.tickvals.length));
   assert.deepEqual(t.annotations, []);
   assert.ok(!t.ticktext.includes("non-finite"));
+});
+
+// the tick labels of the x axis never overlap ("01.4e-6" was "0" and "1.4e-6" on top of each other)
+const CHAR_PX = 7.2;
+function collisions(t, plotPx) {
+  const xs = t.data[0].x, range = t.range || [-0.5, xs[xs.length - 1] + 0.5];     // plotly's autorange for bars
+  const perUnit = plotPx / (range[1] - range[0]);
+  const out = [];
+  for (let i = 1; i < t.tickvals.length; i++) {
+    const room = (t.tickvals[i] - t.tickvals[i - 1]) * perUnit;
+    const need = (t.ticktext[i].length + t.ticktext[i - 1].length) * CHAR_PX / 2 + 4;
+    if (room < need) out.push(t.ticktext[i - 1] + "|" + t.ticktext[i] + " " + room.toFixed(0) + "px < " + need.toFixed(0));
+  }
+  return out;
+}
+
+test("tick labels do not collide, whatever the bins, the non-finite bar and the plot's width", () => {
+  for (const plotPx of [180, 260, 350, 560, 900]) {
+    for (let n = 1; n <= 80; n += 3) {
+      for (const nonfinite of [0, 7]) {
+        const counts = new Array(n).fill(2);
+        const t = histTraces({ zero: 3, counts, first_bin: 4 * 1003, nonfinite }, "nf", plotPx);
+        assert.deepEqual(collisions(t, plotPx), [], `n=${n} width=${plotPx} nonfinite=${nonfinite}`);
+        assert.equal(t.tickvals[0], 0);
+        if (nonfinite) assert.equal(t.ticktext[t.ticktext.length - 1], "non-finite");
+        if (plotPx >= 260 && n >= 4) assert.ok(t.tickvals.length >= 3, `n=${n} width=${plotPx}: ${t.ticktext}`);   // still a scale
+      }
+    }
+  }
+  // a wide plot keeps a label per bin for few bins; each label is its bin's lower edge
+  const t = histTicks(4, 4 * 1003, 0, 900);
+  assert.deepEqual(t.tickvals, [0, 1.5, 2.5, 3.5, 4.5]);
+  assert.equal(t.ticktext[1], binEdge(4 * 1003).toExponential(1));
 });

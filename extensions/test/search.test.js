@@ -13,10 +13,11 @@ const rows = [
 const find = q => rows.filter(r => parseQuery(q).every(t => matchTerm(r, searchText(r, table), t, table))).map(r => r.id);
 
 test("terms: whitespace-separated, lower case, key:value", () => {
-  assert.deepEqual(parseQuery("  Scope:Blocks.3   matmul "), [{ key: "scope", value: "blocks.3" }, { key: null, value: "matmul" }]);
+  assert.deepEqual(parseQuery("  Scope:Blocks.3   matmul "), [{ key: "scope", value: "blocks.3", text: "scope:blocks.3" },
+                                                               { key: null, value: "matmul", text: "matmul" }]);
   assert.deepEqual(parseQuery(""), []);
   assert.deepEqual(parseQuery(null), []);
-  assert.deepEqual(parseQuery(":x a:"), [{ key: null, value: ":x" }, { key: "a", value: "" }]);   // a leading colon is no key
+  assert.deepEqual(parseQuery(":x a:"), [{ key: null, value: ":x", text: ":x" }, { key: "a", value: "", text: "a:" }]);   // a leading colon is no key
 });
 
 test("a bare term looks in the name, verdict, its label, tap status, reason and search cells", () => {

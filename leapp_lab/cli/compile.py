@@ -43,8 +43,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def execute(args: argparse.Namespace, progress=None):
     """Build through the Python API. Bad input -> UsageError (exit 2); a failed build -> BuildFailed."""
     from ..engines.base import CompileError, EngineUnavailable
-    from ..engines.build import compile as compile_
-    from ..engines.build import stderr_progress
+    from ..steps.compile import compile as compile_
+    from ..steps.compile import stderr_progress
     from ..model.errors import UserError
 
     quiet = getattr(args, "quiet", False)

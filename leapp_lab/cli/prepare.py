@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def execute(args: argparse.Namespace, progress=None):
     """Run prepare through the Python API; bad input raises UsageError."""
     from ..taps.errors import PrepareError, TapError
-    from ..taps.prepare import prepare
+    from ..steps.prepare import prepare
 
     if progress is None:
         progress = None if getattr(args, "quiet", False) else "stderr"

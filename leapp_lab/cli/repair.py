@@ -10,7 +10,7 @@ from . import UsageError, given, show
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from ..sweeps import REPAIRABLE
+    from ..steps import REPAIRABLE
 
     p = sub.add_parser(
         "repair", help="keep the fewest model segments in fp32 that bring a reduced-precision engine "
@@ -51,7 +51,7 @@ def execute(args: argparse.Namespace, progress=None):
     """Repair through the Python API; unusable input -> UsageError (exit 2)."""
     from ..engines.base import CompileError
     from ..executor import ExecutorUnavailable
-    from ..sweeps.repair import check_repair_options, check_repair_outputs, repair
+    from ..steps.repair import check_repair_options, check_repair_outputs, repair
 
     if progress is None and not getattr(args, "quiet", False):
         progress = _stderr_progress

@@ -87,7 +87,6 @@ def execute(args):
     """Run the script and return the AttachResult (report + whether the script raised)."""
     from pathlib import Path
 
-    from leapp_lab.trace.attach import run_script
     if not args.script:
         raise UsageError("which script? usage: leapp-lab run SCRIPT.py [--json FILE] [--no-fail] "
                          "[-- ARGS for the script]")
@@ -116,30 +115,23 @@ def execute(args):
     # with its reason (docs/deep-checks.md: a check that cannot run never stops the others)
     args.deep = {"replay": opts.replay, "parity": opts.parity, "exporters": opts.exporters,
                  "isolate": opts.isolate}
-    from leapp_lab.deep.run import requested
-    if not requested(**args.deep):
-        return run_script(script, script_args)
-
-    from leapp_lab.deep.body import RandomState, ScriptBody
-    from leapp_lab.deep.run import run_deep
+    from leapp_lab.steps.trace_run import requested, run_script
     step_fn = None
-    if opts.step_fn:
+    if opts.step_fn and requested(**args.deep):
         from leapp_lab.deep.stepfn import resolve_spec
         try:
             step_fn = resolve_spec(opts.step_fn, search=str(script.resolve().parent))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    start = RandomState.capture()      # the re-runs start where the script started
-    # made first: the re-runs run this file, by absolute path, only while it is as it was now
-    body = ScriptBody(script, script_args, random_state=start)
-    result = run_script(script, script_args)
-    _check_node(opts.exporters, result.report)
-    if opts.exporters is not None or opts.isolate:
-        print(f"leapp-lab run: {body.description} runs again for "
-              f"{' and '.join(x for x, on in (('the exporter matrix', opts.exporters is not None), ('the isolation runs', opts.isolate)) if on)}"
-              f" (its output is not shown again)", file=sys.stderr)
-    run_deep(result.report, body, step_fn=step_fn, progress=_progress, **args.deep)
-    return result
+
+    def before_checks(result, body) -> None:
+        _check_node(opts.exporters, result.report)
+        if opts.exporters is not None or opts.isolate:
+            print(f"leapp-lab run: {body.description} runs again for "
+                  f"{' and '.join(x for x, on in (('the exporter matrix', opts.exporters is not None), ('the isolation runs', opts.isolate)) if on)}"
+                  f" (its output is not shown again)", file=sys.stderr)
+    return run_script(script, script_args, deep=args.deep, step_fn=step_fn, before_checks=before_checks,
+                      progress=_progress)
 
 
 def _check_node(node: str | None, report) -> None:

@@ -82,7 +82,7 @@ def execute(args: argparse.Namespace, progress=None):
         return execute_many(args, builds, progress)
     args.build = builds[0]
     from ..compare.npzio import NpzInputError
-    from ..compare.verify import verify
+    from ..steps.verify import verify
 
     save = not getattr(args, "no_save", False)
     try:
@@ -105,10 +105,10 @@ def main(args: argparse.Namespace) -> int:
 
 def execute_many(args: argparse.Namespace, builds: list[str], progress=None):
     """Several builds: each through ``execute`` exactly as alone (same flags), then one compare
-    report (``leapp_lab.compare.many.finish``): every build's run folder, the compare run, the
+    report (``leapp_lab.steps.verify_many.finish``): every build's run folder, the compare run, the
     --json and the --html are written, and only then committed."""
-    from ..compare.many import check_distinct, finish, runs_roots
-    from ..compare.verify import check_verify_outputs
+    from ..steps.verify_many import check_distinct, finish, runs_roots
+    from ..steps.verify_build import check_verify_outputs
 
     check_distinct(builds)
     # every output against every input (the reference, every build) before the first build runs

@@ -92,7 +92,7 @@ class OpenBuild:
         per open build: the accuracy graph and teacher forcing share it, and neither parses a weight."""
         key = str(path)
         if key not in self._splits:
-            from leapp_lab.engines.onnx_split import load_split
+            from leapp_lab.onnxio.split import load_split
             self._splits[key] = load_split(path)
         return self._splits[key]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from leapp_lab.model.graph import MAX_GRAPH_NODES, EngineGraph, GraphNode
-from leapp_lab.taps.manifest import IDENTITY_PREFIX, module_scope
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX, module_scope
 
 from .buildio import OpenBuild
 
@@ -34,7 +34,7 @@ def engine_graph(build: OpenBuild, rows: Iterable[Any]) -> EngineGraph:
         return EngineGraph(source="", note="no ONNX graph found for this build (neither an .onnx engine "
                                             "artifact nor the prepared ONNX named in build.json)")
     # read from the wire format, not with onnx: `import onnx` alone costs more than a small verify
-    from leapp_lab.engines.onnx_wire import read_graph
+    from leapp_lab.onnxio.wire import read_graph
     try:
         graph = read_graph(path)     # names and metadata only: no weight is decoded
     except Exception as exc:      # a truncated or foreign file: the report is still worth having

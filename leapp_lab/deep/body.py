@@ -1,4 +1,4 @@
-"""Running a traced body again, safely, with some LEAPP options changed.
+"""Running a traced body again, safely, with some LEAPP options changed: what a re-run is.
 
 The exporter matrix and the isolation runs trace the *same* code again: a Python callable
 (``leapp_lab.exporters(report, body)``), the cell of ``%%leapp_trace`` or the script of
@@ -12,6 +12,10 @@ The exporter matrix and the isolation runs trace the *same* code again: a Python
   ``patching``) and one node's ``export_with`` (``annotate.output_tensors`` of that node only);
 - keeps the body's printed output out of the caller's (it ran before; it is not shown again).
 
+This module holds the protocol (``Body``, ``Rerun``), the random state and the overrides; the two
+bodies that trace again (a callable through ``leapp_lab.trace``, a script through ``leapp-lab run``)
+are ``leapp_lab.steps.rerun``'s: tracing is the ``trace`` package's, and deep never imports it.
+
 State the body keeps *outside* itself (a module it mutates, a global counter) is not reset: a body
 meant to be re-run builds or seeds what it uses, as an export script does.
 """
@@ -21,14 +25,11 @@ import contextlib
 import io
 import os
 import random
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from leapp_lab.model.trace import GraphReport
-
-from .common import error_text
 
 # export_with names as LEAPP reports the backend of a node, and back
 RESOLVED = {"onnx": "onnx-dynamo", "onnx-dynamo": "onnx-dynamo", "onnx-torchscript": "onnx-torchscript",
@@ -93,7 +94,7 @@ def export_override(backends: dict[str, str | None] | None):
 
 
 @contextlib.contextmanager
-def _quiet_output():
+def quiet_output():
     """The body already ran once where the user saw it: its prints are not shown again. The
     exporters also write from C++ straight to the process's stdout/stderr, so the two file
     descriptors are pointed at a scratch file too (and always put back)."""
@@ -146,89 +147,6 @@ class Body:
             self.random_state.restore()
 
 
-class CallableBody(Body):
-    """A zero-argument callable running the annotate loop, traced with ``leapp_lab.trace``."""
-
-    def __init__(self, fn: Callable[[], Any], name: str, options: dict | None = None,
-                 description: str | None = None, random_state: RandomState | None = None) -> None:
-        if not callable(fn):
-            raise TypeError(f"body must be a callable with no arguments that runs the annotated "
-                            f"code, got {type(fn).__name__}")
-        self.fn, self.name = fn, name
-        self.options = dict(options or {})
-        self.description = description or f"{getattr(fn, '__name__', 'body')}()"
-        self.random_state = random_state
-
-    def run(self, save_path, start_overrides=None, backends=None) -> Rerun:
-        from leapp_lab.trace.session import TraceSession
-        opts = {**self.options, **(start_overrides or {})}
-        opts.update(save_path=str(save_path), strict=False, verbose=False)
-        out = Rerun()
-        self._prepare()
-        t0 = time.perf_counter()
-        session = None
-        t_body = None
-        with _quiet_output():
-            try:
-                session = TraceSession(self.name, **opts)
-                with export_override(backends), session:
-                    self.fn()
-                    t_body = time.perf_counter()
-            except Exception as exc:
-                out.error = error_text(exc)
-        t1 = time.perf_counter()
-        out.time_s = t1 - t0
-        out.export_s = (t1 - t_body) if t_body is not None else None
-        if session is not None and session.report is not None:
-            out.graphs = list(session.report.graphs)
-        return out
-
-
-class ScriptBody(Body):
-    """An export script run again in attach mode (``leapp-lab run``), ``leapp.start`` options
-    overridden and every graph it compiles written under ``save_path``.
-
-    Made before the script's first run: the script is then run again by its absolute path (a
-    script that changes the working folder cannot make a same-named file run instead), and only
-    while its content is what it was (docs/safety.md, the code-execution rule)."""
-
-    def __init__(self, script: str | os.PathLike, argv: list[str] | None = None,
-                 random_state: RandomState | None = None) -> None:
-        self.script, self.argv = Path(script).resolve(), list(argv or [])
-        self.sha256 = _digest(self.script)
-        self.description = f"the script {self.script.name}"
-        self.random_state = random_state
-
-    def run(self, save_path, start_overrides=None, backends=None) -> Rerun:
-        from leapp_lab.trace.attach import run_script
-        if _digest(self.script) != self.sha256:
-            from leapp_lab.model.errors import UnusableInput
-            raise UnusableInput(f"{self.script}: missing or changed since leapp-lab run started (its "
-                                f"sha256 differs); it is not run again")
-        out = Rerun()
-        self._prepare()
-        t0 = time.perf_counter()
-        with _quiet_output(), export_override(backends):
-            try:
-                res = run_script(self.script, self.argv,
-                                 overrides={**(start_overrides or {}), "save_path": str(save_path)})
-                out.graphs = list(res.report.graphs)
-                if res.script_raised and res.traceback:
-                    out.error = res.traceback.strip().splitlines()[-1]
-            except Exception as exc:
-                out.error = error_text(exc)
-        out.time_s = time.perf_counter() - t0
-        return out
-
-
-def _digest(path: Path) -> str | None:
-    import hashlib
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def trace_options(graph: GraphReport, overrides: dict | None = None) -> dict:
     """The ``leapp_lab.trace`` options a graph was traced with (those its report keeps), for a
     callable body; ``overrides`` first. ``patching`` is kept only as its repr in the report, so a
@@ -245,13 +163,6 @@ def trace_options(graph: GraphReport, overrides: dict | None = None) -> dict:
             f"keeps only its text: pass the same list again (patching=[...]) so the re-runs use it")
     opts.update(overrides)
     return opts
-
-
-def as_body(body: Any, graph: GraphReport, overrides: dict | None = None) -> Body:
-    if isinstance(body, Body):
-        return body
-    return CallableBody(body, graph.name, trace_options(graph, overrides),
-                        random_state=RandomState.capture())
 
 
 def safe_dirname(text: str) -> str:

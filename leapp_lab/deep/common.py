@@ -3,11 +3,11 @@ reporting progress, and turning an exception into a section that says why."""
 from __future__ import annotations
 
 import os
-import traceback
 from typing import Any, Callable
 
 import numpy as np
 
+from leapp_lab.model.messages import error_text, failed_reason  # noqa: F401  (every deep check's)
 from leapp_lab.model.trace import GraphReport, TraceReport
 
 Progress = Callable[..., None]     # progress(stage, done, total): the magics' and CLI's signature
@@ -53,7 +53,7 @@ def diff_numbers(value: np.ndarray | None, ref: np.ndarray | None) -> dict[str, 
     """max |value − ref| and nrmse over the finite pairs, max |ref|, in float64.
 
     nrmse = sqrt(mean((value − ref)²)) / sqrt(mean(ref²)), None when ref is all zero (the same
-    definition as leapp_lab.compare.metrics)."""
+    definition as leapp_lab.numerics.metrics)."""
     if value is None or ref is None:
         return {"max_abs": None, "nrmse": None, "ref_max": None}
     v, r = f64(value).reshape(-1), f64(ref).reshape(-1)
@@ -80,18 +80,6 @@ def leapp_passes(value: np.ndarray | None, ref: np.ndarray | None, rtol: float, 
     if not (np.isfinite(v).all() and np.isfinite(r).all()):
         return False
     return bool(np.allclose(v, r, rtol=rtol, atol=atol, equal_nan=False))
-
-
-def error_text(exc: BaseException, limit: int = 600) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= limit else text[:limit] + " …"
-
-
-def failed_reason(what: str, exc: BaseException) -> str:
-    """The reason of a section whose check raised: the error and where it came from."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
-    return f"{what} raised {error_text(exc)}{where}"
 
 
 def report_progress(progress: Progress | None, stage: str, done: int, total: int) -> None:

@@ -9,14 +9,13 @@ node, the largest |exported − recorded|, the time. The user's code is never ch
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Iterable
 
 from leapp_lab.model.exporters import BACKENDS, ExporterAttempt, ExporterMatrix
-from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import GraphReport
 
-from .body import SHORT, Body, RandomState, as_body, deep_dir, pick_graph, safe_dirname
-from .common import Progress, failed_reason, report_progress, resolve
+from .body import SHORT, Body, RandomState, deep_dir, pick_graph, safe_dirname
+from .common import Progress, report_progress
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CLASS = re.compile(r"^<class '(?:[\w.]*\.)?(\w+)'>:\s*")
@@ -177,24 +176,3 @@ def run_exporters(graphs: list[GraphReport], body: Body, node: str | None = "all
             m.notes.append(f"{', '.join(repr(x) for x in others)} failed to export in the trace, so "
                            f"the other nodes were tried with it left unexported (export_with=None)")
     return out
-
-
-def exporters(trace_report: Any, body: Any, node: str = "all", backends: Iterable[str] = BACKENDS, *,
-              graph: str | None = None, progress: Progress | None = None, **trace_options) -> ExporterMatrix:
-    """The exporter matrix of a traced graph (docs/deep-checks.md).
-
-    ``body``: a callable with no arguments that runs the annotated code (what was inside
-    ``with leapp_lab.trace(...)``); it runs once per node and backend. ``node``: a node name, or
-    "all". ``trace_options``: ``leapp_lab.trace`` options for the re-runs (default: the ones the
-    report recorded; a session with adapters needs ``patching=`` again). Saved as
-    ``exporters.json`` in the graph's run folder and attached (``report.graph.exporters``).
-    """
-    rep, g = resolve(trace_report, graph)
-    try:
-        b = as_body(body, g, trace_options)
-        m = run_exporters([g], b, node, backends, progress)[g.name]
-    except (KeyError, ValueError, TypeError):
-        raise
-    except Exception as exc:
-        m = ExporterMatrix(status="failed", reason=failed_reason("the exporter matrix", exc))
-    return save_section(g, m)

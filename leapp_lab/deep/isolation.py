@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 
 from leapp_lab.model.isolation import IsolationResult, IsolationRun
 from leapp_lab.model.jsonio import load_npz
-from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import GraphReport
 
-from .body import Body, RandomState, as_body, deep_dir, pick_graph
-from .common import Progress, failed_reason, report_progress, resolve
+from .body import Body, RandomState, deep_dir, pick_graph
+from .common import Progress, report_progress
 
 # (label, what it changes, the leapp.start overrides)
 RUNS = ("dry_run", "non_traced", "global_patching_off", "no_adapters")
@@ -42,7 +40,7 @@ def _arrays_of(graph: GraphReport) -> dict:
 def fx_mismatches(graph: GraphReport, arrays: dict) -> list[str]:
     """``node/port/sample`` where the FX replay of the trace disagrees with the recorded Python
     (allclose with the check's rtol/atol, NaN equal to NaN; placeholders ignored)."""
-    from leapp_lab.trace.hazards import allclose
+    from leapp_lab.numerics.checks import allclose
     out = []
     for c in graph.checks:
         if c.placeholder:
@@ -203,23 +201,3 @@ def run_isolation(graphs: list[GraphReport], body: Body, non_traced: list[str] |
         res.notes.append(f"{body.description} ran again {res.reruns} time(s) (one per isolation run), "
                          f"each in a fresh LEAPP session and folder ({deep_dir(g, 'isolation')})")
     return results
-
-
-def isolate(trace_report: Any, body: Any, non_traced: list[str] | None = None, *, graph: str | None = None,
-            progress: Progress | None = None, **trace_options) -> IsolationResult:
-    """Isolation runs of a traced graph and the decision table's verdict (docs/deep-checks.md).
-
-    ``body``: a callable with no arguments that runs the annotated code; it runs once per
-    isolation run. ``non_traced``: the nodes to leave unexported (default: the failing nodes).
-    ``trace_options``: ``leapp_lab.trace`` options for the re-runs (default: the ones the report
-    recorded; a session with adapters needs ``patching=`` again). Saved as ``isolation.json`` in
-    the graph's run folder and attached (``report.graph.isolation``).
-    """
-    rep, g = resolve(trace_report, graph)
-    b = as_body(body, g, trace_options)
-    try:
-        res = run_isolation([g], b, non_traced,
-                            had_adapters=bool(trace_options.get("patching")) or None, progress=progress)[g.name]
-    except Exception as exc:
-        res = IsolationResult(status="failed", reason=failed_reason("the isolation runs", exc))
-    return save_section(g, res)

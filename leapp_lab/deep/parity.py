@@ -3,7 +3,7 @@
 The integration guide's last check ("Validate the whole exported pipeline"): new inputs drawn like
 the captured ones, scaled and shifted (``deep/fresh.py``), through ``leapp.InferenceManager`` and
 through the original pipeline. Each fresh input is one step from the initial state on both sides;
-the statistics are validation's own (``leapp_lab.trace.checks.sample_check``).
+the statistics are validation's own (``leapp_lab.numerics.checks.sample_check``).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from leapp_lab.model.parity import ParityOutput, ParityResult
 from leapp_lab.model.sections import save_section
 from leapp_lab.model.semantics import ElementSums, element_layout
 from leapp_lab.model.trace import GraphReport
-from leapp_lab.trace.checks import sample_check
+from leapp_lab.numerics.checks import sample_check
 
 from . import fresh as fresh_inputs
 from . import stepfn as stepfns

@@ -11,7 +11,7 @@ initial value (sample 0) or zeros. The exported side then calls ``InferenceManag
 deployed runtime would. A feedback input changed in any other way is a *break*: the Python loop
 fed back something the exported graph cannot (it keeps carrying its own output).
 
-Values LEAPP never really recorded (``leapp_lab.trace.episodes.unrecorded``: the ``unfilled-cache``
+Values LEAPP never really recorded (``leapp_lab.model.episodes.unrecorded``: the ``unfilled-cache``
 placeholders of a module-tracked state, input and next state) are never read as a reset nor used as
 a reference: the closed loop carries its own state through them and lists those steps per port in
 ``not_comparable``.
@@ -25,7 +25,7 @@ import numpy as np
 from leapp_lab.model.replay import ReplayOutput, ReplayResult, ReplayRow, ReplayRun
 from leapp_lab.model.semantics import ElementSums, PortSemantics, breakdown, element_layout
 from leapp_lab.model.trace import GraphReport
-from leapp_lab.trace.episodes import captured_steps, read_resets, unrecorded_pairs
+from leapp_lab.model.episodes import captured_steps, read_resets, unrecorded_pairs
 
 from . import fresh as fresh_inputs
 from . import stepfn as stepfns
@@ -124,7 +124,7 @@ def detect_resets(arrays: dict, feedback: list[tuple[str, str]], steps: int,
                   skip: set[tuple[str, int]] = frozenset()
                   ) -> tuple[list[int], dict[str, list[int]], dict[str, float]]:
     """(reset steps, breaks {feedback input: steps}, largest break |diff| per input) of a recording;
-    the values in ``skip`` (not recorded) are no evidence (``leapp_lab.trace.episodes.read_resets``)."""
+    the values in ``skip`` (not recorded) are no evidence (``leapp_lab.model.episodes.read_resets``)."""
     return read_resets(arrays, feedback, steps, skip)
 
 

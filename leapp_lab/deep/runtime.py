@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from leapp_lab.model.trace import GraphReport
-from leapp_lab.trace.checks import to_numpy
-from leapp_lab.trace.persist import sha256_of
+from leapp_lab.numerics.checks import to_numpy
+from leapp_lab.model.runs import sha256_of
 
 from .common import Unavailable
 

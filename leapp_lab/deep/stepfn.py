@@ -27,7 +27,7 @@ import numpy as np
 
 from leapp_lab.model.errors import InvalidOption, UnusableInput
 from leapp_lab.model.trace import GraphReport
-from leapp_lab.trace.checks import to_numpy
+from leapp_lab.numerics.checks import to_numpy
 
 
 def resolve_spec(spec: str, search: str | None = None) -> Callable:

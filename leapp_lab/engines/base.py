@@ -77,7 +77,7 @@ class Engine:
     """An engine kind (``ort``, ``ort-int8``, ``trt-fp16``...): how to build and run artifacts.
 
     ``build(untapped, taps, calibration, workdir)`` returns a :class:`Built` with the tapped and
-    untapped artifacts; the caller (``leapp_lab.engines.build.compile``) runs them.
+    untapped artifacts; the caller (``leapp_lab.steps.compile.compile``) runs them.
     """
 
     name: ClassVar[str] = ""

@@ -23,7 +23,7 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
-from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import Built, Engine, Runner
 from .ort_precision import convert_fp16_emulated, convert_int8_qdq

@@ -4,7 +4,7 @@
 the artifact that produced ``sample_outputs.npz``) and returns ONE graph in which every consumer of
 a tapped value reads a new graph input instead, fed with that tap's *reference* value, while the
 graph still outputs the engine's own value of every tap and output (now computed from exact
-inputs). One run per sample then yields every row's local value; ``leapp_lab.compare.local``
+inputs). One run per sample then yields every row's local value; ``leapp_lab.steps.local_error``
 scores them.
 
 Where a tap is cut is where its engine value is exposed (build.json ``via``):
@@ -32,10 +32,10 @@ import onnx
 from onnx import helper
 
 from leapp_lab.model.tap import TapEntry
-from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import EngineUnavailable
-from .onnx_split import SplitModel, load_split
+from leapp_lab.onnxio.split import SplitModel, load_split
 from .ort_session import OrtRunner
 
 #: prefix of the graph inputs that carry reference values, and of the nodes teacher forcing adds

@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from leapp_lab.taps.graph_edit import value_types
+from leapp_lab.onnxio.graph_edit import value_types
 
 from .base import CompileError, ProgressFn
 from .ort_session import session_options

@@ -13,7 +13,7 @@ from pathlib import Path
 import onnx
 
 from leapp_lab.egress import quiet_sessions
-from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import CompileError, Runner
 

@@ -7,8 +7,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from leapp_lab.model.tap import TapEntry
-from leapp_lab.taps.graph_edit import rename_value
-from leapp_lab.taps.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+from leapp_lab.onnxio.graph_edit import rename_value
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 _QUANT_INPUT_SLOTS = (0, 3)  # (data, scale, zero point) triples of QLinear*/QGemm/DequantizeLinear inputs
 

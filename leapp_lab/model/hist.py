@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -62,17 +62,29 @@ class Hist(Plain):
         lo, hi = int(nz[0]) + 1, int(nz[-1]) + 2
         return cls(int(counts[0]), lo, counts[lo:hi].astype(np.int64).tolist())
 
+    @classmethod
+    def sum(cls, hists: Iterable["Hist"]) -> "Hist":
+        """The histogram of the union of disjoint element sets (samples of a row, rows, runs): the
+        counts added bin by bin, exactly (the bins are global). The one merge of histograms: a row's
+        samples (``numerics.metrics.merge_sums``) and two records (``add``, ``Sums.merge``) both
+        come here. With no non-zero count anywhere the first's ``first_bin`` is kept."""
+        hists = list(hists)
+        if not hists:
+            return cls()
+        zero = sum(h.zero for h in hists)
+        full = [h for h in hists if h.counts]
+        if not full:
+            return cls(zero, hists[0].first_bin, [])
+        if len(full) == 1:
+            return cls(zero, full[0].first_bin, list(full[0].counts))
+        lo = min(h.first_bin for h in full)
+        acc = np.zeros(max(h.first_bin + len(h.counts) for h in full) - lo, dtype=np.int64)
+        for h in full:
+            acc[h.first_bin - lo: h.first_bin - lo + len(h.counts)] += h.counts
+        return cls(zero, lo, acc.tolist())
+
     def add(self, other: "Hist") -> "Hist":
-        if not other.counts:
-            return Hist(self.zero + other.zero, self.first_bin, list(self.counts))
-        if not self.counts:
-            return Hist(self.zero + other.zero, other.first_bin, list(other.counts))
-        lo = min(self.first_bin, other.first_bin)
-        hi = max(self.first_bin + len(self.counts), other.first_bin + len(other.counts))
-        acc = np.zeros(hi - lo, dtype=np.int64)
-        acc[self.first_bin - lo: self.first_bin - lo + len(self.counts)] += self.counts
-        acc[other.first_bin - lo: other.first_bin - lo + len(other.counts)] += other.counts
-        return Hist(self.zero + other.zero, lo, acc.tolist())
+        return Hist.sum((self, other))
 
     def percentile(self, q: float) -> float | None:
         """q in [0, 100]; linear interpolation inside the bin that holds the rank (so within one

@@ -8,6 +8,7 @@ survive zip files, Windows and some sync tools).
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import re
 import shutil
@@ -149,3 +150,12 @@ def list_runs(root: str | os.PathLike) -> list[Path]:
     if not d.is_dir():
         return []
     return sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB pieces (artifacts can be large)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -7,7 +7,7 @@ metrics (``leapp_lab.model.verify.VerifyRow``). Model outputs use the same recor
 ``kind="output"``, so every table lists outputs and taps through one type.
 
 The ONNX side (reading and stamping the manifest, stripping taps from a graph) lives in
-``leapp_lab.taps.manifest``; this module is plain data (stdlib only), so reports open anywhere.
+``leapp_lab.onnxio.manifest``; this module is plain data (stdlib only), so reports open anywhere.
 """
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ from typing import Any
 from .dc import Plain
 
 MANIFEST_VERSION = 1
+#: the custom op a ``tap()`` marker exports as (taps.marker writes it, onnxio.graph_edit removes it)
+TAP_DOMAIN = "leapp_lab"
+TAP_OP = "Tap"
 #: kinds of tap; a row's kind is one of these, ``output`` (a real model output) or ``unknown``
 #: (a name in neither the manifest nor the model's outputs)
 TAP_KINDS = ("manual", "plugin", "op")

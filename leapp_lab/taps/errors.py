@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 # exporter and onnxruntime messages carry terminal colours that would garble a one-line reason
-from ..trace.lifecycle import strip_ansi
+from ..model.messages import strip_ansi
 from ..model.errors import UserError
 from .marker import DuplicateTapError, TapError  # noqa: F401  (re-exported)
 

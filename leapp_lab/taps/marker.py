@@ -30,11 +30,9 @@ from torch import nn
 
 from ..model import tapsink
 from ..model.errors import UserError
+from ..model.tap import TAP_DOMAIN, TAP_OP  # noqa: F401  (the marker's op, re-exported)
 from ..model.tapsink import (FORBIDDEN_CATEGORIES, RESERVED_NAMES, name_problem,  # noqa: F401
                              short_path, tap_sink)
-
-TAP_DOMAIN = "leapp_lab"
-TAP_OP = "Tap"
 
 
 @dataclass(frozen=True)

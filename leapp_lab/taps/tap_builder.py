@@ -14,12 +14,12 @@ import numpy as np
 import onnx
 import torch
 
-from . import graph_edit as ge
+from leapp_lab.onnxio import graph_edit as ge
 from .eager_capture import EagerRuns, flat_tensor_args, to_numpy
 from .errors import PrepareError, TapError
 from .loader import ModelSource
 from ..model.tap import Manifest, TapEntry
-from .manifest import add_output, module_scope, numpy_dtype_name, producer_index
+from leapp_lab.onnxio.manifest import add_output, module_scope, numpy_dtype_name, producer_index
 from .marker import short_path
 from .tap_selection import short_site
 

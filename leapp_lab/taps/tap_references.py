@@ -14,7 +14,7 @@ import torch
 
 from .eager_capture import NO_NUMPY, flat_tensor_args, to_numpy
 from .errors import first_line
-from .manifest import add_output
+from leapp_lab.onnxio.manifest import add_output
 from .marker import TAP_DOMAIN
 from .tap_builder import DEFAULT_DOMAINS, TapBuilder
 

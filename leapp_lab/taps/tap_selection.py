@@ -15,7 +15,7 @@ from typing import Iterable
 import torch
 from torch import nn
 
-from . import graph_edit as ge
+from leapp_lab.onnxio import graph_edit as ge
 from .eager_capture import NO_NUMPY, EagerRuns
 from .errors import TapError
 from .loader import ModelSource

@@ -51,7 +51,7 @@ class _Session:
     start_options: dict
     capture: lifecycle.LogCapture
     compiled: bool = False
-    adapters: Any = None         # deep.adapters.AdapterCapture of the script's patching= list
+    adapters: Any = None         # trace.adapters.AdapterCapture of the script's patching= list
     taps: NodeTapRecorder = field(default_factory=NodeTapRecorder)   # tap() calls in the nodes
 
 
@@ -102,7 +102,7 @@ class Attachment:
             opts.update(self.overrides)
             if "save_path" in self.overrides:   # an absolute name would override save_path
                 opts["name"] = os.path.basename(os.path.normpath(str(opts["name"])))
-        from leapp_lab.deep.adapters import AdapterCapture
+        from .adapters import AdapterCapture
         adapters = AdapterCapture(opts.get("patching"))   # keeps each adapter's arguments
         if self.session is not None and not self.session.compiled:
             # started again before compile_graph: the previous session is lost (LEAPP resets)
@@ -160,7 +160,7 @@ class Attachment:
                                     options=_jsonable_options({**s.start_options, **compile_opts}),
                                     taps=s.taps)
         diagnose(graph, arrays)
-        from leapp_lab.deep.adapters import after_trace
+        from .adapters import after_trace
         from leapp_lab.model.sections import save_section
         adapters = after_trace(s.adapters, graph, compile_opts.get("rtol", 1e-3),
                                compile_opts.get("atol", 1e-5))      # + adapter-mismatch hazards

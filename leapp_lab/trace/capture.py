@@ -20,7 +20,7 @@ import numpy as np
 from leapp_lab.model.semantics import PortSemantics
 from leapp_lab.model.trace import Edge, GraphReport, LogRecord, NodeReport, PortInfo
 from leapp_lab.trace import lifecycle
-from leapp_lab.trace.checks import sample_check, to_numpy
+from leapp_lab.numerics.checks import sample_check, to_numpy
 from leapp_lab.trace.fxinfo import fx_graph
 
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import warnings
 from dataclasses import dataclass
 
+from leapp_lab.model.messages import strip_ansi
 from leapp_lab.model.trace import LogRecord
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _LEVEL_NAMES = {10: "DEBUG", 20: "INFO", 25: "SECTION", 30: "WARNING", 31: "SYSTEM", 40: "ERROR",
                 41: "FATAL", 50: "CRITICAL"}
 FATAL = 41
@@ -52,10 +51,6 @@ def hard_reset() -> None:
     if mgr.patcher.installed:
         mgr.patcher.uninstall()             # restores torch/numpy functions, torch.jit enabled
     mgr.reset_nodes()
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 class LogCapture(logging.Handler):

@@ -7,7 +7,6 @@ every model file as it was when this run ended.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import shutil
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 
 from leapp_lab.model import RunFolder, lab_dir, save_npz
 from leapp_lab.model.jsonio import atomic_write_text
+from leapp_lab.model.runs import sha256_of
 from leapp_lab.model.trace import GraphReport, LogRecord, TraceReport
 from leapp_lab.trace import fx_store, hazards
 
@@ -48,15 +48,6 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray]) -> None:
         graph.log.append(LogRecord("ERROR", 40, f"leapp_lab: hazard diagnosis failed: "
                                                 f"{type(exc).__name__}: {exc}", "leapp_lab"))
         print(f"leapp_lab: hazard diagnosis failed for graph {graph.name!r}: {exc}", file=sys.stderr)
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB pieces (artifacts can be large)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def node_extras(graph: GraphReport, outcome, recorder) -> dict:

@@ -76,7 +76,7 @@ class TraceSession:
         self.result: Any = None            # what compile_graph would have returned
         self.capture = lifecycle.LogCapture()
         self._started = False
-        self._adapters = None              # deep.adapters.AdapterCapture of the patching= list
+        self._adapters = None              # trace.adapters.AdapterCapture of the patching= list
         self._taps = NodeTapRecorder()     # tap() calls reached inside the nodes
 
     # -- context manager ---------------------------------------------------------------------
@@ -87,7 +87,7 @@ class TraceSession:
                           "stop(), e.g. from a cell that raised); it was reset before starting "
                           f"{self.name!r}", RuntimeWarning, stacklevel=2)
             lifecycle.hard_reset()
-        from leapp_lab.deep.adapters import AdapterCapture
+        from .adapters import AdapterCapture
         self._adapters = AdapterCapture(self.start_options["patching"])   # keeps each adapter's arguments
         try:
             leapp.start(self.name, **{**self.start_options, "patching": self._adapters.patching})
@@ -153,7 +153,7 @@ class TraceSession:
                                     options=_jsonable_options({**self.start_options, **co}),
                                     taps=self._taps)
         diagnose(graph, arrays)
-        from leapp_lab.deep.adapters import after_trace
+        from .adapters import after_trace
         from leapp_lab.model.sections import save_section
         adapters = after_trace(self._adapters, graph, co["rtol"], co["atol"])  # + adapter-mismatch
         self.report = save_graph_run(graph, arrays, **node_extras(graph, outcome, self._taps))

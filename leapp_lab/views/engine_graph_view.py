@@ -80,8 +80,7 @@ def _boxes(groups: dict[str, dict[str, Any]], node_group: list[str | None], open
 def _metrics(report: Any) -> list[dict[str, Any]]:
     """Columns that may colour the nodes, with the rule's threshold where the rule has one."""
     rule = report.rule
-    thresholds = {"nrmse": (None if rule.nrmse_pct is None else rule.nrmse_pct / 100.0, "above"),
-                  "mape": (rule.mape_pct, "above"), "cosine": (rule.min_cosine, "below")}
+    thresholds = rule.thresholds()     # the rule's own limits and sides (DivergenceRule.thresholds)
     in_table = {c.key for c in table_columns(report)}
     out = []
     for c in profile_columns(report):

@@ -104,7 +104,8 @@ def growth_figure(profile: dict[str, Any] | None, metric: str = "nrmse") -> Any:
                                  marker=dict(symbol="x", size=9, color="#6a1b9a")))
     if s["threshold"] is not None:
         fig.add_hline(y=s["threshold"], line_dash="dash", line_color="#c62828",
-                      annotation_text=f"rule: {s['label']} {'<' if metric == 'cosine' else '>'} {s['threshold']:g}")
+                      annotation_text=f"rule: {s['label']} {'<' if s.get('worse') == 'below' else '>'} "
+                                      f"{s['threshold']:g}")
     for key, colour, dash, label in (("first_divergent_index", "#c62828", "dot", "first divergent"),
                                      ("first_local_divergent_index", "#ef6c00", "dashdot", "first locally divergent")):
         i = profile.get(key)

@@ -7,6 +7,7 @@ from typing import Any
 
 from leapp_lab.model.repair import table_columns
 
+from .numfmt import fmt
 from .viewdict import VIEW_SCHEMA, badge, column
 
 _PRECISION = {"ort-int8": "int8", "ort-fp16": "fp16", "trt-fp16": "fp16"}
@@ -29,7 +30,31 @@ def _column(c: Any) -> dict[str, Any]:
 #: a candidate's row panel: what the segment is (the labels once per table, values per row)
 INFO_COLUMNS = (("segment", "segment", "text"), ("kind", "kind", "text"), ("order", "model order", "int"),
                 ("taps", "taps", "text"), ("source", "source line", "text"), ("ops", "ops", "text"),
-                ("nodes", "nodes", "text"), ("keep", "nodes kept in fp32 for it", "int"))
+                ("nodes", "nodes in the segment", "text"), ("keep", "nodes kept in fp32 with it", "text"))
+
+
+def _why(seg: Any, rec: dict[str, Any], alone: Any, steps: list[Any], before: float | None, n_ranked: int,
+         low: str) -> str:
+    """A segment's verdict in words, in its own panel: why the final engine keeps it in fp32 (the
+    greedy round that chose it and what it did to the output error), or why not."""
+    ranked = (f"alone in fp32 it ranked {alone.rank} of {n_ranked} (output nrmse {fmt(alone.error)})"
+              if alone is not None and alone.rank is not None else None)
+    if rec["chosen"]:
+        for k, t in enumerate(steps):
+            if t.added == seg.name:
+                if k == 0:
+                    text = (f"chosen in greedy round {t.round}: kept in fp32 it takes the largest output nrmse from "
+                            f"{fmt(before)} (as built) to {fmt(t.error)}")
+                else:
+                    text = (f"chosen in greedy round {t.round}: added to {', '.join(x.added for x in steps[:k])}, it "
+                            f"takes the largest output nrmse from {fmt(steps[k - 1].error)} to {fmt(t.error)}")
+                return text + (f"; {ranked}" if ranked else "")
+        return "kept in fp32 by the final engine" + (f"; {ranked}" if ranked else "")
+    if alone is not None and alone.error is None:
+        return f"its build failed or its error is unmeasurable: {rec['note'] or alone.reason or 'no reason recorded'}"
+    if alone is None:
+        return f"stays {low}: {rec['note'] or 'not swept'}"
+    return f"stays {low}: no greedy round chose it; " + (ranked or "")
 
 
 def repair_view(report: Any) -> dict[str, Any]:
@@ -40,25 +65,29 @@ def repair_view(report: Any) -> dict[str, Any]:
     panel = ([column(f"{k}.nrmse", f"{k} nrmse", "num") for k in outputs]
              + [column("output_nrmse", "largest output nrmse", "num"), column("gain", "gain", "num"),
                 column("seconds", "build + verify s", "num")])
+    low = _PRECISION.get(r.engine, r.engine)
+    steps = r.steps()
     rows = []
     for rec in r.records():
         seg = r.segment(rec["segment"])
         t = ranked.get(seg.name)
         status = _status(rec, t)
         m = [(t.outputs.get(k) if t else None) for k in outputs] + [rec["output_nrmse"], rec["gain"], rec["seconds"]]
-        nodes = ", ".join(seg.nodes[:12]) + (f" … ({len(seg.nodes)} in all)" if len(seg.nodes) > 12 else "")
+        names = ", ".join(seg.nodes[:12]) + (" …" if len(seg.nodes) > 12 else "")
+        readers = len(set(seg.keep) - set(seg.nodes))
+        keep = f"{len(seg.keep)}" + (f" (its {len(seg.nodes)} and {readers} that read its values)" if readers else "")
         info = {"segment": seg.name, "kind": seg.kind, "order": seg.order, "taps": ", ".join(seg.taps),
                 "source": seg.source, "ops": ", ".join(f"{k} {v}" for k, v in seg.ops.items()),
-                "nodes": nodes, "keep": len(seg.keep)}
+                "nodes": f"{len(seg.nodes)}: {names}" if seg.nodes else "0", "keep": keep}
         rows.append({
             "id": seg.name, "status": status, "tap_status": None, "first_divergent": False,
             "node": None, "group": None, "note": rec["note"],
+            "why": _why(seg, rec, t, steps, r.before, len(ranked), low),
             "cells": {c.key: (", ".join(rec[c.key]) if isinstance(rec[c.key], list) else rec[c.key]) for c in cols},
             "info": [info[k] for k, _, _ in INFO_COLUMNS],
             # no histogram: a candidate is a whole build; its numbers are in the metrics panel
             "samples": [{"key": "all", "label": "alone in fp32", "hist": False, "m": m}],
             "default_sample": "all"})
-    low = _PRECISION.get(r.engine, r.engine)
     ranking = r.ranking()
     by_id = {x["id"]: x["status"] for x in rows}
     steps_x = ["as built"] + [f"+ {t.added}" for t in r.steps()]
@@ -107,6 +136,8 @@ def repair_view(report: Any) -> dict[str, Any]:
                   "panel_columns": panel,
                   "info_columns": [column(k, label, fmt) for k, label, fmt in INFO_COLUMNS],
                   "filter_label": "failed builds only",
+                  # n / p go from kept segment to kept segment; counts and messages say "segments"
+                  "jump_status": "pass", "jump_label": "kept", "row_noun": "segment",
                   "rule": f"each candidate build keeps one segment in fp32, the rest in {low}; the final "
                           f"engine keeps {n_chosen} of {n_all} (built and verified again on its own)",
                   "status_labels": {"pass": "kept in fp32", "uncompared": "stays " + low, "fail": "failed"},

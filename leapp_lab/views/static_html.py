@@ -7,6 +7,7 @@ it also renders in untrusted notebooks. Every string is escaped.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from . import assets
@@ -17,6 +18,15 @@ MAX_STATIC_ROWS = 300
 
 def esc(v: Any) -> str:
     return html.escape("" if v is None else str(v), quote=True)
+
+
+_BREAK_AFTER = re.compile(r"([._/:,])")
+
+
+def breakable(text: str) -> str:
+    """Escaped text that may wrap after a module dot, path slash, underscore, colon or comma (a
+    narrow static table wraps "mlp_policy.py:26" there, never inside "manual")."""
+    return _BREAK_AFTER.sub(r"\1<wbr>", esc(text))
 
 
 def row_attrs(r: dict[str, Any]) -> str:
@@ -32,9 +42,10 @@ def row_attrs(r: dict[str, Any]) -> str:
     return a
 
 
-def group_header(t: dict[str, Any]) -> str:
-    """The grouped header row of a table whose columns carry ``group`` (compare views), else ''."""
-    cols = t.get("columns") or []
+def group_header(t: dict[str, Any], shown: list[dict[str, Any]] | None = None) -> str:
+    """The grouped header row of a table whose columns (``shown``: those drawn) carry ``group``
+    (compare views), else ''."""
+    cols = (t.get("columns") or []) if shown is None else shown
     if not any(c.get("group") for c in cols):
         return ""
     info = {g["key"]: g for g in t.get("groups") or []}
@@ -69,6 +80,21 @@ def _group_cell(c: dict[str, Any], r: dict[str, Any], t: dict[str, Any]) -> str:
             f'data-leapp-verdict="{esc(v)}"><span class="leapp-pill leapp-{esc(v)}">{esc(label)}</span>{more}{mark}</td>')
 
 
+def _hazards(hazards: list[dict[str, Any]]) -> str:
+    """A trace's hazards with what each means (the live view's Hazards tab), or ''."""
+    if not hazards:
+        return ""
+    items = []
+    for z in hazards:
+        where = " · ".join(esc(x) for x in (z.get("node"), z.get("port")) if x)
+        samples = ", ".join(str(x) for x in z.get("samples") or [])
+        items.append(f'<li data-leapp-hazard="{esc(z.get("kind"))}"><b>{esc(z.get("kind"))}</b>'
+                     + (f" · {where}" if where else "") + (f" (samples {esc(samples)})" if samples else "")
+                     + f': <span class="leapp-wrap">{esc(z.get("message"))}</span></li>')
+    return (f'<div class="leapp-sub">hazards ({len(hazards)})</div>'
+            f'<ul class="leapp-hazards leapp-static-hazards">{"".join(items)}</ul>')
+
+
 # The static output published just before a live view (widget.display_view) hides the widget output
 # that follows it while it is on the page: a live view takes its static output off the page first
 # (extensions/leapp_view.js), so what this hides is "Loading widget..." or, in a notebook reopened
@@ -80,7 +106,7 @@ STATIC_COMPANION_CSS = (".jp-OutputArea-child:has([data-leapp-static]) + .jp-Out
 
 def render_static(view: dict[str, Any], include_css: bool = True, static_id: str = "") -> str:
     t = view.get("table") or {}
-    cols = t.get("columns") or []
+    cols = [c for c in t.get("columns") or [] if not c.get("hidden")]     # as the live view opens
     rows = t.get("rows") or []
     out = []
     if include_css:
@@ -103,7 +129,7 @@ def render_static(view: dict[str, Any], include_css: bool = True, static_id: str
     out.append(f'<div class="leapp-sub">{esc(t.get("title"))}</div>')
     if t.get("rule"):
         out.append(f'<div class="leapp-rule">{esc(t["rule"])}</div>')
-    out.append('<div class="leapp-tablewrap"><table class="leapp-table"><thead>' + group_header(t) + '<tr>'
+    out.append('<div class="leapp-tablewrap"><table class="leapp-table"><thead>' + group_header(t, cols) + '<tr>'
                + "".join(f"<th>{esc(c['label'])}</th>" for c in cols) + "</tr></thead><tbody>")
     for r in rows[:MAX_STATIC_ROWS]:
         cls = f'leapp-row leapp-{esc(r["status"])}' + (" leapp-first" if r.get("first_divergent") else "")
@@ -118,12 +144,15 @@ def render_static(view: dict[str, Any], include_css: bool = True, static_id: str
                 mark = ' <span class="leapp-firstmark">◀ first</span>' if r.get("first_divergent") else ""
                 more = f' <span class="leapp-muted">{esc(extra)}</span>' if extra else ""
                 cells.append(f'<td><span class="leapp-pill leapp-{esc(r["status"])}">{esc(label)}</span>{more}{mark}</td>')
+            elif c["type"] == "text":
+                cells.append(f'<td class="leapp-text">{breakable(fmt(v, "text"))}</td>')
             else:
                 cells.append(f'<td class="leapp-{esc(c["type"])}">{esc(fmt(v, c["type"]))}</td>')
         out.append(f'<tr class="{cls}" {row_attrs(r)}>' + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     if len(rows) > MAX_STATIC_ROWS:
         out.append(f'<div class="leapp-muted">{len(rows) - MAX_STATIC_ROWS} more rows in the interactive view</div>')
+    out.append(_hazards(view.get("hazards") or []))
     for g in view.get("graphs") or []:
         if g.get("svg"):
             out.append(f'<div class="leapp-graphhead"><b>{esc(g["name"])}</b></div><div class="leapp-graph">{g["svg"]}</div>')

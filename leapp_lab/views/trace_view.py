@@ -46,13 +46,20 @@ def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
                            kind=_VERDICT_KIND.get(n.verdict, "plain"),
                            hover=f"{n.name} · {n.backend or 'not exported'} · verdict {n.verdict}"))
     io_boxes: set[str] = set()
+    ports = {(n.name, p.direction, p.name): p for n in graph.nodes for p in n.ports}
 
-    def io_box(label: str, direction: str) -> str:
-        key = f"{prefix}{direction}:{label}"
+    # One ellipse per graph input / output *port*: LEAPP names them node/port, and two nodes may each
+    # take an input of the same name (two different `obs`, [1,8] and [1,4]): one box would wire both.
+    def io_box(endpoint: str, direction: str) -> str:
+        key = f"{prefix}{direction}:{endpoint}"
         if key not in io_boxes:
             io_boxes.add(key)
-            d.boxes.append(Box(key=key, title=label, lines=[f"graph {direction}"], kind="io",
-                               attr="data-leapp-io", shape="ellipse", hover=f"graph {direction} {label}"))
+            node, _, port = endpoint.rpartition("/")
+            p = ports.get((node, "in" if direction == "input" else "out", port))
+            shape = "" if p is None or p.shape is None else " [" + ",".join(str(x) for x in p.shape) + "]"
+            d.boxes.append(Box(key=key, title=port or endpoint, lines=[f"graph {direction}{shape}"], kind="io",
+                               attr="data-leapp-io", shape="ellipse",
+                               hover=f"graph {direction} {port or endpoint}" + (f" of {node}" if node else "") + shape))
         return key
 
     def node_of(endpoint: str) -> str | None:
@@ -67,14 +74,17 @@ def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
         d.arrows.append(Arrow(src, dst, label=sp if sp == tp else f"{sp}→{tp}", feedback=e.kind == "feedback"))
     for g in graph.graph_inputs:
         n = node_of(g)
-        targets = [prefix + n] if n else [prefix + x.name for x in graph.nodes
-                                          if any(p.direction == "in" and p.name == g and not p.source for p in x.ports)]
-        for t in targets:
-            d.arrows.append(Arrow(io_box(g.split("/", 1)[-1], "input"), t))
+        if n:
+            d.arrows.append(Arrow(io_box(g, "input"), prefix + n))
+            continue
+        # a bare port name (no node): every node that takes an unfed input of that name
+        for x in graph.nodes:
+            if any(p.direction == "in" and p.name == g and not p.source for p in x.ports):
+                d.arrows.append(Arrow(io_box(f"{x.name}/{g}", "input"), prefix + x.name))
     for g in graph.graph_outputs:
         n = node_of(g)
         if n:
-            d.arrows.append(Arrow(prefix + n, io_box(g.split("/", 1)[-1], "output")))
+            d.arrows.append(Arrow(prefix + n, io_box(g, "output")))
     return d
 
 

@@ -74,16 +74,6 @@ def _info(r: Any, words: dict[str, str], report: Any = None) -> list[Any]:
     return [values[k] for k, _, _ in INFO_COLUMNS]
 
 
-def _thresholds(rule: Any) -> dict[str, float]:
-    """The rule's limit on each profile metric (drawn as a line on the error-growth plot)."""
-    out = {"cosine": rule.min_cosine}
-    if rule.nrmse_pct is not None:
-        out["nrmse"] = rule.nrmse_pct / 100.0
-    if rule.mape_pct is not None:
-        out["mape"] = rule.mape_pct
-    return out
-
-
 def profile_view(report: Any) -> dict[str, Any] | None:
     """The error-growth profile of the view dict: the rows the rule judges, in model order."""
     status_by_id = {r.name: row_status(r) for r in report.rows}
@@ -91,7 +81,7 @@ def profile_view(report: Any) -> dict[str, Any] | None:
     if not prof:
         return None
     names = [p.name for p in prof]
-    thresholds = _thresholds(report.rule)
+    thresholds = report.rule.thresholds()      # the rule's own limits: drawn, never restated
     local = report.first_locally_divergent        # set when the verify measured local error
     keys = [c.key for c in profile_columns(report)]
     return {
@@ -104,7 +94,8 @@ def profile_view(report: Any) -> dict[str, Any] | None:
         "first_local_divergent_index": names.index(local) if local in names else None,
         "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
-                    "type": c.fmt, "description": c.description, "threshold": thresholds.get(c.key)}
+                    "type": c.fmt, "description": c.description, "threshold": thresholds.get(c.key, (None,))[0],
+                    "worse": thresholds.get(c.key, (None, "above"))[1]}
                    for c in profile_columns(report)],
     }
 

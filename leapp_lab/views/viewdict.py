@@ -15,14 +15,17 @@ schema 2 is the compact one: labels once per table, histograms without edges, in
                "info_columns": [{key, label, type}],                 # a row's "info" values
                "rows": [Row], "first_divergent": id|None, "filter_label", "jump_label"?, "rule",
                "status_labels", "hist_title", "nonfinite_label", "reasons": {key: words},
-               "search_keys": [cell keys the search box looks in]},
+               "search_keys": [cell keys the search box looks in],
+               "jump_status"?: the verdict n / p jump to (default fail), "row_noun"?: what a row is
+               ("segment"; default row)},
      "inputs": {sample key: [{name, shape, dtype, range, index, file}]},
      "graphs": [{name, svg, layout}], "nodes": {name: NodePanel}, "log": {...}, "hazards": [...],
      "profile": {...} | None, "bars": {...} (repair only: see repair_view)}
 
     Row = {"id", "status": pass|fail|uncompared, "tap_status": str|None, "first_divergent": bool,
            "node": str|None, "group": str|None, "sub": str|None (what the name is: op · scope),
-           "reason": str|None, "cells": {key: value}, "info": [value per info column],
+           "reason": str|None, "why"?: str (the verdict in the view's own words, before the reasons),
+           "cells": {key: value}, "info": [value per info column],
            "samples": [{"key", "label", "hist": Hist|None|False (False: no histogram, the panel shows the metrics only), "m": [value per panel column],
                         "inputs"?: [...], "note": str|None,
                         "elements"?: {names, max_abs, nrmse, worst, label} (per-element breakdown)}],

@@ -16,9 +16,9 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import verify_models as vm
-from leapp_lab.compare.verify import verify
+from leapp_lab.steps.verify import verify
 from leapp_lab.engines.base import CompileError, EngineUnavailable
-from leapp_lab.engines.build import compile
+from leapp_lab.steps.compile import compile
 from leapp_lab.model.build import BuildReport
 from leapp_lab.model.jsonio import load_npz
 

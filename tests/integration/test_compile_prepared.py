@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from leapp_lab.compare.verify import verify
+from leapp_lab.steps.verify import verify
 from leapp_lab.engines.base import CompileError
-from leapp_lab.engines.build import compile
+from leapp_lab.steps.compile import compile
 from leapp_lab.model.jsonio import load_npz
-from leapp_lab.taps.manifest import read_manifest
+from leapp_lab.onnxio.manifest import read_manifest
 from tests.models.builds import prepared
 
 

@@ -13,7 +13,7 @@ from leapp_lab.cli import main as cli_main
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.taps.loader import load_module
 from leapp_lab.engines.ort_taps import bind_taps
-from leapp_lab.taps.manifest import MANIFEST_KEY, read_manifest, strip_taps
+from leapp_lab.onnxio.manifest import MANIFEST_KEY, read_manifest, strip_taps
 from tests.models import model_path
 from tests.models.builds import prepared
 

@@ -13,7 +13,7 @@ from torch import nn
 import leapp_lab
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.taps.errors import TapError
-from leapp_lab.taps.manifest import read_manifest
+from leapp_lab.onnxio.manifest import read_manifest
 from tests.models import model_path
 
 

@@ -55,7 +55,7 @@ def test_docs_example_model_cli_and_api(tmp_path, monkeypatch, capsys):
     assert list(ns["df"]["name"]) == ["backbone_act", "pooled", "logits"]
     # the manifest example is the real manifest of this model
     import json
-    from leapp_lab.taps.manifest import read_manifest
+    from leapp_lab.onnxio.manifest import read_manifest
     shown_json = json.loads(next(b for b in _blocks("json") if '"version": 1' in b))
     real = json.loads(read_manifest(tmp_path / "build" / "model.onnx").to_json())
     assert shown_json["inputs"] == real["inputs"] and shown_json["outputs"] == real["outputs"]

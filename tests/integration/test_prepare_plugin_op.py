@@ -10,7 +10,7 @@ import torch
 
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.taps.loader import load_module
-from leapp_lab.taps.manifest import read_manifest
+from leapp_lab.onnxio.manifest import read_manifest
 from tests.models import model_path
 from tests.models.builds import prepared
 from tests.models.custom_ops import ort_session_options

@@ -16,8 +16,8 @@ import pytest
 import leapp_lab
 from leapp_lab.model.build import BuildReport
 from leapp_lab.model.repair import RepairReport
-from leapp_lab.sweeps.segments import keep_fp32, segments
-from leapp_lab.taps.manifest import IDENTITY_PREFIX
+from leapp_lab.steps.repair_segments import keep_fp32, segments
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
 from tests.models.repairs import TARGET, int8_repair, outlier_mlp
 
 CLI = [sys.executable, "-m", "leapp_lab.cli"]

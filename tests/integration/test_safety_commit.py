@@ -149,7 +149,7 @@ def atomic_write_bytes(path, data):
     os.kill(os.getpid(), signal.SIGINT)
     return real(path, data)
 j.atomic_write_bytes = atomic_write_bytes
-import leapp_lab.taps.prepare as p
+import leapp_lab.steps.prepare as p
 p.atomic_write_bytes = atomic_write_bytes
 """
 

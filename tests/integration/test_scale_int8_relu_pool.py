@@ -13,8 +13,8 @@ from torch import nn
 
 import leapp_lab
 from leapp_lab import Tap
-from leapp_lab.compare.verify import verify
-from leapp_lab.engines.build import compile
+from leapp_lab.steps.verify import verify
+from leapp_lab.steps.compile import compile
 from leapp_lab.model.jsonio import load_npz
 
 

@@ -59,7 +59,11 @@ def test_help_imports_neither_numpy_nor_any_command_dependency(tmp_path):
     # every command's module, for its line in the list, and nothing those commands would run
     assert _cli_modules(mods) == {f"leapp_lab.cli.{c}" for c in SUBCOMMANDS}
     assert not {m for m in mods if m.split(".")[:2] in (["leapp_lab", p] for p in
-                                                        ("model", "compare", "taps", "views", "trace"))}
+                                                        ("model", "compare", "taps", "views", "trace",
+                                                         "onnxio", "numerics", "deep"))}
+    # the --engine choices: the two packages' own light __init__, none of their modules
+    assert not {m for m in mods if m.split(".")[:2] in (["leapp_lab", "steps"], ["leapp_lab", "engines"])
+                and m.count(".") > 1}
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import verify_models as vm
-from leapp_lab.compare.kernel import BACKEND_ENV, resolve_backend
-from leapp_lab.compare.verify import verify
+from leapp_lab.numerics.backend import BACKEND_ENV, resolve_backend
+from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
 
 try:
@@ -57,7 +57,7 @@ def _odd_inputs(d: Path) -> tuple[Path, Path]:
 def cases(tmp_path_factory):
     _, net = vm.shared_net(tmp_path_factory)
     _, _, mlp = vm.shared_mlp(tmp_path_factory)
-    from leapp_lab.engines.build import compile
+    from leapp_lab.steps.compile import compile
     mlp_build = compile(mlp["onnx"], engine="ort-fp16", naive_check=False)
     ref, build = _odd_inputs(tmp_path_factory.mktemp("odd"))
     return {"net-fp16": (net["reference"], vm.shared_build(tmp_path_factory, "ort-fp16").path, {}),

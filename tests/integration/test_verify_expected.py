@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import leapp_lab
-from leapp_lab.compare.verify import verify
-from leapp_lab.engines.build import compile
+from leapp_lab.steps.verify import verify
+from leapp_lab.steps.compile import compile
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.taps.marker import CaptureMode
 from tests.models import model_path

@@ -14,8 +14,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from leapp_lab.compare.verify import verify
-from leapp_lab.engines.build import compile
+from leapp_lab.steps.verify import verify
+from leapp_lab.steps.compile import compile
 from leapp_lab.model.jsonio import load_npz
 from tests.models.builds import prepared
 

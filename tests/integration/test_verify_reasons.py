@@ -11,7 +11,7 @@ import pytest
 
 import leapp_lab
 import verify_models as vm
-from leapp_lab.compare.verify import verify
+from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import verify_models as vm
 import leapp_lab
-from leapp_lab.compare.verify import verify
+from leapp_lab.steps.verify import verify
 from leapp_lab.model.verify import VerifyReport
 
 

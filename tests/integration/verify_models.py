@@ -171,7 +171,7 @@ def shared_build(tmp_path_factory, engine: str):
     """``compile(TappedNet, engine)``, once per session per engine."""
     key = ("build", engine)
     if key not in _CACHE:
-        from leapp_lab.engines.build import compile
+        from leapp_lab.steps.compile import compile
         net, paths = shared_net(tmp_path_factory)
         _CACHE[key] = compile(paths["onnx"], engine=engine)
     return _CACHE[key]

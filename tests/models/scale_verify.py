@@ -85,7 +85,7 @@ def make_scale_run(root, rows: int = 2000, nodes: int = 300, samples: int = 2, s
     from leapp_lab.model.build import BuildReport
     from leapp_lab.model.jsonio import save_npz
     from leapp_lab.model.tap import Manifest, TapEntry
-    from leapp_lab.taps.manifest import IDENTITY_PREFIX
+    from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
 
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,8 @@ import pytest
 
 import leapp_lab
 from leapp_lab.model import columns as columns_mod
-from leapp_lab.model.compare import CompareReport, compare_reports
+from leapp_lab.model.compare import CompareReport
+from leapp_lab.model.compare_build import compare_reports
 from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.tap import TapEntry
 from leapp_lab.views.html import to_html

@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 from leapp_lab.compare.engine_graph import graph_of
 from leapp_lab.model.base import load
 from leapp_lab.model.verify import VerifyRow
-from leapp_lab.taps.manifest import IDENTITY_PREFIX
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
 from tests.models.scale_verify import make_scale_run
 
 

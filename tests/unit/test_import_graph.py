@@ -5,13 +5,16 @@ Imports inside functions count (a lazy import is a dependency all the same). A n
 ``leapp_lab/__init__.py`` is the public facade, not a layer: ``import leapp_lab`` then
 ``leapp_lab.trace(...)`` is an edge to the package the facade's ``_LAZY`` table names for ``trace``.
 
-Two rules (DESIGN §2, issue 18): ``model`` imports no view code but the display protocol's one lazy
-call (``Report._render``, pandas' ``_repr_html_`` shape), and the package graph has no cycle beyond
-the ones listed in ``ALLOWED_CYCLE_EDGES``, a list that only shrinks.
+The rules (DESIGN §2, issue 18; docs/contributing.md, "Package layout"): ``model`` imports no view
+code but the display protocol's one lazy call (``Report._render``, pandas' ``_repr_html_`` shape);
+the package graph has no cycle; no leaf package (``LEAVES``) imports another: a leaf imports only the
+packages below it (``BELOW_LEAVES``), which import nothing above them, and only ``steps`` (and the
+shells over it, ``cli`` and ``magics``) composes leaves.
 """
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "leapp_lab"
@@ -19,20 +22,17 @@ PKG = Path(__file__).resolve().parents[2] / "leapp_lab"
 #: the one import of leapp_lab.views under leapp_lab/model: (module, function, imported module)
 DISPLAY_CALL = ("leapp_lab.model.base", "_render", "leapp_lab.views")
 
-#: Package edges that still lie on a cycle, each to be removed, never added to. All of them are
-#: orchestration living in leaf packages (issue 18, "Steps above the leaves": verify in compare,
-#: compile in engines, prepare in taps, the trace session calling deep); moving it to one package
-#: above the leaves (leapp_lab/steps) deletes them. When one goes, delete its line here: the test
-#: fails on a stale line so that the list keeps shrinking.
-ALLOWED_CYCLE_EDGES = {
-    ("compare", "engines"),    # compare.buildio / compare.local build and run engines
-    ("compare", "taps"),       # compare.engine_graph, compare.expected read the tap export
-    ("deep", "trace"),         # deep checks run LEAPP through the trace session
-    ("engines", "taps"),       # engines.build (compile), onnxrt, ort_local read the tap manifest
-    ("taps", "trace"),         # taps.errors reuses trace.lifecycle.strip_ansi
-    ("trace", "compare"),      # trace.checks computes its metrics with compare.metrics
-    ("trace", "deep"),         # the trace session runs the deep checks
-}
+#: the leaf packages: each does one thing and imports no other leaf (issue 18, "Steps above the
+#: leaves"); what several of them need lies below them, what combines them is a step
+LEAVES = ("taps", "engines", "compare", "trace", "deep")
+#: what a leaf may import of leapp_lab: the packages below every leaf (model: the report data;
+#: onnxio: ONNX files read and edited; numerics: the float64 metric pass and array checks) and the
+#: two process-wide modules
+BELOW_LEAVES = ("model", "onnxio", "numerics", "egress", "_compat")
+#: each lower package and what it may import of leapp_lab (model: nothing but the display call)
+LOWER = {"model": set(), "onnxio": {"model"}, "numerics": {"model"}, "egress": set(), "_compat": set()}
+#: the packages that compose leaves (steps) and the shells over them (cli, magics)
+ORCHESTRATORS = ("steps", "cli", "magics")
 
 
 def _module_name(path: Path) -> tuple[str, bool]:
@@ -112,6 +112,7 @@ def _imports(path: Path, lazy: dict[str, str]):
                 yield target, _node(target), func(n)
 
 
+@functools.lru_cache(maxsize=1)
 def _graph() -> tuple[dict[tuple[str, str], list[str]], list[tuple[str, str, str | None]]]:
     """Package edges (with where each import is) and the imports of views under model."""
     lazy = _lazy_table()
@@ -161,16 +162,47 @@ def test_model_imports_views_only_in_the_display_call():
         f"found {model_views}")
 
 
-def test_no_package_cycle_but_the_listed_ones():
+def test_no_package_cycle():
     edges, _ = _graph()
     found = _cycle_edges(edges)
-    assert ("model", "views") not in found and ("views", "model") not in found
-    new = found - ALLOWED_CYCLE_EDGES
-    assert not new, "new import cycle between packages: " + "; ".join(
-        f"{a} -> {b} via {', '.join(edges[(a, b)][:3])}" for a, b in sorted(new))
-    gone = ALLOWED_CYCLE_EDGES - found
-    assert not gone, (f"these package edges no longer lie on a cycle: {sorted(gone)}; delete them from "
-                      f"ALLOWED_CYCLE_EDGES in {Path(__file__).name} (the list only shrinks)")
+    assert not found, "import cycle between packages: " + "; ".join(
+        f"{a} -> {b} via {', '.join(edges[(a, b)][:3])}" for a, b in sorted(found))
+
+
+def test_no_leaf_package_imports_another():
+    edges, _ = _graph()
+    sideways = sorted((a, b) for a, b in edges if a in LEAVES and b in LEAVES)
+    assert not sideways, (
+        "a leaf package imports another (compose them in leapp_lab/steps, or move what both need below "
+        "the leaves: model, onnxio, numerics): " + "; ".join(
+            f"{a} -> {b} via {', '.join(edges[(a, b)][:3])}" for a, b in sideways))
+
+
+def test_leaves_import_only_what_lies_below_them():
+    edges, _ = _graph()
+    up = sorted((a, b) for a, b in edges if a in LEAVES and b not in BELOW_LEAVES)
+    assert not up, "a leaf package imports a package that is not below it: " + "; ".join(
+        f"{a} -> {b} via {', '.join(edges[(a, b)][:3])}" for a, b in up)
+
+
+def test_lower_packages_import_nothing_above_them():
+    edges, _ = _graph()
+    up = sorted((a, b) for a, b in edges if a in LOWER and b not in LOWER[a])
+    assert not up, "a package below the leaves imports one above it: " + "; ".join(
+        f"{a} -> {b} via {', '.join(edges[(a, b)][:3])}" for a, b in up)
+
+
+def test_only_steps_and_its_shells_compose_leaves():
+    """Any package that imports two or more leaves composes them: that is a step's job."""
+    edges, _ = _graph()
+    leaves_of: dict[str, set[str]] = {}
+    for a, b in edges:
+        if b in LEAVES:
+            leaves_of.setdefault(a, set()).add(b)
+    composers = sorted(a for a, bs in leaves_of.items() if len(bs) > 1 and a not in ORCHESTRATORS)
+    assert not composers, "packages that compose several leaves outside steps: " + "; ".join(
+        f"{a}: {sorted(leaves_of[a])}" for a in composers)
+    assert {"taps", "engines", "compare", "trace", "deep"} <= leaves_of["steps"]
 
 
 def test_the_graph_reader_sees_a_lazy_import_and_the_facade(tmp_path):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_stats
+from leapp_lab.numerics.metrics import diff_stats
 from leapp_lab.model.hist import Hist as LogHistogram
 
 
@@ -85,3 +85,26 @@ def test_nrmse_merged_over_samples_equals_independent_formula():
     want = np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))
     assert merged.nrmse == pytest.approx(want, rel=1e-12)
     assert merged.nrmse != pytest.approx(np.mean([diff_stats(*p).nrmse for p in pairs]), rel=1e-3)
+
+
+def test_one_histogram_merge_is_the_histogram_of_the_union():
+    """``Hist.sum`` is the one merge (a row's samples in ``merge_sums``, two records in ``add`` /
+    ``Sums.merge``): the histogram of the union's |diff|, binned independently from the bit
+    patterns, and every way of merging gives it."""
+    from leapp_lab.model.hist import NBINS, SHIFT
+    from leapp_lab.numerics.metrics import diff_sums, merge_sums
+
+    rng = np.random.default_rng(3)
+    parts = [(rng.normal(size=n) * s, rng.normal(size=n) * s) for n, s in ((50, 1e-3), (80, 10.0), (0, 1.0), (7, 0.0))]
+    parts[3] = (np.ones(7), np.ones(7))                    # exact zeros only: no non-zero bin
+    sums = [diff_sums(e, r) for e, r in parts]
+    d = np.abs(np.concatenate([e for e, _ in parts]) - np.concatenate([r for _, r in parts]))
+    want = np.bincount(np.right_shift(d.view(np.int64), SHIFT), minlength=NBINS)
+    union = LogHistogram.of_counts(want)
+    assert LogHistogram.sum(s.hist for s in sums) == union
+    assert merge_sums(sums).hist == union
+    pairwise = sums[0].hist
+    for s in sums[1:]:
+        pairwise = pairwise.add(s.hist)
+    assert pairwise == union and union.total == d.size and union.zero == 7
+    assert LogHistogram.sum([LogHistogram(2, 5, []), LogHistogram(1, 9, [])]) == LogHistogram(3, 5, [])

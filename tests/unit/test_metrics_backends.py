@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from leapp_lab.compare.kernel import BACKEND_ENV, resolve_backend
-from leapp_lab.compare.metrics import diff_stats, diff_sums, diff_sums_rows, merge_sums
+from leapp_lab.numerics.backend import BACKEND_ENV, resolve_backend
+from leapp_lab.numerics.metrics import diff_stats, diff_sums, diff_sums_rows, merge_sums
 
 try:
     import numba  # noqa: F401
@@ -123,8 +123,8 @@ def test_without_numba_auto_falls_back_and_forcing_numba_says_why(tmp_path):
     # a platform without numba: make `import numba` fail in a fresh interpreter
     code = ("import sys; sys.modules['numba'] = None\n"
             "import numpy as np\n"
-            "from leapp_lab.compare.metrics import diff_stats\n"
-            "from leapp_lab.compare.kernel import resolve_backend\n"
+            "from leapp_lab.numerics.metrics import diff_stats\n"
+            "from leapp_lab.numerics.backend import resolve_backend\n"
             "print(resolve_backend(), diff_stats(np.arange(5.0), np.arange(5.0) * 2).mape)\n")
     r = _run(code, {"PYTHONPATH": str(ROOT), BACKEND_ENV: "auto"}, tmp_path)
     assert r.returncode == 0, r.stderr
@@ -169,9 +169,9 @@ def test_read_only_install_compiles_into_a_writable_cache(tmp_path):
     dirs = [p for p in site.rglob("*") if p.is_dir()] + [site, home]
     _lock(dirs)
     try:
-        assert not os.access(site / "leapp_lab" / "compare", os.W_OK) or os.geteuid() == 0
+        assert not os.access(site / "leapp_lab" / "numerics", os.W_OK) or os.geteuid() == 0
         code = ("import numpy as np, numba\n"
-                "from leapp_lab.compare.metrics import diff_stats\n"
+                "from leapp_lab.numerics.metrics import diff_stats\n"
                 "s = diff_stats(np.arange(10.0), np.arange(10.0) + 1, backend='numba')\n"
                 "print(s.max_abs, numba.config.CACHE_DIR)\n")
         env = {"PYTHONPATH": str(site), "HOME": str(home), "TMPDIR": str(tmp), "NUMBA_CACHE_DIR": "",
@@ -244,7 +244,7 @@ def test_rows_of_one_size_scored_together_change_no_bit(monkeypatch, light):
     """numpy scores the one-block samples of every row of a size in one group (several rows, a
     row split over groups at the cap, a non-finite value making its group fall back to one
     sample at a time): each sample's record has the bits of a call of its own."""
-    import leapp_lab.compare.kernel as K
+    import leapp_lab.numerics.kernel as K
     monkeypatch.setattr(K, "GROUP_SAMPLES", 5)
     rng = np.random.default_rng(5)
     rows = []

@@ -1,4 +1,4 @@
-"""``leapp_lab.engines.onnx_wire``, the graph reader verify uses instead of ``import onnx``, against
+"""``leapp_lab.onnxio.wire``, the graph reader verify uses instead of ``import onnx``, against
 onnx's own parse of the same bytes: real ONNX files written by onnx (a 300-node scopes graph and its
 engine with every tap exposed, and a model with every field the reader must skip or keep), the
 accuracy graph built from either parse, and truncated or foreign bytes."""
@@ -10,9 +10,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from leapp_lab.compare.engine_graph import graph_of
-from leapp_lab.engines.onnx_wire import parse_graph, read_graph
+from leapp_lab.onnxio.wire import parse_graph, read_graph
 from leapp_lab.model.verify import VerifyRow
-from leapp_lab.taps.manifest import IDENTITY_PREFIX, NAME_SCOPES_KEY
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX, NAME_SCOPES_KEY
 from tests.models.scale_verify import make_graph
 
 

@@ -9,10 +9,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from leapp_lab.engines.base import EngineUnavailable
-from leapp_lab.engines.onnx_split import split_model
+from leapp_lab.onnxio.split import split_model
 from leapp_lab.engines.ort_local import LOCAL_PREFIX, check_engine, teacher_forced
 from leapp_lab.model.tap import TapEntry
-from leapp_lab.taps.manifest import IDENTITY_PREFIX
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
 
 F = TensorProto.FLOAT
 
@@ -125,7 +125,7 @@ def test_large_weights_are_read_in_place_from_the_engine_file(tmp_path):
     """Split from a file, the large weights become external data at their own offsets in that
     file (the small ones stay inline: onnxruntime reads some while inferring shapes); the runner
     gives the values of the in-bytes model, and falls back to bytes where the file is not there."""
-    from leapp_lab.engines.onnx_split import EXTERNAL_MIN_BYTES, load_split
+    from leapp_lab.onnxio.split import EXTERNAL_MIN_BYTES, load_split
     rng = np.random.default_rng(1)
     big = numpy_helper.from_array(rng.standard_normal((3, 512)).astype(np.float32), "big")
     axes = numpy_helper.from_array(np.array([1], np.int64), "axes")

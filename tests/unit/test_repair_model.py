@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_sums
+from leapp_lab.numerics.metrics import diff_sums
 from leapp_lab.model.base import load
 from leapp_lab.model.repair import Proof, RepairReport, Segment, Trial, output_error, worst
 from leapp_lab.model.tap import TapEntry

@@ -10,10 +10,10 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 
-from leapp_lab.taps import graph_edit as ge
+from leapp_lab.onnxio import graph_edit as ge
 from leapp_lab.engines.ort_taps import bind_taps
 from leapp_lab.model.tap import BINDING_FIELDS, Manifest, TapEntry
-from leapp_lab.taps.manifest import MANIFEST_KEY, ManifestError, read_manifest, strip_taps, write_manifest
+from leapp_lab.onnxio.manifest import MANIFEST_KEY, ManifestError, read_manifest, strip_taps, write_manifest
 
 
 def _marker(src: str, dst: str, tap_name: str) -> onnx.NodeProto:
@@ -73,7 +73,7 @@ def test_rename_value_everywhere():
 def _tapped() -> tuple[onnx.ModelProto, Manifest]:
     m = _graph_with_markers()
     ge.remove_tap_markers(m)
-    from leapp_lab.taps.manifest import add_output
+    from leapp_lab.onnxio.manifest import add_output
     add_output(m.graph, "a", "r", "float32", [2])     # named tap: through an Identity
     add_output(m.graph, "r", "r", "float32", [2])     # op tap: the value itself
     man = Manifest(inputs=["x"], outputs=[TapEntry("y", "output", 1, reference_source="torch")],

@@ -9,7 +9,7 @@ from torch import nn
 
 from leapp_lab import Tap, tap
 from leapp_lab.taps.marker import CaptureMode, DuplicateTapError, TapError, tap_modules
-from leapp_lab.taps.prepare import declared_taps
+from leapp_lab.steps.prepare import declared_taps
 
 
 def test_tap_off_returns_the_same_object_and_costs_nothing():

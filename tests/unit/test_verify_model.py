@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_stats, diff_sums
+from leapp_lab.numerics.metrics import diff_stats, diff_sums
 from leapp_lab.compare.npzio import NpzArrays, NpzInputError
 from leapp_lab.model import load
 from leapp_lab.model.hist import Hist, bin_lower_edge
@@ -173,14 +173,14 @@ def test_per_sample_csv_is_the_csv_of_the_sample_records():
     """per_sample.csv is written without a dict per record; its text is exactly the csv module's
     text of ``sample_records`` (names needing quotes, no order, None, NaN, numpy floats)."""
     from leapp_lab.model.columns import SAMPLE_ID_KEYS, sample_columns
-    from leapp_lab.model.verify import _csv_text, _per_sample_csv
+    from leapp_lab.model.csvtables import csv_text, per_sample_csv
     r = np.linspace(-1, 1, 40)
     rows = [_row('a,"b"\nc', 0, r + 1e-3, r), _row("dead", None, np.full(40, np.nan), r), _row("z", 2, r, r)]
     rows[2].samples[0].mape = np.float64(np.nan)
     rows[2].samples[0].mse = np.float64(0.25)
     rep = VerifyReport(samples=1, rows=rows)
-    want = _csv_text([*SAMPLE_ID_KEYS, *(c.key for c in sample_columns())], rep.sample_records(verbose=True))
-    assert _per_sample_csv(rep.table(verbose=True)) == want
+    want = csv_text([*SAMPLE_ID_KEYS, *(c.key for c in sample_columns())], rep.sample_records(verbose=True))
+    assert per_sample_csv(rep.table(verbose=True)) == want
     assert '"a,""b""\nc"' in want and ",0.25," in want
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from leapp_lab.cli import main as cli_main
-from leapp_lab.compare.verify import verify
+from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
 
 N_SAMPLES = 3
@@ -106,3 +106,33 @@ def test_the_rule_judges_rows_itself_and_names_each_criterion():
     off = DivergenceRule(nrmse_pct=None, nonfinite=False)
     assert off.judge(VerifyRow(n=10, nrmse=5.0, mape=0.0, cosine=1.0, nonfinite_engine=3)) == []
     assert "nrmse" not in off.describe() and "non-finite" not in off.describe()
+
+
+def test_every_view_draws_the_limits_the_rule_judges_by():
+    """One rule definition: the growth plot's line, its side and the graph's colour scale are the
+    limits ``DivergenceRule.thresholds`` gives, the same ones ``judge`` tests (a row just past a
+    limit diverges on that criterion, one just inside does not)."""
+    import viewfixtures as vf
+
+    from leapp_lab.model.verify import DivergenceRule, VerifyRow
+    from leapp_lab.views.engine_graph_view import _metrics
+    from leapp_lab.views.verify_view import profile_view
+
+    rule = DivergenceRule(nrmse_pct=2.5, mape_pct=7.0, min_cosine=0.95)
+    limits = rule.thresholds()
+    assert limits == {"nrmse": (0.025, "above"), "mape": (7.0, "above"), "cosine": (0.95, "below")}
+    for key, (lim, worse) in limits.items():
+        past, inside = (lim * 1.01, lim * 0.99) if worse == "above" else (lim * 0.99, lim * 1.01)
+        good = {"nrmse": 0.0, "mape": 0.0, "cosine": 1.0}
+        assert key in rule.judge(VerifyRow(n=10, **{**good, key: past}))
+        assert rule.judge(VerifyRow(n=10, **{**good, key: inside})) == []
+    assert DivergenceRule(nrmse_pct=None).thresholds() == {"cosine": (0.999, "below")}
+
+    report = vf.verify_report()
+    report.rule = rule
+    series = {s["key"]: s for s in profile_view(report)["series"]}
+    drawn = {k: (s["threshold"], s["worse"]) for k, s in series.items() if s["threshold"] is not None}
+    assert drawn == {k: v for k, v in limits.items() if k in series}
+    assert {"nrmse", "cosine"} <= set(drawn)
+    coloured = {m["key"]: (m["threshold"], m["worse"]) for m in _metrics(report) if m["threshold"] is not None}
+    assert coloured == {k: v for k, v in limits.items() if k in coloured} and "nrmse" in coloured

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from leapp_lab.compare.metrics import diff_sums
+from leapp_lab.numerics.metrics import diff_sums
 from leapp_lab.model.columns import BY_KEY, WORST_RANKS, table_columns
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import DivergenceRule, VerifyReport, VerifyRow
@@ -80,9 +80,9 @@ def test_worst_ranks_non_finite_rows_and_outputs(big):
     e = np.linspace(1, 2, 64)
     tap = VerifyRow(name="t", kind="op", status="compared").fill(diff_sums(e * 1.01, e))
     out = VerifyRow(name="o", kind="output", status="compared").fill(diff_sums(e * 1.1, e))
-    from leapp_lab.compare.verify import _apply_rule
+    from leapp_lab.compare.scoring import apply_rule
     rep = VerifyReport(rows=[tap, out])
-    _apply_rule(rep)
+    apply_rule(rep)
     assert rep.worst_tap == "o" and out.worst and not tap.worst
 
 

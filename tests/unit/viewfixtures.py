@@ -1,13 +1,13 @@
 """Hand-built trace and verify reports for the view tests (no torch, LEAPP or onnxruntime).
 
-Numbers come from ``leapp_lab.compare.metrics.diff_stats`` on small numpy arrays, as the real runs
+Numbers come from ``leapp_lab.numerics.metrics.diff_stats`` on small numpy arrays, as the real runs
 do; names include markup so that every test also exercises escaping.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from leapp_lab.compare.metrics import diff_stats, diff_sums
+from leapp_lab.numerics.metrics import diff_stats, diff_sums
 from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.trace import (Edge, FxGraph, FxNode, GraphReport, Hazard, LogRecord, NodeReport,
                                    PortInfo, SampleCheck, TraceReport)

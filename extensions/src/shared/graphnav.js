@@ -156,8 +156,10 @@ export function graphNav(opts) {
 // the node shown first when the whole graph is too big to read
 export function svgGraph(svgText, focus) {
   let nodes = [];
-  const text = el => ((el.querySelector("title") || {}).textContent || "") + " " +
-    (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || el.getAttribute("data-leapp-io") || "");
+  // a graph input / output is found by what it shows (its port's name), not by the node its key
+  // names: "stage0" finds the stages, not also the input of stage00
+  const text = el => el.hasAttribute("data-leapp-io") ? [...el.querySelectorAll("text")].map(t => t.textContent).join(" ")
+    : ((el.querySelector("title") || {}).textContent || "") + " " + (el.getAttribute("data-leapp-node") || el.getAttribute("data-leapp-fx") || "");
   const nav = graphNav({
     find: q => nodes.filter(el => text(el).toLowerCase().includes(q)),
     mark: ms => { const s = new Set(ms); for (const el of nodes) { el.classList.toggle("leapp-match", s.has(el)); el.classList.remove("leapp-current"); } },

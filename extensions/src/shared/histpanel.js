@@ -11,7 +11,8 @@ export function whyBlock(r, table) {
   const words = table.reasons || {};
   const keys = (r.reason || "").split(",").map(x => x.trim()).filter(Boolean);
   const label = (table.status_labels || {})[r.status] || r.status;
-  const text = keys.length ? keys.map(k => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
+  // r.why: the verdict in the view's own words (a repair segment: why it is kept or not)
+  const text = r.why ? r.why : keys.length ? keys.map(k => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
   return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
 }
 

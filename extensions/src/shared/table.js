@@ -74,7 +74,8 @@ export function nextSort(state, col) {
 
 // What the table shows, in order: items ({r: row} or {group, n, nfail, collapsed}), the rows that
 // pass the filters in display order (folded groups included) and row id -> index in items.
-// state: query, onlyBad, sortKey, sortDir, groupBy, collapsed; hay: row id -> searchText.
+// state: query, onlyBad, sortKey, sortDir, groupBy, groupDepth (scopes: groupOf), collapsed;
+// hay: row id -> searchText.
 export function tableItems(rows, columns, table, state, hay, groupKey) {
   const terms = parseQuery(state.query);
   // table.filter_key: the filter keeps rows where that key is set (compare: "flip"); else failing rows
@@ -85,7 +86,7 @@ export function tableItems(rows, columns, table, state, hay, groupKey) {
   if (state.groupBy && groupKey) {
     const order = [], by = new Map();
     for (const r of rs) {
-      const g = r.cells[groupKey] ?? "";
+      const g = groupOf(r.cells[groupKey], groupKey, state.groupDepth);
       if (!by.has(g)) { by.set(g, []); order.push(g); }
       by.get(g).push(r);
     }
@@ -102,6 +103,40 @@ export function tableItems(rows, columns, table, state, hay, groupKey) {
   const indexOf = new Map();
   items.forEach((it, i) => { if (it.r) indexOf.set(it.r.id, i); });
   return { items, shownRows, indexOf };
+}
+
+// The group of a row under "group by": its cell, or for a scope the module at `depth` (1: the
+// scope's first part, "m.layer.1.conv" -> "m"; 3 -> "m.layer.1"); "" when it has none.
+export function groupOf(value, key, depth) {
+  if (value === null || value === undefined) return "";
+  if (key !== "scope" || !depth) return String(value);
+  return String(value).split(".").slice(0, depth).join(".");
+}
+
+// What grouping the rows by `key` at each depth gives: [{depth, groups, several}] for depth 1 to
+// the deepest scope (one entry for a key that is no scope); several: the rows in groups of two or more.
+export function groupLevels(rows, key) {
+  const deepest = key === "scope" ? Math.max(1, ...rows.map(r => r.cells[key] ? String(r.cells[key]).split(".").length : 1)) : 1;
+  const out = [];
+  for (let d = 1; d <= deepest; d++) {
+    const size = new Map();
+    for (const r of rows) { const g = groupOf(r.cells[key], key, key === "scope" ? d : null); size.set(g, (size.get(g) || 0) + 1); }
+    let several = 0;
+    for (const n of size.values()) if (n > 1) several += n;
+    out.push({ depth: d, groups: size.size, several });
+  }
+  return out;
+}
+
+// The depth "group by scope" opens at: the deepest one that still puts two thirds of the rows in
+// groups of several rows (a deeper one that only repeats a shallower grouping is not deeper), so
+// groups are as fine as they can be without becoming one per row; depth 1 when none does.
+export function autoDepth(levels, nRows) {
+  let best = levels[0] || { depth: 1, groups: 0 };
+  for (const l of levels) {
+    if (l.several * 3 >= nRows * 2 && l.groups > best.groups) best = l;
+  }
+  return best.depth;
 }
 
 function csvCell(v) {

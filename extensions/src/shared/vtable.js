@@ -83,7 +83,7 @@ export function virtualTable(o) {
       else if (c.type === "status") {
         const label = (table.status_labels || {})[r.status] || r.status;
         const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
-        tr.append(h("td", { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.reason ? "why: " + r.reason : null },
+        tr.append(h("td", { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.why || r.reason ? "why: " + (r.why || r.reason) : null },
           h("span", { class: "leapp-pill leapp-" + r.status }, label),
           extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
           r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
@@ -104,7 +104,7 @@ export function virtualTable(o) {
     const tr = h("tr", { class: "leapp-grouprow", "data-leapp-group-row": it.group,
                          on: { click: () => o.onGroup(it.group) } },
       h("td", { colspan: n }, h("span", { class: "leapp-pin-inline" }, (it.collapsed ? "▸ " : "▾ ") + (it.group || "(no " + groupKey + ")"),
-        h("span", { class: "leapp-muted" }, " · " + it.n + " rows" + (it.nfail ? " · " : "")),
+        h("span", { class: "leapp-muted" }, " · " + it.n + (it.n === 1 ? " row" : " rows") + (it.nfail ? " · " : "")),
         it.nfail ? h("span", { class: "leapp-firstmark" }, it.nfail + " " + ((table.status_labels || {}).fail || "fail")) : null)));
     return tr;
   }

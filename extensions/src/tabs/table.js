@@ -4,8 +4,8 @@
 // is built even when the view has no table tab (its rows then answer the API's rowIds and select).
 import { download, h } from "../shared/dom.js";
 import { drawRowPanel } from "../shared/histpanel.js";
-import { searchText } from "../shared/search.js";
-import { ROW_H, nextSort, tableCsv, tableItems } from "../shared/table.js";
+import { enterTarget, explainQuery, searchText } from "../shared/search.js";
+import { ROW_H, autoDepth, groupLevels, groupOf, nextSort, tableCsv, tableItems } from "../shared/table.js";
 import { virtualTable } from "../shared/vtable.js";
 import { CELL_TYPES, groupHeaderRow, renderGroupPanel } from "../views/compare.js";
 
@@ -16,6 +16,14 @@ export function tableTab(ctx, panel) {
   const nameKey = (columns.find(c => c.key === "name") || columns.find(c => c.type === "text") || {}).key;
   const groupKey = columns.some(c => c.key === "scope") ? "scope" : columns.some(c => c.key === "node") ? "node" : null;
   const hay = new Map(rows.map(r => [r.id, searchText(r, table)]));
+  // "group by scope" groups at a depth that makes groups of several rows; the user can pick another
+  const levels = groupKey ? groupLevels(rows, groupKey) : [];
+  if (state.groupDepth === null || state.groupDepth === undefined) state.groupDepth = groupKey === "scope" ? autoDepth(levels, rows.length) : null;
+  // what a row is called ("segment" in a repair view), and the verdict n / p jump to
+  const noun = table.row_noun || "row";
+  const nouns = n => n + " " + noun + (n === 1 ? "" : "s");
+  const jumpStatus = table.jump_status || "fail";
+  const jumpLabel = (table.jump_label || "divergent") + (noun === "row" ? "" : " " + noun);
 
   const vt = virtualTable({
     columns, rows, table, nameKey, groupKey, state, cellTypes: CELL_TYPES,
@@ -32,13 +40,18 @@ export function tableTab(ctx, panel) {
   const filterBox = h("input", { type: "checkbox", "data-leapp-filter": table.filter_id || "divergent", on: { change: e => { state.onlyBad = e.target.checked; refresh(); refocus(); } } });
   const search = h("input", { type: "search", class: "leapp-search", "data-leapp-search": "", spellcheck: "false",
     placeholder: "search: name, op, " + (groupKey ? groupKey + ":…, " : "") + "status:…, reason:…",
-    title: "every term must match; key:value looks in one column (scope:blocks.3 = that module and the ones inside it; " +
-           "status:diverged, reason:non-finite, kind:op); Enter selects the first match",
+    title: "every term must match; key:value looks in one column (scope:layer.1 = that module and the ones inside it, " +
+           "at any module boundary; status:diverged, reason:non-finite, kind:op, hazard:trace-loss; any column's key); " +
+           "Enter opens the row named exactly so, else the first match",
     on: { input: e => setQuery(e.target.value, "search"), keydown: onSearchKey } });
   const count = h("span", { class: "leapp-muted", "data-leapp-count": "" });
+  const searchNote = h("span", { class: "leapp-msg leapp-search-note", "data-leapp-search-note": "", role: "status" });
   const msgEl = h("span", { class: "leapp-msg", "data-leapp-msg": "" });
   const sortInfo = h("span", { class: "leapp-sortinfo" }, "model order");
   const groupBox = groupKey ? h("input", { type: "checkbox", "data-leapp-group": groupKey, on: { change: e => { state.groupBy = e.target.checked; refresh(); refocus(); } } }) : null;
+  const depthSel = levels.length > 1 ? h("select", { "data-leapp-group-depth": "", title: "how deep in the module scope the groups are",
+    on: { change: e => { state.groupDepth = Number(e.target.value); state.collapsed.clear(); state.groupBy = true; groupBox.checked = true; refresh(); refocus(); } } },
+    levels.map(l => h("option", { value: String(l.depth), selected: l.depth === state.groupDepth }, "depth " + l.depth + " · " + l.groups + " group" + (l.groups === 1 ? "" : "s")))) : null;
   const panelBtn = h("button", { class: "leapp-btn", "data-leapp-panel-toggle": "", title: "show or hide the side panel (histogram and metrics)",
                                  on: { click: () => { togglePanel(); refocus(); } } }, "hide panel ▸");
   const linkBox = h("input", { type: "text", class: "leapp-linkbox", readonly: true, "data-leapp-link": "", style: "display:none" });
@@ -47,14 +60,16 @@ export function tableTab(ctx, panel) {
       h("label", { title: c.description || null }, h("input", { type: "checkbox", "data-leapp-col-toggle": c.key, checked: !state.hidden.has(c.key),
         on: { change: e => { if (e.target.checked) state.hidden.delete(c.key); else state.hidden.add(c.key); vt.buildHead(); vt.renderWindow(true); } } }), " " + c.label))));
   if (panel) {
-    panel.append(
+    // the DOM's own append writes null as the text "null": leave out what this table lacks
+    panel.append(...[
       h("div", { class: "leapp-toolbar" }, h("span", { class: "leapp-ttitle" }, table.title || "")),
       h("div", { class: "leapp-toolbar" },
-        search, count,
+        search, count, searchNote,
         h("label", {}, filterBox, " " + (table.filter_label || "divergent only")),
         groupBox ? h("label", { title: "rows under one header per " + groupKey + " (click a header to fold it)" }, groupBox, " group by " + groupKey) : null,
-        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous divergent row (p or k)", on: { click: () => { jumpDivergent(-1, "key"); refocus(); } } }, "▲ prev " + (table.jump_label || "divergent")),
-        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next divergent row (n or j)", on: { click: () => { jumpDivergent(1, "key"); refocus(); } } }, "▼ next " + (table.jump_label || "divergent")),
+        depthSel,
+        h("button", { class: "leapp-btn", "data-leapp-prev-divergent": "", title: "previous " + jumpLabel + " (p or k)", on: { click: () => { jumpDivergent(-1, "key"); refocus(); } } }, "▲ prev " + jumpLabel),
+        h("button", { class: "leapp-btn", "data-leapp-next-divergent": "", title: "next " + jumpLabel + " (n or j)", on: { click: () => { jumpDivergent(1, "key"); refocus(); } } }, "▼ next " + jumpLabel),
         sortInfo, h("button", { class: "leapp-btn", "data-leapp-sort-reset": "", on: { click: () => { state.sortKey = null; refresh(); refocus(); } } }, "back to model order"),
         colMenu,
         h("button", { class: "leapp-btn", "data-leapp-download-csv": "", title: "the table as shown (filtered, sorted, shown columns), full precision",
@@ -64,7 +79,7 @@ export function tableTab(ctx, panel) {
         panelBtn, msgEl),
       linkBox,
       table.rule ? h("div", { class: "leapp-rule" }, table.rule) : null,
-      h("div", { class: "leapp-split" }, h("div", { class: "leapp-left" }, wrap), histPanel));
+      h("div", { class: "leapp-split" }, h("div", { class: "leapp-left" }, wrap), histPanel)].filter(Boolean));
   }
 
   let items = [];            // what the table shows, in order: {r: row} or {group, n, nfail, collapsed}
@@ -74,7 +89,10 @@ export function tableTab(ctx, panel) {
   function computeItems() {
     ({ items, shownRows, indexOf } = tableItems(rows, columns, table, state, hay, groupKey));
     vt.setItems(items);
-    count.textContent = shownRows.length === rows.length ? rows.length + " rows" : shownRows.length + " of " + rows.length + " rows";
+    count.textContent = shownRows.length === rows.length ? nouns(rows.length) : shownRows.length + " of " + nouns(rows.length);
+    // a search that shows nothing says why (an unknown key, a value no row has, ...)
+    searchNote.textContent = state.query && !shownRows.length
+      ? explainQuery(rows, state.query, table, hay, 0, state.onlyBad ? table.filter_label || "divergent only" : null) : "";
     const col = columns.find(c => c.key === state.sortKey);
     sortInfo.textContent = col ? "sorted by " + col.label + (state.sortDir > 0 ? " ↑" : " ↓") : "model order";
     vt.markSorted();
@@ -100,7 +118,7 @@ export function tableTab(ctx, panel) {
 
   function onSearchKey(e) {
     e.stopPropagation();               // typing is not a command
-    if (e.key === "Enter" && shownRows.length) { e.preventDefault(); ctx.select(shownRows[0].id, null, "search"); refocus(); }
+    if (e.key === "Enter" && shownRows.length) { e.preventDefault(); ctx.select(enterTarget(shownRows, state.query, nameKey).id, null, "search"); refocus(); }
     if (e.key === "Escape") { setQuery("", "search"); refocus(); }
   }
 
@@ -109,7 +127,7 @@ export function tableTab(ctx, panel) {
     if (!opening) state.collapsed.add(g);
     refresh(true);
     const r = byId.get(state.row);
-    if (opening && r && (r.cells[groupKey] ?? "") === g) vt.scrollToIndex(indexOf.get(r.id));   // the selection is back
+    if (opening && r && groupOf(r.cells[groupKey], groupKey, state.groupDepth) === g) vt.scrollToIndex(indexOf.get(r.id));   // the selection is back
   }
 
   // Bring a row into the table: unfold its group, and if the filters hide it, clear them (the user
@@ -118,7 +136,7 @@ export function tableTab(ctx, panel) {
     const r = byId.get(id);
     if (!r) return;
     let changed = false;
-    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(r.cells[groupKey] ?? "")) { computeItems(); changed = true; }
+    if (!indexOf.has(id) && state.groupBy && state.collapsed.delete(groupOf(r.cells[groupKey], groupKey, state.groupDepth))) { computeItems(); changed = true; }
     if (!indexOf.has(id) && source !== "search") {
       state.query = ""; search.value = ""; state.onlyBad = false; filterBox.checked = false;
       computeItems();
@@ -168,9 +186,9 @@ export function tableTab(ctx, panel) {
     let i = list.findIndex(r => r.id === state.row);
     if (i < 0) i = dir > 0 ? -1 : list.length;
     for (let j = i + dir; j >= 0 && j < list.length; j += dir) {
-      if (list[j].status === "fail") { msg(""); ctx.select(list[j].id, null, source); return; }
+      if (list[j].status === jumpStatus) { msg(""); ctx.select(list[j].id, null, source); return; }
     }
-    msg(dir > 0 ? "no divergent row below" : "no divergent row above");
+    msg("no " + jumpLabel + (noun === "row" ? " row" : "") + (dir > 0 ? " below" : " above"));
   }
 
   function onKey(e) {
@@ -191,7 +209,7 @@ export function tableTab(ctx, panel) {
 
   function downloadCsv() {
     download((view.kind || "leapp") + "-table.csv", tableCsv(vt.shownColumns(), shownRows), "text/csv");
-    msg("CSV: " + shownRows.length + " rows");
+    msg("CSV: " + nouns(shownRows.length));
   }
 
   function copyLink() {
@@ -224,7 +242,7 @@ export function tableTab(ctx, panel) {
   }
 
   return {
-    refocus, setQuery, reveal, renderHist,
+    refocus, setQuery, reveal, renderHist, notice: msg,
     rowIds: () => shownRows.map(r => r.id),
     // before the first tab is shown: the link's query, the header, the rows
     init() {

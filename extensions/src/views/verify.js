@@ -68,7 +68,7 @@ function drawProfile(div, profile, metric, onPick) {
   if (s.threshold !== null && s.threshold !== undefined) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({ xref: "paper", x: 1, xanchor: "right", y: ay(s.threshold), yanchor: "bottom", showarrow: false,
-                       text: "rule: " + s.label + (s.key === "cosine" ? " < " : " > ") + fmt(s.threshold), font: { size: 10, color: "#c62828" } });
+                       text: "rule: " + s.label + (s.worse === "below" ? " < " : " > ") + fmt(s.threshold), font: { size: 10, color: "#c62828" } });
   }
   if (missing.length) annotations.push({ xref: "paper", x: 0, xanchor: "left", y: ay(yMissing), yanchor: "bottom", showarrow: false,
                                           text: "× no " + s.label + " (non-finite)", font: { size: 10, color: "#6a1b9a" } });

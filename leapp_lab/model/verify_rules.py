@@ -1,0 +1,147 @@
+"""The rules a verify judges rows by: ``DivergenceRule`` (the first-divergent rule: the one place that
+says what diverging means) and ``ExpectedRule`` (``verify --expected``: an error beyond what a
+precision explains). Both are saved in the report, so a loaded report is judged as it was.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from .dc import Plain, fields_from_dict
+from .verify_rows import UNJUDGED_REASONS
+
+
+@dataclass
+class ExpectedRule(Plain):
+    """When a row's error is more than its precision explains (``verify --expected fp16|bf16``).
+
+    ``expected_nrmse`` is the nrmse that torch eager run in ``dtype`` has against the fp32
+    reference: the drift that precision alone causes. A row is *beyond expected* when
+
+        nrmse > factor * max(expected_nrmse, floor)
+
+    ``factor`` (default 4): an engine that rounds like ``dtype`` differs from torch's own
+    low-precision run in where it rounds and accumulates (measured on the test models, every row:
+    the ``ort-fp16`` engine's nrmse is 0.84-1.0x that of torch ``.half()``; an engine accumulating
+    in fp16 drifts more), so only a clear excess counts.
+    ``floor``: the dtype's unit roundoff (fp16 2**-11, bf16 2**-8), so a row whose expected drift
+    is tiny (an exact op, a small tensor) is not flagged for ordinary rounding.
+    """
+    dtype: str = "fp16"
+    factor: float = 4.0
+    floor: float = 2.0 ** -11
+    text: str = ""
+
+    #: the unit roundoff of each dtype ``--expected`` takes
+    FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+    @classmethod
+    def of(cls, dtype: str, factor: float | None = None) -> "ExpectedRule":
+        if dtype not in cls.FLOORS:
+            raise ValueError(f"expected={dtype!r}: choose one of {', '.join(cls.FLOORS)}")
+        r = cls(dtype=dtype, floor=cls.FLOORS[dtype], **({} if factor is None else {"factor": float(factor)}))
+        r.text = r.describe()
+        return r
+
+    def limit(self, expected_nrmse: float) -> float:
+        return self.factor * max(expected_nrmse, self.floor)
+
+    def beyond(self, nrmse: float | None, expected_nrmse: float | None) -> bool:
+        return nrmse is not None and expected_nrmse is not None and nrmse > self.limit(expected_nrmse)
+
+    def describe(self) -> str:
+        return (f"nrmse > {self.factor:g} x max(expected {self.dtype} nrmse, {self.floor:.3g})")
+
+
+@dataclass
+class DivergenceRule(Plain):
+    """The first-divergent rule (docs/verify.md). A compared row not compared with itself
+    (``self_compare``) *diverges* when any criterion of ``criteria_table()`` fires:
+
+    * ``nrmse``: nrmse > ``nrmse_pct`` / 100 (``nrmse_pct`` in percent; None: off);
+    * ``mape``: mape > ``mape_pct`` (percent; None, the default: off; MAPE explodes where the
+      reference is near zero, e.g. after a ReLU);
+    * ``cosine``: cosine < ``min_cosine``;
+    * ``non-finite``: the engine has more non-finite values than the reference (``nonfinite``);
+    * ``nothing-compared``: no finite pair could be compared.
+
+    The first diverging row in model order is ``first_divergent``. A fixed threshold trips at the
+    first quantized/rounded layer of int8/fp16 engines, so the report also carries the error-growth
+    profile (``VerifyRow.growth``), the worst row and the largest jump.
+    """
+    nrmse_pct: float | None = 1.0
+    mape_pct: float | None = None
+    min_cosine: float = 0.999
+    nonfinite: bool = True
+    text: str = ""
+
+    def thresholds(self) -> dict[str, tuple[float, str]]:
+        """Metric key -> (limit, ``"above"`` | ``"below"``: the side where a row diverges) of every
+        metric the rule puts a limit on, in the units of the row's field (nrmse a fraction, mape a
+        percentage). The one place the limits are read from: ``criteria_table`` tests them, and
+        every view draws them (the growth plot's line, the graph's colour scale)."""
+        out: dict[str, tuple[float, str]] = {}
+        if self.nrmse_pct is not None:
+            out["nrmse"] = (self.nrmse_pct / 100.0, "above")
+        if self.mape_pct is not None:
+            out["mape"] = (self.mape_pct, "above")
+        out["cosine"] = (self.min_cosine, "below")
+        return out
+
+    def criteria_table(self) -> list[tuple[str, str, Callable[[Any], bool]]]:
+        """(key, words, test(row)) of every criterion that applies, in the order they are tested:
+        the one place that says what diverging means (the limits: ``thresholds``)."""
+        out: list[tuple[str, str, Callable[[Any], bool]]] = []
+        limits = self.thresholds()
+        if "nrmse" in limits:
+            lim = limits["nrmse"][0]
+            out.append(("nrmse", f"nrmse > {lim:g} ({self.nrmse_pct:g}%)",
+                        lambda r: r.nrmse is not None and r.nrmse > lim))
+        if "mape" in limits:
+            mp = limits["mape"][0]
+            out.append(("mape", f"mape > {mp:g}%", lambda r: r.mape is not None and r.mape > mp))
+        mc = limits["cosine"][0]
+        out.append(("cosine", f"cosine < {mc:g}", lambda r: r.cosine is not None and r.cosine < mc))
+        if self.nonfinite:
+            out.append(("non-finite", "more non-finite engine values than reference ones",
+                        lambda r: r.nonfinite_engine > r.nonfinite_reference))
+        out.append(("nothing-compared", "nothing finite compared", lambda r: r.mape is None and r.n > 0))
+        return out
+
+    def judge(self, row: Any) -> list[str]:
+        """The keys of the criteria ``row`` fires (empty: it does not diverge)."""
+        return [key for key, _, test in self.criteria_table() if test(row)]
+
+    def diverges(self, row: Any) -> bool:
+        return bool(self.judge(row))
+
+    def reasons(self, row: Any) -> list[str]:
+        """Why ``row`` has its verdict: the criteria it fires (``judge``) when the rule judges it,
+        else the one UNJUDGED_REASONS key of its status; empty for a row that passes."""
+        if row.status != "compared":
+            return [UNJUDGED_REASONS[row.status][0]] if row.status in UNJUDGED_REASONS else [row.status]
+        if row.self_compare:
+            return [UNJUDGED_REASONS["self-compare"][0]]
+        return self.judge(row)
+
+    def reason_words(self) -> dict[str, str]:
+        """reason key -> words (criteria as this rule words them, and the unjudged reasons)."""
+        out = {key: words for key, words, _ in self.criteria_table()}
+        out.update({k: w for k, w in UNJUDGED_REASONS.values()})
+        return out
+
+    def criteria(self) -> list[str]:
+        """The criteria that apply, in words, in the order they are tested."""
+        return [words for _, words, _ in self.criteria_table()]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DivergenceRule":
+        # reports written before nrmse existed judged by mape alone: load them as they were judged
+        if "nrmse_pct" not in data:
+            data = {**data, "nrmse_pct": None}
+        return fields_from_dict(cls, data)
+
+    def describe(self) -> str:
+        """The rule in one sentence (``text`` holds it as recorded at verify time)."""
+        return ("first row in model order, among compared rows not compared with itself, with "
+                + " or ".join(self.criteria()))

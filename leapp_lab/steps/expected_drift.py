@@ -1,0 +1,133 @@
+"""Expected drift (``verify(..., expected="fp16"|"bf16")``): what precision alone would cause.
+
+The model is re-run in torch eager in that dtype on the same samples (``leapp_lab.taps.lowprec``,
+from the MODEL.py prepare recorded in ``<onnx dir>/<stem>.prepare/report.json``), each row's
+low-precision value is scored against the reference with the verify kernel (``diff_sums`` ->
+``Metrics``): ``expected_nrmse``. A row whose engine nrmse exceeds the ExpectedRule's limit is
+``beyond_expected``. When the model cannot be re-run (no prepare report, a model prepared from an
+object, an op without a low-precision torch kernel) the report says why in its warnings. Only the
+exact file prepare executed is run (docs/safety.md, "Code execution"): the absolute path and sha256
+prepare recorded, checked before it runs, in a child process (``leapp_lab.taps.lowprec_run``); a
+MODEL.py that is missing or changed, a record without a hash, or user code that ends the process is
+refused (UnusableInput, exit 2), naming the file.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.jsonio import read_json
+from leapp_lab.model.safepaths import check_input_file
+from leapp_lab.model.metrics import Metrics
+from leapp_lab.model.verify import ExpectedRule, VerifyReport
+
+from leapp_lab.compare.buildio import OpenBuild
+from leapp_lab.numerics.metrics import diff_sums
+from leapp_lab.compare.npzio import NpzArrays
+
+PREPARE_SUFFIX = ".prepare"
+
+
+def _onnx_candidates(build: OpenBuild, ref_path: Path) -> list[Path]:
+    """Where the prepared ONNX may be: build.json's ``onnx`` (as written, beside the build, beside
+    the reference), else ``<stem>.onnx`` beside ``<stem>.reference.npz``."""
+    out: list[Path] = []
+    onnx = build.report.onnx if build.report is not None else ""
+    if onnx:
+        p = Path(onnx)
+        out += [p, build.path.parent / p.name, ref_path.parent / p.name]
+    if ref_path.name.endswith(".reference.npz"):
+        out.append(ref_path.with_name(ref_path.name[: -len(".reference.npz")] + ".onnx"))
+    return list(dict.fromkeys(out))
+
+
+def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str, Any] | str]:
+    """(MODEL.py, the prepare report as a dict), or (None, why not). The file is the one prepare
+    recorded by absolute path, with the bytes it executed (sha256): never one found from the
+    working folder or sys.path. UnusableInput when that file is gone or changed, or the record
+    (an older leapp_lab's) has no hash: nothing is run that cannot be checked."""
+    reports = [c.parent / f"{c.stem}{PREPARE_SUFFIX}" / "report.json" for c in _onnx_candidates(build, ref_path)]
+    found = next((r for r in reports if r.is_file()), None)
+    if found is None:
+        return None, ("no prepare report (" + ", ".join(str(r) for r in reports[:2]) +
+                      "): the model that made the reference is unknown; prepare writes it beside the ONNX")
+    try:
+        d = read_json(found)
+    except (OSError, ValueError) as exc:
+        return None, f"{found}: unreadable ({exc})"
+    label = d.get("model") if isinstance(d, dict) else None
+    if not isinstance(label, str) or not label or label.startswith("<"):
+        return None, (f"{found}: the model was prepared from a Python object ({label!r}), not a MODEL.py "
+                      "file: there is nothing to re-run")
+    file, digest = d.get("model_file"), d.get("model_sha256")
+    if not (isinstance(file, str) and Path(file).is_absolute() and isinstance(digest, str) and digest):
+        raise UnusableInput(f"{found}: records no sha256 of the MODEL.py it was prepared from ({label}; "
+                            "an older leapp_lab wrote it): --expected runs only the exact file prepare "
+                            "executed, checked by its content; re-run prepare, or verify without --expected")
+    model = Path(file)
+    if not (model.exists() or model.is_symlink()):
+        raise UnusableInput(f"{model}: the MODEL.py prepare recorded (in {found}) is not there any more "
+                            "(moved or deleted?); --expected runs only that file: put it back, re-run "
+                            "prepare, or verify without --expected")
+    check_input_file(model, "a Python model file (MODEL.py)")     # a FIFO is never read
+    try:
+        data = model.read_bytes()
+    except OSError as exc:
+        raise UnusableInput(f"{model}: cannot be read ({exc.strerror or exc})") from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        from leapp_lab.taps.lowprec_run import changed_line
+        raise UnusableInput(changed_line(model, found))
+    d["_record"] = str(found)
+    return model, d
+
+
+def _skip(report: VerifyReport, why: str) -> None:
+    report.warnings.append(f"[{report.build_name}]: no expected {report.expected.dtype} drift: {why}")
+    for r in report.rows:
+        if r.status == "compared":
+            r.expected_note = why
+
+
+def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, ref: NpzArrays,
+                   ref_path: Path, inputs_npz: Path | None, found=None) -> None:
+    """Fill ``expected_nrmse`` / ``beyond_expected`` of every compared row of ``report``.
+    ``found``: ``find_model``'s answer, when the caller checked the model before comparing."""
+    report.expected = rule
+    model, prep = find_model(build, ref_path) if found is None else found
+    if model is None:
+        return _skip(report, prep)
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:       # the child re-runs the model with it
+        return _skip(report, "torch is not installed")
+    from leapp_lab.taps.lowprec import ExpectedUnavailable
+    from leapp_lab.taps.lowprec_run import run_lowprec
+    rows = [r for r in report.rows if r.status == "compared"]
+    # the fp32 check's arrays (lowprec._check_fp32): the model outputs only, not every tap
+    outputs = {r.name: ref[r.name] for r in rows if r.kind in ("output", "unknown")}
+    try:
+        runs = run_lowprec(model, prep["model_sha256"], Path(prep["_record"]), rule.dtype, rows,
+                           reference=outputs, inputs_npz=inputs_npz,
+                           requested_taps=prep.get("requested_taps"),
+                           exporter=prep.get("exporter") or "dynamo")
+    except ExpectedUnavailable as exc:
+        return _skip(report, str(exc))
+    for r in rows:
+        vals = runs.values.get(r.name)
+        if vals is None:
+            r.expected_note = runs.reasons.get(r.name, "torch gives no value of this name")
+            continue
+        ref_a = ref[r.name]
+        if len(vals) != ref_a.shape[0] or any(v.shape != ref_a.shape[1:] for v in vals):
+            r.expected_note = (f"torch's {rule.dtype} value has shape {vals[0].shape}, the reference "
+                               f"{tuple(ref_a.shape[1:])}")
+            continue
+        total = None
+        for i, v in enumerate(vals):
+            st = diff_sums(v, ref_a[i])
+            total = st if total is None else total.merge(st)
+        r.expected_nrmse = Metrics().fill(total).nrmse
+        r.beyond_expected = r.in_rule and rule.beyond(r.nrmse, r.expected_nrmse)
+    report.beyond_expected = [r.name for r in report.rows if r.beyond_expected]
+    report.first_beyond_expected = report.beyond_expected[0] if report.beyond_expected else None
