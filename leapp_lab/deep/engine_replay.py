@@ -58,6 +58,7 @@ class _EngineNode:
                              f"(its outputs: {list(runner.output_names)})")
 
     def run_numpy(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        self.last_inputs = arrays
         t0 = time.perf_counter()
         out = self.runner.run(dict(zip(self.input_names, arrays)), list(self.output_names))
         self._clock["engine"] = self._clock.get("engine", 0.0) + time.perf_counter() - t0
@@ -115,12 +116,14 @@ def _max_abs(a, b) -> float | None:
 class EngineReplayer:
     """The fp32 and engine pipelines of one graph, in lockstep (module doc)."""
 
-    def __init__(self, graph: GraphReport, runners: dict[str, Any], teacher_forcing: bool = True) -> None:
+    def __init__(self, graph: GraphReport, runners: dict[str, Any], teacher_forcing: bool = True,
+                 probes: dict[str, Any] | None = None) -> None:
         self.graph = graph
+        self.probes = dict(probes or {})      # node -> taps_over_time.TapProbe
         self.clock: dict[str, float] = {}
         self.fp32 = ExportedPipeline(graph)
         self.fp32_inputs: dict[str, list[np.ndarray]] = {}
-        if teacher_forcing:     # the fp32 pipeline's inputs of each engine node: its reference state
+        if teacher_forcing or self.probes:   # the fp32 pipeline's inputs of each engine node: its reference state
             self.fp32.im.nodes = {n: (_InputTap(m, self.fp32_inputs, n) if n in runners else m)
                                   for n, m in self.fp32.im.nodes.items()}
         self.eng = ExportedPipeline(graph)
@@ -139,6 +142,15 @@ class EngineReplayer:
     def reset(self) -> None:
         self.fp32.reset()
         self.eng.reset()
+
+    def probe(self, tier: str, k: int) -> None:
+        """The taps of each probed node at this step (taps_over_time; after ``step``)."""
+        t0 = time.perf_counter()
+        for name, p in self.probes.items():
+            en = self.engine_nodes.get(name)
+            if p.result.tier == tier and en is not None and name in self.fp32_inputs:
+                p.step(k, en.last_inputs, self.fp32_inputs[name])
+        self.clock["taps"] = self.clock.get("taps", 0.0) + time.perf_counter() - t0
 
     def step(self, inputs: dict[str, Any]) -> tuple[dict, dict, dict]:
         """(fp32 outputs, engine outputs, teacher-forced engine outputs) of one step."""
@@ -214,6 +226,8 @@ def _steps(rp, run, tier, steps, inputs_at, reference_at, resets, skip, max_nrms
         if k and k in resets:
             rp.reset()
         f, e, tf = rp.step(inputs_at(k))
+        if rp.probes:
+            rp.probe(tier, k)
         for o in rp.outputs:
             if o in e:
                 saved[f"{engine}/{tier}/{o}/{k}/engine"] = e[o]
@@ -291,19 +305,20 @@ def _compare_tiers(res: EngineReplay) -> None:
 def engine_replay(graph: GraphReport, arrays: dict, engine: str, runners: dict[str, Any],
                   node_info: list[EngineNode], *, closed_loop_steps: int | None, fresh: Any,
                   fresh_saved: dict[str, np.ndarray], max_nrmse: float = DEFAULT_MAX_NRMSE,
-                  atol: float = 1e-5, teacher_forcing: bool = True, progress: Progress | None = None
-                  ) -> tuple[EngineReplay, dict[str, np.ndarray]]:
+                  atol: float = 1e-5, teacher_forcing: bool = True, probes: dict[str, Any] | None = None,
+                  progress: Progress | None = None) -> tuple[EngineReplay, dict[str, np.ndarray]]:
     """One engine's entry of the replay section (never raises: a failure is its status).
 
     ``fresh``: the fp32 tier (b) ReplayRun (its steps and resets) or None; ``fresh_saved``: its
     arrays (``b/<input>/<i>/input``, ``b/<output>/<i>/original``): the engine sees the same
-    observations and is compared with the same originals."""
-    from leapp_lab.trace.episodes import captured_steps, read_resets, unrecorded_pairs
+    observations and is compared with the same originals. ``probes``: ``{node: TapProbe}`` of the
+    nodes whose taps are followed over the steps (``taps_over_time``)."""
+    from leapp_lab.model.episodes import captured_steps, read_resets, unrecorded_pairs
     res = EngineReplay(engine=engine, nodes=node_info, max_nrmse=max_nrmse, teacher_forcing=teacher_forcing)
     saved: dict[str, np.ndarray] = {}
     t0 = time.perf_counter()
     try:
-        rp = EngineReplayer(graph, runners, teacher_forcing)
+        rp = EngineReplayer(graph, runners, teacher_forcing, probes)
     except Unavailable as exc:
         res.status, res.reason = "unavailable", str(exc)
         return res, saved
@@ -339,6 +354,10 @@ def engine_replay(graph: GraphReport, arrays: dict, engine: str, runners: dict[s
         except Exception as exc:
             res.fresh = ReplayRun(tier="b", status="failed", reason=failed_reason(f"the {engine} fresh replay", exc))
     _compare_tiers(res)
+    for p in rp.probes.values():
+        if p.result.steps:
+            res.taps = p.finish()
+            break
     res.timings_s = {k: round(v, 6) for k, v in rp.clock.items()}
     res.timings_s["total"] = round(time.perf_counter() - t0, 6)
     st = [r.status for r in res.runs()]

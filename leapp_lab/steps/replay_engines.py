@@ -60,7 +60,7 @@ def _sha256(p: Path) -> str:
 
 def calibration(graph: GraphReport, arrays: dict, node: Any, names: list[str]) -> list[dict[str, np.ndarray]]:
     """The node's cached samples as engine feeds, the values LEAPP did not really record left out."""
-    from leapp_lab.trace.episodes import unrecorded_pairs
+    from leapp_lab.model.episodes import unrecorded_pairs
     skip = unrecorded_pairs(graph, arrays)
     feeds = []
     for k in range(node.samples):
@@ -118,13 +118,37 @@ def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Ca
     return art, "built here"
 
 
+def _tap_probe(graph, node, engine, max_nrmse, say, progress):
+    """(untapped runner, TapProbe) of a node with taps, or None when it has none or taps over time
+    cannot be had here (said in the note)."""
+    if not getattr(node, "taps", None):
+        return None
+    try:
+        from .replay_taps import tap_probe
+    except ImportError as exc:          # prepare --from-trace is not in this installation
+        say(f"taps of node {node.name!r} not followed over time: {exc}")
+        return None
+    from leapp_lab.model.episodes import captured_steps
+    root = Path(graph.run_dir or graph.graph_dir) / BUILDS_DIR / engine / node.name
+    tier = "a" if captured_steps(graph) else "b"
+    return tap_probe(graph, node, engine, root, [p.name for p in node.inputs()], tier, max_nrmse, say, progress)
+
+
 def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[str], None],
-                 progress: Progress | None = None) -> tuple[dict[str, Any], list[EngineNode], float]:
-    """(activated runners of the ONNX nodes, where every node runs, build seconds)."""
+                 progress: Progress | None = None, max_nrmse: float = DEFAULT_MAX_NRMSE,
+                 probes: dict | None = None) -> tuple[dict[str, Any], list[EngineNode], float]:
+    """(activated runners of the ONNX nodes, where every node runs, build seconds). A node with taps
+    runs its tapped build's untapped engine, and its TapProbe goes into ``probes``."""
     from leapp_lab.engines import get_engine
     runners, infos = {}, []
     t0 = time.perf_counter()
     for node in graph.nodes:
+        got = _tap_probe(graph, node, engine, max_nrmse, say, progress) if probes is not None else None
+        if got is not None:
+            runners[node.name], probes[node.name] = got
+            infos.append(EngineNode(node.name, engine, build=str(Path(got[1].tapped.artifact).parent),
+                                    source="tapped build (prepare --from-trace, compile)"))
+            continue
         backend = node.backend or ""
         if not backend.startswith("onnx") or not node.artifact:
             infos.append(EngineNode(node.name, "fp32 export",
@@ -144,8 +168,9 @@ def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict
     for name in engines:
         report_progress(progress, f"replay: building the pipeline for {name}", 0, 1)
         log: list[str] = []
+        probes: dict = {}
         try:
-            runners, infos, t_build = node_runners(graph, arrays, name, log.append, progress)
+            runners, infos, t_build = node_runners(graph, arrays, name, log.append, progress, max_nrmse, probes)
         except Exception as exc:
             res.engines.append(EngineReplay(engine=name, status="failed",
                                             reason=failed_reason(f"building the pipeline for {name}", exc)))
@@ -158,12 +183,15 @@ def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict
         try:
             e, arr = engine_replay(graph, arrays, name, runners, infos, closed_loop_steps=steps, fresh=res.fresh,
                                    fresh_saved=saved, max_nrmse=max_nrmse, atol=res.atol or 1e-5,
-                                   teacher_forcing=teacher_forcing, progress=progress)
+                                   teacher_forcing=teacher_forcing, probes=probes, progress=progress)
         finally:
             for r in runners.values():
                 r.deactivate()
+            for p in probes.values():
+                p.tapped.deactivate()
+                p.reference.deactivate()
         e.timings_s["build"] = round(t_build, 6)
-        e.notes[:0] = [x for x in log if "building node" in x]
+        e.notes[:0] = [x for x in log if "building node" in x or "preparing node" in x or "not followed" in x]
         res.engines.append(e)
         saved.update(arr)
 

@@ -151,3 +151,30 @@ def test_unknown_engine_is_refused_by_name(replayed):
     _, report, _ = replayed
     with pytest.raises(ValueError, match="unknown engine 'ort-int4'"):
         leapp_lab.replay(report, engine="ort-int4")
+
+
+def test_run_cli_replays_on_the_engine_and_writes_the_contract(tmp_path, capsys):
+    from leapp_lab.cli import main
+    from deep_pipelines import PIPELINES
+    js = tmp_path / "run.json"
+    rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--replay", "6", "--step-fn",
+               "lstm_joint_policy.py:Original", "--engine", "ort-int8", "--json", str(js), "--quiet",
+               "--", str(tmp_path / "out")])
+    assert rc == 0                     # an engine's drift is a finding, never an exit status
+    r = json.loads(js.read_text())["graphs"][0]["replay"]
+    assert (r["status"], r["tier"]) == ("ok", "b")
+    (e,) = r["engines"]
+    assert e["engine"] == "ort-int8" and e["closed_loop"]["steps"] == 6 and e["fresh"]["steps"] == 6
+    act = next(o for o in e["closed_loop"]["outputs"] if o["output"] == "policy/action")
+    assert act["own_error_max"] > 0 and act["inherited_error_max"] > 0
+
+
+def test_engine_without_replay_is_a_usage_error(tmp_path, capsys):
+    from leapp_lab.cli import main
+    from deep_pipelines import PIPELINES
+    rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--engine", "ort-int8", "--", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--engine ort-int8: the engine replay needs --replay N" in err
+    assert "Traceback" not in err and not any(tmp_path.iterdir())    # the script never ran
+    rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--replay", "2", "--engine", "ort-int3"])
+    assert rc == 2 and "--engine ort-int3: unknown engine" in capsys.readouterr().err
