@@ -29,7 +29,7 @@ _LAZY = {
     "repair": "leapp_lab.steps.repair",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
-    "replay": "leapp_lab.deep.replay",
+    "replay": "leapp_lab.steps.replay_engines",
     "parity": "leapp_lab.deep.parity",
     "exporters": "leapp_lab.steps.deep_checks",
     "isolate": "leapp_lab.steps.deep_checks",

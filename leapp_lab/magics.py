@@ -72,13 +72,21 @@ def trace_parser() -> argparse.ArgumentParser:
     p.add_argument("--parity", type=int, default=None, metavar="N")
     p.add_argument("--exporters", default=None, metavar="all|NODE")
     p.add_argument("--isolate", action="store_true")
+    p.add_argument("--engine", action="append", default=None, metavar="ENGINE",
+                   help="with --replay: replay the pipeline on this engine too (repeatable)")
     return p
 
 
 def deep_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
     """``leapp_lab.deep.run.run_deep`` keyword arguments from the deep-check flags."""
+    from leapp_lab.cli import UsageError as CliUsageError
+    from leapp_lab.cli.run import replay_engines
+    try:
+        engines = replay_engines(ns.engine, ns.replay, "%%leapp_trace")
+    except CliUsageError as exc:
+        raise UsageError(str(exc)) from None
     opts: dict[str, Any] = {"replay": ns.replay, "parity": ns.parity, "exporters": ns.exporters,
-                            "isolate": ns.isolate}
+                            "isolate": ns.isolate, "engines": engines}
     if ns.step_fn is not None:
         fn = user_ns.get(ns.step_fn)
         if fn is None:
@@ -160,6 +168,7 @@ class LeappMagics(Magics):
         [--atol A] [--strict] [--dry-run] [--non-traced A,B] [--no-global-patching]
         [--patching VAR] [--verbose] [--visualize] [--out VAR] [--quiet]
         [--replay N] [--step-fn VAR] [--parity N] [--exporters all|NODE] [--isolate]
+        [--engine ENGINE]...
 
         Run the cell inside ``leapp_lab.trace(NAME, ...)`` and display the trace view. The deep
         checks (docs/deep-checks.md) run after it; --exporters and --isolate run the cell again."""

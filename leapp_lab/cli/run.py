@@ -27,6 +27,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "  --no-fail     exit 0 even when a validation failed or a trace was refused\n"
                "  --quiet       do not print the text summary\n"
                "  --replay N    replay the exported pipeline N steps with its state fed back\n"
+               "  --engine E    with --replay: the pipeline's ONNX nodes built for engine E (ort,\n"
+               "                ort-fp16, ort-int8, trt-*) replayed too, beside the fp32 export;\n"
+               "                repeat it for several engines\n"
                "  --step-fn M:F the original pipeline, one step (MODULE:FUNCTION or FILE.py:FUNCTION):\n"
                "                fresh observations and resets in the replay; needed by --parity\n"
                "  --parity N    exported vs original on N fresh inputs (needs --step-fn; without it\n"
@@ -60,7 +63,24 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--parity", type=int, default=None, metavar="N")
     p.add_argument("--exporters", default=None, metavar="all|NODE")
     p.add_argument("--isolate", action="store_true")
+    p.add_argument("--engine", action="append", default=None, metavar="ENGINE")
     return p
+
+
+def replay_engines(engines: list[str] | None, replay: int | None, who: str) -> list[str] | None:
+    """``--engine`` names, checked (one usage line naming the bad one)."""
+    if not engines:
+        return None
+    from leapp_lab.engines import ENGINE_NAMES, NOT_IMPLEMENTED
+    for e in engines:
+        if e in NOT_IMPLEMENTED:
+            raise UsageError(f"{who} --engine {e}: {NOT_IMPLEMENTED[e]}")
+        if e not in ENGINE_NAMES:
+            raise UsageError(f"{who} --engine {e}: unknown engine; choose one of {', '.join(ENGINE_NAMES)}")
+    if replay is None:
+        raise UsageError(f"{who} --engine {engines[0]}: the engine replay needs --replay N (the "
+                         f"pipeline replayed N steps on that engine, beside the fp32 export)")
+    return list(engines)
 
 
 def parse_rest(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -114,10 +134,10 @@ def execute(args):
     # --parity without --step-fn is no usage error: the other checks run, parity is 'unavailable'
     # with its reason (docs/deep-checks.md: a check that cannot run never stops the others)
     args.deep = {"replay": opts.replay, "parity": opts.parity, "exporters": opts.exporters,
-                 "isolate": opts.isolate}
+                 "isolate": opts.isolate, "engines": replay_engines(opts.engine, opts.replay, "leapp-lab run")}
     from leapp_lab.steps.trace_run import requested, run_script
     step_fn = None
-    if opts.step_fn and requested(**args.deep):
+    if opts.step_fn and requested(**{k: v for k, v in args.deep.items() if k != "engines"}):
         from leapp_lab.deep.stepfn import resolve_spec
         try:
             step_fn = resolve_spec(opts.step_fn, search=str(script.resolve().parent))
