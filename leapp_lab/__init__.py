@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "tap": "leapp_lab.taps.marker",
     "Tap": "leapp_lab.taps.marker",
-    "trace": "leapp_lab.trace.session",
+    "trace": "leapp_lab.steps.trace_nodes",
     "prepare": "leapp_lab.steps.prepare",
     "compile": "leapp_lab.steps.compile",
     "verify": "leapp_lab.steps.verify",

@@ -17,16 +17,19 @@ __all__ = ["RandomState", "requested", "run_script", "check_traced_cell"]
 
 
 def run_script(script, script_args: list[str], *, deep: dict | None = None, step_fn: Callable | None = None,
-               before_checks: Callable[[Any, Any], None] | None = None, progress=None):
+               before_checks: Callable[[Any, Any], None] | None = None, progress=None, nodes=None):
     """Run ``script`` in attach mode and return its AttachResult; with ``deep`` (``replay``,
     ``parity``, ``exporters``, ``isolate``) asking for a check, run those on the report too.
     ``before_checks(result, body)``: called between the run and the checks (the CLI checks
-    ``--exporters NODE`` against the graphs and says that the script runs again)."""
+    ``--exporters NODE`` against the graphs and says that the script runs again). ``nodes``: a
+    ``node_engines.NodeOptions``: inside each graph's nodes on its engines, after the run."""
     from leapp_lab.trace.attach import run_script as attach_run
     deep = dict(deep or {})
     hook = engines_hook(deep.pop("engines", None), progress)
     if not requested(**deep):
-        return attach_run(script, script_args)
+        result = attach_run(script, script_args)
+        _nodes(result, nodes, progress)
+        return result
 
     from leapp_lab.deep.run import run_deep
 
@@ -35,10 +38,17 @@ def run_script(script, script_args: list[str], *, deep: dict | None = None, step
     # made first: the re-runs run this file, by absolute path, only while it is as it was now
     body = ScriptBody(script, script_args, random_state=start)
     result = attach_run(script, script_args)
+    _nodes(result, nodes, progress)
     if before_checks is not None:
         before_checks(result, body)
     run_deep(result.report, body, step_fn=step_fn, replay_hook=hook, progress=progress, **deep)
     return result
+
+
+def _nodes(result, nodes, progress) -> None:
+    if nodes is not None and nodes.wanted:
+        from .trace_nodes import after_trace
+        after_trace(result.report, nodes, progress)
 
 
 def engines_hook(engines, progress=None) -> Callable | None:

@@ -116,6 +116,8 @@ def render_graph(g) -> list[str]:
                 if worst_el:
                     L.append(f"      {worst_el}")
 
+    from .text_nodes import render_node_engines
+    L.extend(render_node_engines(g))
     suspects = [(n, f) for n in g.nodes if n.fx for f in n.fx.nodes if f.suspect]
     if suspects:
         L.append("  suspect literals in the FX graphs (a live value frozen at trace time?):")

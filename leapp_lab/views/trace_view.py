@@ -124,6 +124,7 @@ def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
             "verdict": node.verdict, "artifact": node.artifact, "sha256": node.sha256, "error": node.error,
             "samples": node.samples, "dropped_inputs": list(node.dropped_inputs),
             "taps": [{"name": t.name, "site": t.site} for t in node.taps],
+            "engines": [e.to_dict() for e in node.engines],
             "ports": [{"name": p.name, "direction": p.direction, "dtype": p.dtype, "shape": p.shape,
                        "role": p.role, "traced_name": p.traced_name, "source": p.source,
                        "feedback": p.feedback, "meaning": _meaning(p.semantics)} for p in node.ports],
@@ -307,4 +308,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
         "deep": deep,
+        # --engine: the pipeline on each engine, node by node (steps/pipeline_engines.py)
+        "pipeline_engines": [{"graph": g.name, **pe.to_dict()} for g in report.graphs
+                             for pe in g.pipeline_engines],
     }

@@ -169,12 +169,13 @@ def test_run_cli_replays_on_the_engine_and_writes_the_contract(tmp_path, capsys)
     assert act["own_error_max"] > 0 and act["inherited_error_max"] > 0
 
 
-def test_engine_without_replay_is_a_usage_error(tmp_path, capsys):
+def test_unknown_engine_is_a_usage_error(tmp_path, capsys):
+    """(``--engine`` without ``--replay`` builds the nodes on it: tests/integration/test_node_engines.py)"""
     from leapp_lab.cli import main
     from deep_pipelines import PIPELINES
-    rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--engine", "ort-int8", "--", str(tmp_path)])
+    rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--engine", "ort-int3", "--", str(tmp_path)])
     err = capsys.readouterr().err
-    assert rc == 2 and "--engine ort-int8: the engine replay needs --replay N" in err
+    assert rc == 2 and "--engine ort-int3: unknown engine" in err
     assert "Traceback" not in err and not any(tmp_path.iterdir())    # the script never ran
     rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--replay", "2", "--engine", "ort-int3"])
     assert rc == 2 and "--engine ort-int3: unknown engine" in capsys.readouterr().err
