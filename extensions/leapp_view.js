@@ -501,6 +501,88 @@ function fragmentOf(kind, state) {
   return p.toString();
 }
 
+// src/shared/elements.js
+function elementTraces(el) {
+  const ys = el.max_abs.map((v) => v === null || v === void 0 ? 0 : v);
+  const colors = el.names.map((n) => n === el.worst ? "#c62828" : "#ef6c00");
+  return [{
+    type: "bar",
+    x: el.names.map(plotText),
+    y: ys,
+    customdata: el.names.map(plotText),
+    marker: { color: colors },
+    text: el.nrmse.map((v) => "nrmse " + fmt(v)),
+    textposition: "none",
+    hovertemplate: "%{x}<br>max |diff| %{y:.3e}<br>%{text}<extra></extra>"
+  }];
+}
+function elementsBlock(el, owner) {
+  if (!el || !el.names || !el.names.length) return null;
+  const plot = h("div", { class: "leapp-elementplot", "data-leapp-element-plot": owner });
+  const picked = h(
+    "div",
+    { class: "leapp-muted", "data-leapp-element-picked": "" },
+    el.worst ? "worst element: " + el.worst : "no element differs"
+  );
+  const rows = el.names.map((n, i) => h(
+    "tr",
+    {
+      "data-leapp-element": n,
+      "data-leapp-worst": n === el.worst ? "true" : null,
+      class: n === el.worst ? "leapp-row leapp-fail" : "leapp-row"
+    },
+    h("td", {}, n),
+    h("td", {}, fmt(el.max_abs[i])),
+    h("td", {}, fmt(el.nrmse[i]))
+  ));
+  const pick = (name) => {
+    for (const tr of rows) tr.classList.toggle("leapp-selected", tr.getAttribute("data-leapp-element") === name);
+    const i = el.names.indexOf(name);
+    if (i >= 0) picked.textContent = name + ": max |diff| " + fmt(el.max_abs[i]) + ", nrmse " + fmt(el.nrmse[i]) + (name === el.worst ? " (worst element)" : "");
+    picked.setAttribute("data-leapp-element-picked", name);
+  };
+  rows.forEach((tr) => tr.addEventListener("click", () => pick(tr.getAttribute("data-leapp-element"))));
+  const table = h(
+    "table",
+    { class: "leapp-kv leapp-elements" },
+    h("thead", {}, h("tr", {}, ["element", "max |diff|", "nrmse"].map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows)
+  );
+  const box = h(
+    "div",
+    { class: "leapp-elementbox", "data-leapp-elements": owner },
+    h("div", { class: "leapp-sub" }, "per element" + (el.label ? " (" + el.label + ")" : "") + " · worst: " + (el.worst || "–")),
+    plot,
+    picked,
+    h("details", { class: "leapp-elementtable" }, h("summary", {}, el.names.length + " elements"), table)
+  );
+  box.draw = () => drawElements(plot, el, pick);
+  return box;
+}
+function drawElements(div, el, onPick) {
+  clearPlot(div);
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const many = el.names.length > 24;
+  const layout = {
+    height: 220,
+    margin: { l: 50, r: 10, t: 10, b: many ? 90 : 60 },
+    showlegend: false,
+    bargap: 0.15,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { type: "category", tickangle: -40, automargin: true, tickfont: { size: many ? 8 : 10 } },
+    yaxis: { title: { text: "max |diff|", font: { size: 10 } }, rangemode: "tozero" }
+  };
+  globalThis.Plotly.newPlot(div, elementTraces(el), themed(div, layout), { displayModeBar: false, displaylogo: false, showLink: false, responsive: true });
+  if (div.on) div.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p) onPick(el.names[p.pointIndex]);
+  });
+}
+
 // src/shared/histpanel.js
 function whyBlock(r, table) {
   const words = table.reasons || {};
@@ -536,6 +618,11 @@ function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
   else drawHist(plot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
   const note = s && s.note || r.note;
   if (note) panel.append(h("div", { class: "leapp-note" }, note));
+  const els = s && s.elements ? elementsBlock(s.elements, r.id) : null;
+  if (els) {
+    panel.append(els);
+    els.draw();
+  }
   const side = h("div", { class: "leapp-histside" });
   if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(labelled(table.panel_columns, s.m), "leapp-metrics")));
   if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(labelled(table.info_columns, r.info, true), "leapp-info")));
@@ -1253,6 +1340,194 @@ function badColor(b, m) {
 }
 var statusColor = (st) => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
 
+// src/views/replay_engine.js
+var CONFIG = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
+function engineInfo(eng) {
+  if (!eng) return null;
+  return h(
+    "div",
+    { class: "leapp-engineinfo", "data-leapp-replay-engine": eng.engine },
+    h(
+      "table",
+      { class: "leapp-kv" },
+      h("thead", {}, h("tr", {}, ["node", "runs on", "build", "note"].map((x) => h("th", {}, x)))),
+      h("tbody", {}, eng.nodes.map((n) => h(
+        "tr",
+        { "data-leapp-engine-node": n.node },
+        h("td", {}, n.node),
+        h("td", {}, n.runs_on),
+        h("td", {}, n.source ? n.source + (n.build ? " · " + n.build : "") : "–"),
+        h("td", { class: "leapp-wrap" }, n.note || "")
+      )))
+    ),
+    kv(Object.entries(eng.timings_s || {}).map(([k, v]) => ["time " + k.replace(/_/g, " ") + " (s)", v])),
+    (eng.notes || []).length ? h("ul", { class: "leapp-notes" }, eng.notes.map((n) => h("li", {}, n))) : null
+  );
+}
+function outputsTable(run) {
+  const eng = !!run.engine;
+  const head = ["output", "first", "last", "max", "at step", "first step beyond tolerance", "growth / step (fitted)", "trend"].concat(eng ? ["max vs fp32", "own error max", "inherited error max"] : []).concat(["worst element"]);
+  return h(
+    "table",
+    { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
+    h("thead", {}, h("tr", {}, head.map((x) => h("th", {}, x)))),
+    h("tbody", {}, run.outputs.map((o) => h(
+      "tr",
+      { "data-leapp-output": o.output },
+      [
+        o.output,
+        fmt(o.first),
+        fmt(o.last),
+        fmt(o.max),
+        fmt(o.max_step),
+        fmt(o.first_fail_step === void 0 ? o.first_fail : o.first_fail_step),
+        o.growth_per_step === null || o.growth_per_step === void 0 ? "–" : "×" + fmt(o.growth_per_step),
+        o.trend || (o.grows ? "grows" : "–")
+      ].concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
+    )))
+  );
+}
+function drawSplit(div, run, output, onPick) {
+  clearPlot(div);
+  const s = (run.split || []).find((x) => x.output === output);
+  div.setAttribute("data-leapp-replay-split", run.key + "/" + output);
+  if (!s) {
+    div.append(h("div", { class: "leapp-empty" }, "no own / inherited split for " + output));
+    return;
+  }
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const ids = s.x.map((k) => run.key + "/" + k + "/" + output);
+  const data = [
+    {
+      type: "scatter",
+      mode: "lines+markers",
+      name: "own: a step from the fp32 state",
+      x: s.x,
+      y: s.own,
+      customdata: ids,
+      line: { color: "#ef6c00" },
+      hovertemplate: "step %{x}<br>own %{y:.3e}<extra></extra>"
+    },
+    {
+      type: "scatter",
+      mode: "lines+markers",
+      name: "inherited: through the state and upstream",
+      x: s.x,
+      y: s.inherited,
+      customdata: ids,
+      line: { color: "#6a1b9a" },
+      hovertemplate: "step %{x}<br>inherited %{y:.3e}<extra></extra>"
+    },
+    {
+      type: "scatter",
+      mode: "lines",
+      name: "total vs fp32",
+      x: s.x,
+      y: s.fp32,
+      customdata: ids,
+      line: { color: "#9e9e9e", dash: "dot" },
+      hovertemplate: "step %{x}<br>vs fp32 %{y:.3e}<extra></extra>"
+    }
+  ];
+  const shapes = run.resets.map((k) => ({ type: "line", x0: k - 0.5, x1: k - 0.5, yref: "paper", y0: 0, y1: 1, line: { color: "#6a1b9a", dash: "dash" } }));
+  const layout = {
+    title: { text: plotText(output) + ": own vs inherited error per step (max |diff| vs the fp32 export)", font: { size: 12 } },
+    height: 280,
+    margin: { l: 60, r: 10, t: 40, b: 40 },
+    shapes,
+    showlegend: true,
+    legend: { orientation: "h", y: -0.25 },
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { title: { text: "step", font: { size: 10 } } },
+    yaxis: { title: { text: "max |diff|", font: { size: 10 } }, rangemode: "tozero" }
+  };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), CONFIG);
+  if (div.on) div.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p && p.customdata) onPick(p.customdata);
+  });
+}
+function tapsBlock(t) {
+  if (!t) return null;
+  const box = h("div", { class: "leapp-tapsbox", "data-leapp-taps": t.key });
+  const local = h("input", { type: "checkbox", "data-leapp-taps-local": "" });
+  const heat = h("div", { class: "leapp-tapsheat", "data-leapp-taps-heatmap": t.key });
+  const picked = h("div", { class: "leapp-muted", "data-leapp-taps-cell": "" }, "click a cell for that step's histogram");
+  const hist = h("div", { class: "leapp-histplot", "data-leapp-taps-hist": "" });
+  const first = t.first ? "first beyond nrmse " + fmt(t.max_nrmse) + ": step " + t.first.step + ", tap " + t.first.tap : "no cell beyond nrmse " + fmt(t.max_nrmse);
+  box.append(
+    h("div", { class: "leapp-sub" }, "taps of " + t.node + " at every step (tier " + t.tier + ")"),
+    h(
+      "div",
+      { class: "leapp-toolbar" },
+      h("span", { "data-leapp-taps-first": t.first ? t.first.step + "/" + t.first.tap : "" }, first),
+      " ",
+      h("label", {}, local, " local (the engine from the fp32 state)")
+    ),
+    t.note ? h("div", { class: "leapp-note" }, t.note) : null,
+    heat,
+    picked,
+    hist
+  );
+  const pick = (i, j) => {
+    const useLocal = local.checked;
+    picked.setAttribute("data-leapp-taps-cell", t.steps[i] + "/" + t.taps[j]);
+    const z = (useLocal ? t.local_nrmse : t.nrmse)[i][j];
+    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : "") + ", max |diff| " + fmt(t.max_abs[i][j]);
+    drawHist(hist, t.hists[i] ? t.hists[i][j] : null, "|engine − fp32| · " + t.taps[j] + " · step " + t.steps[i]);
+  };
+  const draw = () => drawHeat(heat, t, local.checked, pick);
+  local.addEventListener("change", draw);
+  box.draw = draw;
+  box.pick = pick;
+  return box;
+}
+function drawHeat(div, t, local, onCell) {
+  clearPlot(div);
+  if (!hasPlotly()) {
+    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
+    return;
+  }
+  const z = local ? t.local_nrmse : t.nrmse;
+  const first = local ? t.first_local : t.first;
+  const annotations = first ? [{
+    x: t.taps.indexOf(first.tap),
+    y: t.steps.indexOf(first.step),
+    text: "✕",
+    showarrow: false,
+    font: { color: "#1565c0", size: 16 }
+  }] : [];
+  const data = [{
+    type: "heatmap",
+    z,
+    x: t.taps.map((_, j) => j),
+    y: t.steps.map((_, i) => i),
+    colorscale: "Reds",
+    colorbar: { title: { text: "nrmse" } },
+    customdata: z.map((row, i) => row.map((_, j) => t.steps[i] + "/" + plotText(t.taps[j]))),
+    hovertemplate: "step/tap %{customdata}<br>nrmse %{z:.3e}<extra></extra>"
+  }];
+  const layout = {
+    title: { text: (local ? "local " : "") + "nrmse per step and tap (✕: first beyond the rule)", font: { size: 12 } },
+    height: Math.min(520, 140 + 18 * t.steps.length),
+    margin: { l: 50, r: 10, t: 40, b: 90 },
+    annotations,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    xaxis: { tickvals: t.taps.map((_, j) => j), ticktext: t.taps.map(plotText), tickangle: -40 },
+    yaxis: { tickvals: t.steps.map((_, i) => i), ticktext: t.steps.map(String), autorange: "reversed", title: { text: "step", font: { size: 10 } } }
+  };
+  globalThis.Plotly.newPlot(div, data, themed(div, layout), CONFIG);
+  if (div.on) div.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p) onCell(p.y, p.x);
+  });
+}
+
 // src/views/deep.js
 var DEEP_COLUMNS = {
   replay: [
@@ -1262,6 +1537,7 @@ var DEEP_COLUMNS = {
     ["max_abs", "max |diff|", "num"],
     ["nrmse", "nrmse", "num"],
     ["ref_max", "max |ref|", "num"],
+    ["worst_element", "worst element", "text"],
     ["reset", "episode", "text"],
     ["note", "note", "text"]
   ],
@@ -1270,6 +1546,7 @@ var DEEP_COLUMNS = {
     ["sample", "fresh input", "int"],
     ["status", "status", "status"],
     ["max", "max", "num"],
+    ["worst_element", "worst element", "text"],
     ["p99", "p99", "num"],
     ["mean", "mean", "num"],
     ["min_atol", "min atol", "num"],
@@ -1305,6 +1582,19 @@ var DEEP_COLUMNS = {
     ["note", "note", "text"]
   ]
 };
+var ENGINE_COLUMNS = [
+  ["step", "step", "int"],
+  ["output", "output", "text"],
+  ["status", "status", "status"],
+  ["max_abs", "max |diff|", "num"],
+  ["nrmse", "nrmse", "num"],
+  ["fp32_max_abs", "max |diff| vs fp32", "num"],
+  ["own_error", "own error", "num"],
+  ["inherited_error", "inherited error", "num"],
+  ["worst_element", "worst element", "text"],
+  ["reset", "episode", "text"],
+  ["note", "note", "text"]
+].map(([key, label, type]) => ({ key, label, type }));
 function deepColumns(section, e) {
   if (e && Array.isArray(e.columns) && e.columns.length) return e.columns.map((c) => [c.key, c.label, c.type]);
   return DEEP_COLUMNS[section];
@@ -1355,6 +1645,16 @@ function selectIn(box, id) {
     const on = tr.getAttribute("data-leapp-row") === id;
     tr.classList.toggle("leapp-selected", on);
     if (on && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
+  }
+}
+function selectWithElements(box, elBox, rows, id) {
+  selectIn(box, id);
+  const r = rows.find((x) => x.id === id);
+  elBox.replaceChildren();
+  const block = r && r.elements ? elementsBlock(r.elements, r.id) : null;
+  if (block) {
+    elBox.append(block);
+    block.draw();
   }
 }
 function drawReplay(div, run, onPick) {
@@ -1414,18 +1714,27 @@ function renderReplayPanel(panel, entries, many) {
   for (const e of entries) {
     panel.append(deepHead("replay", e, many, "sequential replay, tier " + (e.tier || "?") + " (rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
     if (!e.runs.length) continue;
-    const picker = h("select", { "data-leapp-replay-run": e.graph }, e.runs.map((r) => h("option", { value: r.key }, "tier (" + r.tier + ") · " + r.status)));
+    const runLabel = (r) => (r.engine ? r.engine + " · " : "") + "tier (" + r.tier + ") · " + r.status;
+    const picker = h("select", { "data-leapp-replay-run": e.graph }, e.runs.map((r) => h("option", { value: r.key }, runLabel(r))));
     const info = h("div", { class: "leapp-deepinfo" });
     const plot = h("div", { class: "leapp-replayplot", "data-leapp-replay-plot": "" });
+    const splitBox = h("div", {});
     const box = h("div", {});
+    const elBox = h("div", { class: "leapp-deepelements" });
+    const tapsBox = h("div", {});
+    const engines = e.engines || [];
+    for (const eng of engines) if (!e.runs.some((r) => r.engine === eng.engine)) {
+      panel.append(h("div", { class: "leapp-note", "data-leapp-replay-engine": eng.engine }, eng.engine + ": " + eng.status + (eng.reason ? " · " + eng.reason : "")));
+    }
     panel.append(h(
       "div",
       { class: "leapp-toolbar" },
       h("label", {}, "sequence ", picker),
       h("span", { class: "leapp-muted" }, " click a point to find its row")
-    ), info, plot, box);
+    ), info, plot, splitBox, box, elBox, tapsBox);
     const show = () => {
       const run = e.runs.find((r) => r.key === picker.value) || e.runs[0];
+      const eng = run.engine ? engines.find((x) => x.engine === run.engine) : null;
       plot.setAttribute("data-leapp-replay-plot", run.key);
       info.replaceChildren(
         h("div", { class: "leapp-sub" }, run.title),
@@ -1436,28 +1745,33 @@ function renderReplayPanel(panel, entries, many) {
           ["episode resets at", run.resets.length ? run.resets.join(", ") : "–"],
           run.first_divergent ? ["first divergent", "step " + run.first_divergent.step + " · " + run.first_divergent.output] : null,
           ...run.breaks.map(([k, ks]) => ["fed back by Python, not the graph", k + " at " + ks.join(", ")]),
+          ...(run.not_comparable || []).map(([k, ks]) => ["not comparable (LEAPP recorded no value)", k + " at " + ks.join(", ")]),
           run.reason ? ["reason", run.reason] : null
         ]),
+        engineInfo(eng),
         run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map((n) => h("li", {}, n))) : null,
-        h(
-          "table",
-          { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
-          h("thead", {}, h("tr", {}, ["output", "first", "last", "max", "at step", "first failing step", "grows"].map((x) => h("th", {}, x)))),
-          h("tbody", {}, run.outputs.map((o) => h(
-            "tr",
-            {},
-            h("td", {}, o.output),
-            h("td", {}, fmt(o.first)),
-            h("td", {}, fmt(o.last)),
-            h("td", {}, fmt(o.max)),
-            h("td", {}, fmt(o.max_step)),
-            h("td", {}, fmt(o.first_fail)),
-            h("td", {}, o.grows ? "yes" : "no")
-          )))
-        )
+        outputsTable(run)
       );
-      box.replaceChildren(deepTable("replay", run.rows, (id) => selectIn(box, id), null, e));
-      drawReplay(plot, run, (id) => selectIn(box, id));
+      const pick = (id) => selectWithElements(box, elBox, run.rows, id);
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, run.engine ? { columns: ENGINE_COLUMNS } : e));
+      elBox.replaceChildren();
+      drawReplay(plot, run, pick);
+      splitBox.replaceChildren();
+      if (run.engine && (run.split || []).length) {
+        const outs = run.split.map((x) => x.output);
+        const sel = h("select", { "data-leapp-split-output": run.key }, outs.map((o) => h("option", { value: o }, o)));
+        const div = h("div", { class: "leapp-replayplot" });
+        splitBox.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "own vs inherited error of ", sel)), div);
+        const drawIt = () => drawSplit(div, run, sel.value, pick);
+        sel.addEventListener("change", drawIt);
+        drawIt();
+      }
+      tapsBox.replaceChildren();
+      const tb = eng && eng.taps && eng.taps.tier === run.tier ? tapsBlock(eng.taps) : null;
+      if (tb) {
+        tapsBox.append(tb);
+        tb.draw();
+      }
     };
     picker.addEventListener("change", show);
     shows.push(show);
@@ -1503,8 +1817,9 @@ function renderParityPanel(panel, entries, many) {
       )
     );
     const box = h("div", {});
-    box.append(deepTable("parity", e.rows, (id) => selectIn(box, id), null, e));
-    panel.append(box);
+    const elBox = h("div", { class: "leapp-deepelements" });
+    box.append(deepTable("parity", e.rows, (id) => selectWithElements(box, elBox, e.rows, id), null, e));
+    panel.append(box, elBox);
   }
 }
 function renderAdaptersPanel(panel, entries, many) {
@@ -2381,7 +2696,7 @@ function nodeTab(ctx, panel) {
       h(
         "table",
         { class: "leapp-kv" },
-        h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source"].map((x) => h("th", {}, x)))),
+        h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source", "meaning (LEAPP semantics)"].map((x) => h("th", {}, x)))),
         h("tbody", {}, n.ports.map((p) => h(
           "tr",
           {},
@@ -2390,7 +2705,8 @@ function nodeTab(ctx, panel) {
           h("td", {}, p.dtype || "?"),
           h("td", {}, shapeText(p.shape)),
           h("td", {}, p.role),
-          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : ""))
+          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : "")),
+          h("td", { class: "leapp-wrap", "data-leapp-port-meaning": p.meaning ? p.name : null }, p.meaning || "–")
         )))
       )
     );

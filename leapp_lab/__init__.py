@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "tap": "leapp_lab.taps.marker",
     "Tap": "leapp_lab.taps.marker",
-    "trace": "leapp_lab.trace.session",
+    "trace": "leapp_lab.steps.trace_nodes",
     "prepare": "leapp_lab.steps.prepare",
     "compile": "leapp_lab.steps.compile",
     "verify": "leapp_lab.steps.verify",
@@ -29,7 +29,7 @@ _LAZY = {
     "repair": "leapp_lab.steps.repair",
     "report": "leapp_lab.views.html",
     "load": "leapp_lab.model.base",
-    "replay": "leapp_lab.deep.replay",
+    "replay": "leapp_lab.steps.replay_engines",
     "parity": "leapp_lab.deep.parity",
     "exporters": "leapp_lab.steps.deep_checks",
     "isolate": "leapp_lab.steps.deep_checks",

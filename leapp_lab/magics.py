@@ -4,8 +4,7 @@
   namespace and displays the trace view; the report is stored in ``--out VAR`` (default ``_leapp``).
 * ``%leapp_prepare``, ``%leapp_compile``, ``%leapp_verify``, ``%leapp_diff``, ``%leapp_report``,
   ``%leapp_repair`` take the CLI's arguments (same argparse parser) and call the CLI module's
-  ``execute(args)``; they return the
-  report, so ``r = %leapp_verify ...`` works and a bare call displays it.
+  ``execute(args)``; they return the report, so ``r = %leapp_verify ...`` works.
 * ``%%leapp_prepare --onnx-out F --npz-out F --reference-out F [...]``: the cell defines ``model``
   (an ``nn.Module``) and ``args`` (a tuple of forward arguments) or ``samples`` (a list of them).
 
@@ -72,13 +71,24 @@ def trace_parser() -> argparse.ArgumentParser:
     p.add_argument("--parity", type=int, default=None, metavar="N")
     p.add_argument("--exporters", default=None, metavar="all|NODE")
     p.add_argument("--isolate", action="store_true")
+    p.add_argument("--engine", action="append", default=None, metavar="ENGINE",
+                   help="nodes built for it and verified tap by tap (and replayed on it with --replay)")
+    p.add_argument("--taps", action="append", default=None, metavar="all|NAME", help="with --engine")
+    p.add_argument("--op-taps", action="store_true", help="with --engine: op taps too")
+    p.add_argument("--local", action="store_true", help="with --engine: local error")
     return p
 
 
 def deep_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
     """``leapp_lab.deep.run.run_deep`` keyword arguments from the deep-check flags."""
+    from leapp_lab.cli import UsageError as CliUsageError
+    from leapp_lab.cli.run import replay_engines
+    try:
+        engines = replay_engines(ns.engine, ns.replay, "%%leapp_trace")
+    except CliUsageError as exc:
+        raise UsageError(str(exc)) from None
     opts: dict[str, Any] = {"replay": ns.replay, "parity": ns.parity, "exporters": ns.exporters,
-                            "isolate": ns.isolate}
+                            "isolate": ns.isolate, "engines": engines}
     if ns.step_fn is not None:
         fn = user_ns.get(ns.step_fn)
         if fn is None:
@@ -94,6 +104,17 @@ def deep_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
     # --parity without --step-fn: the cell and the other checks run, parity is 'unavailable' with
     # its reason (docs/deep-checks.md)
     return opts
+
+
+def node_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """``leapp_lab.trace``'s engines / taps / op_taps / local from the flags (checked: usage error)."""
+    from leapp_lab.cli import UsageError as CliUsageError
+    from leapp_lab.cli.run import node_engine_options
+    try:
+        o = node_engine_options(ns, "%%leapp_trace")
+    except CliUsageError as exc:
+        raise UsageError(str(exc)) from None
+    return o.to_dict() if o.wanted else {}
 
 
 def trace_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
@@ -160,9 +181,11 @@ class LeappMagics(Magics):
         [--atol A] [--strict] [--dry-run] [--non-traced A,B] [--no-global-patching]
         [--patching VAR] [--verbose] [--visualize] [--out VAR] [--quiet]
         [--replay N] [--step-fn VAR] [--parity N] [--exporters all|NODE] [--isolate]
+        [--engine ENGINE]... [--taps all|NAME]... [--op-taps] [--local]
 
-        Run the cell inside ``leapp_lab.trace(NAME, ...)`` and display the trace view. The deep
-        checks (docs/deep-checks.md) run after it; --exporters and --isolate run the cell again."""
+        Run the cell inside ``leapp_lab.trace(NAME, ...)`` and display the trace view; --engine:
+        the nodes on engines (docs/trace.md). The deep checks (docs/deep-checks.md) run after it;
+        --exporters and --isolate run the cell again."""
         __tracebackhide__ = True      # tracebacks start at the user's cell, not in this magic
         try:
             ns = trace_parser().parse_args(_split(line))
@@ -171,6 +194,7 @@ class LeappMagics(Magics):
         user_ns = self.shell.user_ns
         opts = trace_options(ns, user_ns)
         deep = deep_options(ns, user_ns)
+        nodes = node_options(ns)
         filename = cell_filename(ns.name)
         register_source(filename, cell)
         source = self.shell.transform_cell(cell)      # %magics / !shell lines inside the cell
@@ -184,7 +208,8 @@ class LeappMagics(Magics):
         start_state = RandomState.capture() if requested(**{k: deep[k] for k in
                                                             ("replay", "parity", "exporters", "isolate")}) else None
         try:
-            with leapp_lab.trace(ns.name, **opts) as session:
+            # the node engines are not trace options: the deep checks' re-runs of the cell skip them
+            with leapp_lab.trace(ns.name, **opts, **nodes, progress=progress) as session:
                 exec(code, self.shell.user_global_ns, user_ns)
                 progress("compiling, validating and saving")
         except BaseException as exc:
@@ -264,12 +289,13 @@ class LeappMagics(Magics):
     @line_cell_magic
     def leapp_prepare(self, line: str, cell: str | None = None):
         """%leapp_prepare MODEL.py --onnx-out F --npz-out F --reference-out F [--debug-taps NAME|all ...]
-        [--debug-plugin-taps] [--debug-op-taps]
-
-        As a cell magic, leave out MODEL.py: the cell defines ``model`` and ``args`` (or ``samples``)."""
+        [--debug-plugin-taps] [--debug-op-taps]; or --from-trace VAR (a trace report, session or run
+        folder) --node NODE instead of MODEL.py. As a cell magic, leave out MODEL.py: the cell defines ``model`` and ``args`` (or ``samples``)."""
         argv = _split(line)
         if cell is None:
-            return self._run_cli("prepare", argv)
+            run = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--from-trace"), "")
+            named = run.isidentifier() and run in self.shell.user_ns   # a trace report (or session)
+            return self._run_cli("prepare", argv, extra={"from_trace": self.shell.user_ns[run]} if named else {})
         user_ns = self.shell.user_ns
         ns: dict[str, Any] = dict(user_ns)      # one namespace: classes and functions see the cell's names
         filename = cell_filename("prepare")

@@ -27,6 +27,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "  --no-fail     exit 0 even when a validation failed or a trace was refused\n"
                "  --quiet       do not print the text summary\n"
                "  --replay N    replay the exported pipeline N steps with its state fed back\n"
+               "  --engine E    every exported node prepared from the trace, compiled for engine E\n"
+               "                (ort, ort-fp16, ort-int8, trt-*) and verified tap by tap, and the\n"
+               "                pipeline run on E node by node; with --replay the pipeline is also\n"
+               "                replayed on E; repeat it for several engines\n"
+               "  --taps all|NAME  with --engine: the node taps exposed in each build (repeatable)\n"
+               "  --op-taps     with --engine: every intermediate value of each node tapped too\n"
+               "  --local       with --engine: verify's local error per row (and per node)\n"
                "  --step-fn M:F the original pipeline, one step (MODULE:FUNCTION or FILE.py:FUNCTION):\n"
                "                fresh observations and resets in the replay; needed by --parity\n"
                "  --parity N    exported vs original on N fresh inputs (needs --step-fn; without it\n"
@@ -60,7 +67,38 @@ def _options() -> argparse.ArgumentParser:
     p.add_argument("--parity", type=int, default=None, metavar="N")
     p.add_argument("--exporters", default=None, metavar="all|NODE")
     p.add_argument("--isolate", action="store_true")
+    p.add_argument("--engine", action="append", default=None, metavar="ENGINE")
+    p.add_argument("--taps", action="append", default=None, metavar="all|NAME")
+    p.add_argument("--op-taps", action="store_true")
+    p.add_argument("--local", action="store_true")
     return p
+
+
+def replay_engines(engines: list[str] | None, replay: int | None, who: str) -> list[str] | None:
+    """``--engine`` names for the replay (with ``--replay``; None without), checked (one usage
+    line naming the bad one). Without --replay the engines are the nodes' (``node_engine_options``)."""
+    if not engines:
+        return None
+    from leapp_lab.engines import ENGINE_NAMES, NOT_IMPLEMENTED
+    for e in engines:
+        if e in NOT_IMPLEMENTED:
+            raise UsageError(f"{who} --engine {e}: {NOT_IMPLEMENTED[e]}")
+        if e not in ENGINE_NAMES:
+            raise UsageError(f"{who} --engine {e}: unknown engine; choose one of {', '.join(ENGINE_NAMES)}")
+    if replay is None:
+        return None
+    return list(engines)
+
+
+def node_engine_options(opts: argparse.Namespace, who: str):
+    """``--engine`` / ``--taps`` / ``--op-taps`` / ``--local``: inside the nodes on each engine
+    (steps.node_engines), checked (an unusable option: one usage line naming it)."""
+    from leapp_lab.model.errors import InvalidOption
+    from leapp_lab.steps.node_engines import node_options
+    try:
+        return node_options(opts.taps, opts.op_taps, opts.engine, opts.local, who=who)
+    except InvalidOption as exc:
+        raise UsageError(str(exc)) from None
 
 
 def parse_rest(rest: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -114,10 +152,11 @@ def execute(args):
     # --parity without --step-fn is no usage error: the other checks run, parity is 'unavailable'
     # with its reason (docs/deep-checks.md: a check that cannot run never stops the others)
     args.deep = {"replay": opts.replay, "parity": opts.parity, "exporters": opts.exporters,
-                 "isolate": opts.isolate}
+                 "isolate": opts.isolate, "engines": replay_engines(opts.engine, opts.replay, "leapp-lab run")}
+    nodes = node_engine_options(opts, "leapp-lab run")
     from leapp_lab.steps.trace_run import requested, run_script
     step_fn = None
-    if opts.step_fn and requested(**args.deep):
+    if opts.step_fn and requested(**{k: v for k, v in args.deep.items() if k != "engines"}):
         from leapp_lab.deep.stepfn import resolve_spec
         try:
             step_fn = resolve_spec(opts.step_fn, search=str(script.resolve().parent))
@@ -131,7 +170,7 @@ def execute(args):
                   f"{' and '.join(x for x, on in (('the exporter matrix', opts.exporters is not None), ('the isolation runs', opts.isolate)) if on)}"
                   f" (its output is not shown again)", file=sys.stderr)
     return run_script(script, script_args, deep=args.deep, step_fn=step_fn, before_checks=before_checks,
-                      progress=_progress)
+                      progress=_progress, nodes=nodes)
 
 
 def _check_node(node: str | None, report) -> None:

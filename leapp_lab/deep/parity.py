@@ -13,6 +13,7 @@ import numpy as np
 
 from leapp_lab.model.parity import ParityOutput, ParityResult
 from leapp_lab.model.sections import save_section
+from leapp_lab.model.semantics import ElementSums, element_layout
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.numerics.checks import sample_check
 
@@ -73,7 +74,7 @@ def run_parity(graph: GraphReport, arrays: dict, step_fn: Callable | None, *, n:
                 e = out.get(o)
                 res.checks.append(sample_check(node, port, i, recorded=orig[o], exported=e, fx=None,
                                                passed=leapp_passes(e, orig[o], rtol, atol),
-                                               rtol=rtol, atol=atol))
+                                               rtol=rtol, atol=atol, semantics=graph.semantics_of(o)))
                 saved[f"{o}/{i}/original"] = orig[o]
                 if e is not None:
                     saved[f"{o}/{i}/exported"] = e
@@ -96,6 +97,12 @@ def run_parity(graph: GraphReport, arrays: dict, step_fn: Callable | None, *, n:
             po.max, po.worst_sample = worst.stats["max"], worst.sample
         atols = [c.min_atol for c in cs if c.min_atol is not None]
         po.min_atol = max(atols) if atols else None
+        lay = element_layout(graph.semantics_of(o), np.shape(saved.get(f"{o}/{cs[0].sample}/original")))
+        if lay is not None:
+            sums = ElementSums(lay)
+            for c in cs:
+                sums.add(saved.get(f"{o}/{c.sample}/exported"), saved.get(f"{o}/{c.sample}/original"))
+            po.elements, po.worst_element = sums.errors(), sums.worst()
         res.outputs.append(po)
     if any(c.passed is False for c in res.checks):
         res.status = "diverged"

@@ -1,4 +1,4 @@
-"""``leapp_lab.replay(trace_report, steps=None, step_fn=None, resets=None)``: sequential replay.
+"""Sequential replay (``leapp_lab.replay``, composed in ``leapp_lab.steps.replay_engines``).
 
 Tier (a) replays the captured trajectory through ``leapp.InferenceManager`` with the exported
 state and feedback carried forward; tier (b), given the original pipeline as ``step_fn``, runs
@@ -23,14 +23,15 @@ from typing import Any, Callable
 import numpy as np
 
 from leapp_lab.model.replay import ReplayOutput, ReplayResult, ReplayRow, ReplayRun
-from leapp_lab.model.sections import save_section
+from leapp_lab.model.semantics import ElementSums, PortSemantics, breakdown, element_layout
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.model.episodes import captured_steps, read_resets, unrecorded_pairs
 
 from . import fresh as fresh_inputs
 from . import stepfn as stepfns
 from .common import (Progress, Unavailable, diff_numbers, failed_reason, leapp_passes, report_progress,
-                     resolve, tolerances)
+                     tolerances)
+from .growth import fit_growth
 from .runtime import ExportedPipeline
 
 DEFAULT_FRESH_STEPS = 16
@@ -39,8 +40,32 @@ DEFAULT_FRESH_STEPS = 16
 NOT_RECORDED = "not comparable: LEAPP did not record this value (its unfilled zero placeholder)"
 
 
+class ElementTotals:
+    """Per output, the per-element error over the whole sequence (ReplayOutput.elements)."""
+
+    def __init__(self, graph: GraphReport) -> None:
+        self.graph = graph
+        self.sums: dict[str, ElementSums | None] = {}
+
+    def add(self, output: str, value, ref) -> None:
+        if value is None or ref is None:
+            return
+        if output not in self.sums:
+            lay = element_layout(self.graph.semantics_of(output), np.shape(ref))
+            self.sums[output] = ElementSums(lay) if lay is not None else None
+        s = self.sums[output]
+        if s is not None:
+            s.add(value, ref)
+
+    def fill(self, run: ReplayRun) -> None:
+        for o in run.outputs:
+            s = self.sums.get(o.output)
+            if s is not None:
+                o.elements, o.worst_element = s.errors(), s.worst()
+
+
 def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bool,
-         note: str | None = None) -> ReplayRow:
+         note: str | None = None, semantics: PortSemantics | None = None) -> ReplayRow:
     if ref is None:
         return ReplayRow(step, output, reset=reset, note=note or "no reference value")
     if value is None:
@@ -49,8 +74,10 @@ def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bo
         return ReplayRow(step, output, reset=reset, passed=False,
                          note=f"shape {list(np.shape(value))} vs reference {list(np.shape(ref))}")
     n = diff_numbers(value, ref)
-    return ReplayRow(step, output, n["max_abs"], n["nrmse"], n["ref_max"],
-                     leapp_passes(value, ref, rtol, atol), reset, note)
+    row = ReplayRow(step, output, n["max_abs"], n["nrmse"], n["ref_max"],
+                    leapp_passes(value, ref, rtol, atol), reset, note)
+    row.elements, row.worst_element = breakdown(semantics, value, ref)
+    return row
 
 
 def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = True) -> None:
@@ -61,12 +88,14 @@ def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = 
         rows = [r for r in run.rows if r.output == o and r.max_abs is not None]
         fails = [r.step for r in run.rows if r.output == o and r.passed is False]
         s = ReplayOutput(output=o, steps=len(rows), first_fail=min(fails) if fails else None)
+        s.first_fail_step = s.first_fail
         if rows:
             s.first, s.last = rows[0].max_abs, rows[-1].max_abs
             worst = max(rows, key=lambda r: r.max_abs)
             s.max, s.max_step = worst.max_abs, worst.step
             s.growth = s.last / s.first if s.first > 0 else None
             s.grows = bool(feedback and len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
+            s.growth_per_step, s.trend = fit_growth([(r.step, r.max_abs) for r in rows], run.resets, atol)
         run.outputs.append(s)
     bad = [r for r in run.rows if r.passed is False]
     if bad:
@@ -113,6 +142,7 @@ def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps:
     placeholder = unrecorded_pairs(graph, arrays)   # never a reset, never a reference
     resets, breaks, gaps = detect_resets(arrays, pipe.feedback, n, placeholder)
     run.resets, run.breaks = resets, breaks
+    totals = ElementTotals(graph)
     pipe.reset()
     for k in range(n):
         report_progress(progress, f"replay: captured step {k + 1}/{n}", k, n)
@@ -132,9 +162,13 @@ def closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, steps:
             if (o, k) in placeholder:
                 run.rows.append(ReplayRow(k, o, reset=k in resets, note=NOT_RECORDED))
                 continue
-            run.rows.append(_row(k, o, out.get(o), arrays.get(f"{o}/{k}/recorded"), rtol, atol, k in resets))
+            ref = arrays.get(f"{o}/{k}/recorded")
+            run.rows.append(_row(k, o, out.get(o), ref, rtol, atol, k in resets,
+                                 semantics=graph.semantics_of(o)))
+            totals.add(o, out.get(o), ref)
     _not_comparable(run)
     summarize(run, pipe.outputs, atol, bool(pipe.feedback))
+    totals.fill(run)
     _explain_closed_loop(graph, arrays, pipe, run, gaps)
     return run, saved
 
@@ -206,6 +240,7 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
     names = stepfns.output_names(graph)
     drawer = fresh_inputs.Drawer(fresh_inputs.plan(arrays, pipe.inputs), seed)
     saved: dict[str, np.ndarray] = {}
+    totals = ElementTotals(graph)
     pipe.reset()
     for i in range(n):
         report_progress(progress, f"replay: fresh step {i + 1}/{n}", i, n)
@@ -220,7 +255,9 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
         for o in pipe.outputs:
             if o not in orig:
                 continue
-            run.rows.append(_row(i, o, out.get(o), orig[o], rtol, atol, start and i > 0))
+            run.rows.append(_row(i, o, out.get(o), orig[o], rtol, atol, start and i > 0,
+                                 semantics=graph.semantics_of(o)))
+            totals.add(o, out.get(o), orig[o])
             saved[f"b/{o}/{i}/original"] = orig[o]
             if o in out:
                 saved[f"b/{o}/{i}/exported"] = out[o]
@@ -230,6 +267,7 @@ def fresh_run(graph: GraphReport, arrays: dict, pipe: ExportedPipeline, step_fn:
         raise ValueError("step_fn returned none of the graph's node outputs; return "
                          f"{{'node/port': tensor}} for some of {pipe.outputs}")
     summarize(run, compared, atol, bool(pipe.feedback))
+    totals.fill(run)
     fd = run.first_divergent
     if fd is not None and not pipe.feedback:
         run.notes.append(f"the graph has no feedback, so each step stands alone: step {fd['step']} "
@@ -298,24 +336,3 @@ def run_replay(graph: GraphReport, arrays: dict, *, steps: int | None = None, st
         res.status, res.tier = "unavailable", "c"
         res.reason = res.runs()[0].reason
     return res, saved
-
-
-def replay(trace_report: Any, steps: int | None = None, step_fn: Callable | None = None,
-           resets: Any = None, *, seed: int = 0, rtol: float | None = None, atol: float | None = None,
-           graph: str | None = None, progress: Progress | None = None) -> ReplayResult:
-    """Sequential replay of a traced graph's exported pipeline (docs/deep-checks.md).
-
-    ``trace_report``: a TraceReport (or a run folder path); ``graph`` names one of several.
-    ``steps``: tier (a) replays the first ``steps`` captured steps (all when None); tier (b) runs
-    ``steps`` fresh steps (16 when None). ``step_fn(inputs, reset=...)``: the original pipeline, one
-    step (``leapp_lab/deep/stepfn.py``); without it only tier (a) runs. ``resets``: the fresh steps
-    at which both sides start a new episode (default: the middle step). ``seed``: of the fresh
-    observations. ``rtol``/``atol``: default, the graph's validation tolerances.
-
-    The result is saved as ``replay.json`` / ``replay.npz`` in the graph's run folder and attached
-    (``report.graph.replay``).
-    """
-    rep, g = resolve(trace_report, graph)
-    res, saved = run_replay(g, rep.graph_arrays(g), steps=steps, step_fn=step_fn, resets=resets, seed=seed,
-                            rtol=rtol, atol=atol, progress=progress)
-    return save_section(g, res, saved)

@@ -29,12 +29,14 @@ def requested(replay: int | None = None, parity: int | None = None, exporters: s
 def run_deep(report: TraceReport, body: Body | None, *, replay: int | None = None,
              step_fn: Callable | None = None, parity: int | None = None, exporters: str | None = None,
              isolate: bool = False, had_adapters: bool | None = None,
-             progress: Progress | None = None) -> TraceReport:
+             replay_hook: Callable | None = None, progress: Progress | None = None) -> TraceReport:
     """Run what was asked on ``report``'s graphs and save each section in its graph's run folder.
 
     ``replay``: steps (``leapp_lab.replay``); ``parity``: fresh inputs (needs ``step_fn``);
     ``exporters``: "all" or a node name; ``isolate``: the isolation runs. The last two re-run
-    ``body``. Returns ``report`` (its graphs now carry the sections)."""
+    ``body``. ``replay_hook(graph, arrays, result, saved)``: called after each graph's replay, before
+    it is saved (``leapp_lab.steps`` adds the engines' entries there). Returns ``report`` (its graphs
+    now carry the sections)."""
     graphs = list(report.graphs)
     for g in graphs:
         arrays = report.graph_arrays(g)
@@ -44,6 +46,11 @@ def run_deep(report: TraceReport, body: Body | None, *, replay: int | None = Non
             except Exception as exc:        # bad arguments: the section says so
                 from leapp_lab.model.replay import ReplayResult
                 res, saved = ReplayResult(status="failed", reason=failed_reason("the replay", exc)), {}
+            if replay_hook is not None:
+                try:
+                    replay_hook(g, arrays, res, saved)
+                except Exception as exc:    # never the replay's own result
+                    res.notes.append(failed_reason("the engine replays", exc))
             save_section(g, res, saved)
         if parity is not None:
             try:

@@ -122,10 +122,24 @@ class ExportedPipeline:
         self.feedback: list[tuple[str, str]] = [(src, dst) for src, dsts in
                                                 (pipe.get("feedback_flow") or {}).items() for dst in dsts]
         self.outputs: list[str] = [f"{n}/{p}" for n, m in self.im.nodes.items() for p in m.output_names]
+        self._held = False
+
+    @contextlib.contextmanager
+    def quiet(self):
+        """LEAPP's console quiet for a whole sequence (once, not at every step: a long replay)."""
+        with _quiet_leapp():
+            self._held = True
+            try:
+                yield self
+            finally:
+                self._held = False
+
+    def _quiet(self):
+        return contextlib.nullcontext() if self._held else _quiet_leapp()
 
     def reset(self) -> None:
         """Back to LEAPP's saved initial values (what a deployed runtime does at an episode start)."""
-        with _quiet_leapp():
+        with self._quiet():
             self.im.reset()
 
     def step(self, inputs: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -140,7 +154,7 @@ class ExportedPipeline:
             t = v.detach().clone() if isinstance(v, torch.Tensor) else torch.from_numpy(np.array(v, copy=True))
             feed[k] = t
         self.outputs_now.clear()
-        with torch.no_grad(), _quiet_leapp():
+        with torch.no_grad(), self._quiet():
             self.im.run_policy(feed)
         return dict(self.outputs_now)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from .dc import Plain
+from .semantics import ElementError
 from .sections import SectionBase, register_section
 from .trace import SampleCheck, ValidationTable
 
@@ -41,6 +42,8 @@ class ParityOutput(Plain):
     max: float | None = None           # max |exported − original| over the samples
     worst_sample: int | None = None
     min_atol: float | None = None      # the largest per-sample min atol
+    elements: list[ElementError] = field(default_factory=list)   # per element over all fresh inputs
+    worst_element: str | None = None
 
 
 @register_section

@@ -22,6 +22,26 @@ class TensorInfo(Plain):
 
 
 @dataclass
+class TraceOrigin(Plain):
+    """Where a prepare --from-trace build came from (docs/taps.md, "A node becomes a tapped build").
+
+    ``run``: the trace run folder; ``graph`` / ``node``: which node of which graph; ``backend``:
+    LEAPP's export backend of the node; ``onnx_source``: ``leapp`` (the ONNX is LEAPP's own artifact,
+    byte for byte) or ``re-export`` (the node's traced graph exported again, with its taps);
+    ``same_as_leapp``: for a re-export, whether its graph without the taps equals LEAPP's artifact
+    (None when LEAPP's artifact is not ONNX or is gone); ``leapp_artifact``: that file;
+    ``note``: why a re-export, and what differs."""
+    run: str
+    graph: str
+    node: str
+    backend: str | None = None
+    onnx_source: str = "leapp"
+    same_as_leapp: bool | None = None
+    leapp_artifact: str | None = None
+    note: str | None = None
+
+
+@dataclass
 class PrepareReport(Report, Plain):
     """``model``: the MODEL.py (or a description); ``model_file`` / ``model_sha256``: that file's
     absolute path and the sha256 of the bytes prepare executed (``verify --expected`` re-runs that
@@ -55,6 +75,7 @@ class PrepareReport(Report, Plain):
     benchmark_ms: float | None = None
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    from_trace: TraceOrigin | None = None   # prepare --from-trace: the trace node it came from
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 

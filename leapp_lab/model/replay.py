@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .dc import Plain
+from .hist import Hist
+from .semantics import ElementError
 from .sections import SectionBase, register_section
 
 
@@ -37,6 +39,16 @@ class ReplayRow(Plain):
     passed: bool | None = None         # LEAPP's rule: no NaN/Inf and allclose(exported, ref, rtol, atol)
     reset: bool = False                # both sides started an episode at this step
     note: str | None = None            # why there is no number (e.g. the reference lacks this output)
+    # per element of the port (model/semantics.py), and the element with the largest |diff|
+    elements: list[ElementError] = field(default_factory=list)
+    worst_element: str | None = None
+    # replay on an engine (ReplayResult.engines): the same step against the fp32 export, and the
+    # error split (docs/deep-checks.md "Replay on an engine"): own = this step's engine error from
+    # the reference (fp32) state; inherited = what the engine's own state and upstream carried
+    fp32_max_abs: float | None = None
+    fp32_nrmse: float | None = None
+    own_error: float | None = None
+    inherited_error: float | None = None
 
 
 @dataclass
@@ -51,6 +63,17 @@ class ReplayOutput(Plain):
     first_fail: int | None = None      # first step that fails LEAPP's rule
     growth: float | None = None        # last / first (None when first is 0)
     grows: bool = False                # last > 2 × first and last > atol (the error accumulates)
+    first_fail_step: int | None = None  # = first_fail (the name replay-on-engine readers use)
+    # the fitted growth of max |diff| per step (exp of the least-squares slope of log max |diff|
+    # within each episode): 1.10 = +10 % a step; trend: grows | saturates | damped | steady
+    growth_per_step: float | None = None
+    trend: str | None = None
+    # engine runs: the largest own / inherited error over the steps (ReplayRow.own_error, ...)
+    own_error_max: float | None = None
+    inherited_error_max: float | None = None
+    fp32_max: float | None = None      # engine runs: max |engine − fp32 export| over the steps
+    elements: list[ElementError] = field(default_factory=list)   # per element over the sequence
+    worst_element: str | None = None
 
 
 @dataclass
@@ -73,10 +96,66 @@ class ReplayRun(Plain):
     not_comparable: dict[str, list[int]] = field(default_factory=dict)
 
 
+@dataclass
+class EngineNode(Plain):
+    """How one node of the pipeline ran in an engine replay."""
+    node: str
+    runs_on: str                       # the engine's name, or "fp32 export" (not ONNX: LEAPP's runtime)
+    build: str | None = None           # the engine build folder used
+    source: str | None = None          # "built here" | "node build" (leapp-lab prepare --from-trace)
+    note: str | None = None            # why it does not run on the engine
+
+
+@dataclass
+class TapsOverTime(Plain):
+    """The taps of one node compared at every step of an engine replay (a steps × taps grid).
+
+    ``nrmse[i][j]``: step ``steps[i]``, tap ``taps[j]``: the engine's tap value in the closed loop
+    against the fp32 reference's (the prepared ONNX run on the fp32 pipeline's inputs of that
+    node); ``local_nrmse``: the teacher-forced engine's (run from the fp32 state: what the step
+    itself adds). ``hists[i][j]``: |diff| of that cell on the global log bins (model/hist.py).
+    ``first``: the first (step, tap), in step then model order, beyond ``max_nrmse``."""
+    node: str
+    tier: str = "b"
+    taps: list[str] = field(default_factory=list)      # model order
+    steps: list[int] = field(default_factory=list)
+    nrmse: list[list[float | None]] = field(default_factory=list)
+    local_nrmse: list[list[float | None]] = field(default_factory=list)
+    max_abs: list[list[float | None]] = field(default_factory=list)
+    hists: list[list[Hist | None]] = field(default_factory=list)
+    max_nrmse: float | None = None
+    first: dict[str, Any] | None = None     # {"step", "tap"}
+    first_local: dict[str, Any] | None = None
+    note: str | None = None
+
+
+@dataclass
+class EngineReplay(Plain):
+    """The replay of the pipeline with its ONNX nodes built for one engine (docs/deep-checks.md,
+    "Replay on an engine"): ``closed_loop`` over the captured trajectory and ``fresh`` over tier
+    (b)'s observations and resets, each a ReplayRun whose rows also hold the error against the fp32
+    export and its split into own and inherited error."""
+    engine: str
+    status: str = "ok"                 # ok | diverged | failed | unavailable
+    reason: str | None = None
+    closed_loop: ReplayRun | None = None
+    fresh: ReplayRun | None = None
+    nodes: list[EngineNode] = field(default_factory=list)
+    max_nrmse: float | None = None     # the rule a step is judged by: nrmse vs the reference > this
+    teacher_forcing: bool = True       # own / inherited error computed
+    timings_s: dict[str, float] = field(default_factory=dict)   # build, engine, teacher_forcing, fp32, total
+    notes: list[str] = field(default_factory=list)
+    taps: TapsOverTime | None = None   # a node with taps: its taps at every step (docs/deep-checks.md)
+
+    def runs(self) -> list[ReplayRun]:
+        return [r for r in (self.closed_loop, self.fresh) if r is not None]
+
+
 @register_section
 @dataclass
 class ReplayResult(SectionBase, Plain):
     section: ClassVar[str] = "replay"
+    kind: ClassVar[str] = "replay"        # its renderers' kind in the view registry (figure)
     status: str = "skipped"            # ok | diverged | failed | unavailable | skipped
     reason: str | None = None
     tier: str | None = None            # the highest tier that ran: "a", "b"; "c" when unavailable
@@ -85,14 +164,40 @@ class ReplayResult(SectionBase, Plain):
     closed_loop: ReplayRun | None = None   # tier a
     fresh: ReplayRun | None = None         # tier b
     notes: list[str] = field(default_factory=list)
+    # replay on engines (``replay(report, engine=...)``): one entry per engine; [] without
+    engines: list[EngineReplay] = field(default_factory=list)
 
     def runs(self) -> list[ReplayRun]:
         return [r for r in (self.closed_loop, self.fresh) if r is not None]
 
+    def engine(self, name: str) -> EngineReplay:
+        for e in self.engines:
+            if e.engine == name:
+                return e
+        raise KeyError(f"this replay ran no engine {name!r}; engines: {[e.engine for e in self.engines]}")
+
     def to_dataframe(self):
-        """One row per tier / step / output."""
+        """One row per engine / tier / step / output (``engine`` "fp32 export" for the exported
+        pipeline itself; the engine columns are empty there)."""
         import pandas as pd
-        cols = ["tier", "step", "output", "max_abs", "nrmse", "ref_max", "passed", "reset", "note"]
-        rows = [{"tier": run.tier, **{k: getattr(r, k) for k in cols[1:]}}
+        cols = ["engine", "tier", "step", "output", "max_abs", "nrmse", "ref_max", "passed", "reset",
+                "fp32_max_abs", "fp32_nrmse", "own_error", "inherited_error", "worst_element", "note"]
+        rows = [{"engine": "fp32 export", "tier": run.tier, **{k: getattr(r, k) for k in cols[2:]}}
                 for run in self.runs() for r in run.rows]
+        rows += [{"engine": e.engine, "tier": run.tier, **{k: getattr(r, k) for k in cols[2:]}}
+                 for e in self.engines for run in e.runs() for r in run.rows]
         return pd.DataFrame(rows, columns=cols)
+
+    def figure(self, plot: str = "error", *, engine: str | None = None, output: str | None = None,
+               tier: str | None = None, **opts):
+        """A plotly ``Figure`` of this replay (needs plotly), drawn from the stored numbers:
+
+        - ``"error"``: max |diff| per step and output (the fp32 export, or ``engine``'s run, against
+          the reference), episode resets and the first step beyond tolerance marked;
+        - ``"split"``: ``engine``'s own vs inherited error per step for ``output`` (two curves);
+        - ``"elements"``: the per-element error of ``output`` over the sequence (a bar per element);
+        - ``"taps"``: the steps × taps heatmap of ``engine`` (``local=True``: the teacher-forced
+          taps).
+        ``tier``: "a" (the captured trajectory) or "b" (fresh); default: the highest that ran."""
+        from .base import Report
+        return Report._render(self, "figure", plot=plot, engine=engine, output=output, tier=tier, **opts)

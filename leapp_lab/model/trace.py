@@ -20,6 +20,7 @@ from .base import Report, Viewable, register
 from .dc import Plain
 from .hist import Hist
 from .jsonio import load_npz
+from .semantics import ElementError, PortSemantics
 
 HAZARD_KINDS = (
     "frozen-constant", "export-mismatch", "mutated-after-trace", "unfilled-cache", "single-sample",
@@ -39,6 +40,7 @@ class PortInfo(Plain):
     traced_name: str | None = None  # the name at trace time, when compile renamed it
     source: str | None = None       # inputs: "node/port" that feeds it, None for graph inputs
     feedback: bool = False          # inputs: fed back from a later (or the same) node
+    semantics: PortSemantics | None = None   # LEAPP's TensorSemantics of the port (model/semantics.py)
 
 
 @dataclass
@@ -153,6 +155,10 @@ class SampleCheck(Plain):
     min_atol: float | None = None   # smallest atol that would pass at this rtol
     hist: Hist | None = None                    # |exported-recorded| on the global log bins
     placeholder: bool = False       # the recorded value is LEAPP's unfilled zero placeholder
+    # per element of the port (model/semantics.py: named by the port's semantics, else by index when
+    # small): |exported − recorded| per element, and the element where it is largest
+    elements: list[ElementError] = field(default_factory=list)
+    worst_element: str | None = None
 
     @property
     def row_id(self) -> str:
@@ -185,12 +191,13 @@ class ValidationTable(list):
         for c in self:
             row = {"node": c.node, "port": c.port, "sample": c.sample, "passed": c.passed,
                    "rtol": c.rtol, "atol": c.atol, "min_atol": c.min_atol,
-                   "placeholder": c.placeholder, "shape": c.shape, "dtype": c.dtype}
+                   "placeholder": c.placeholder, "shape": c.shape, "dtype": c.dtype,
+                   "worst_element": c.worst_element}
             row.update({k: c.stats.get(k) for k in PERCENTILE_KEYS})
             row["fx_max"] = c.fx_stats.get("max")
             rows.append(row)
         cols = ["node", "port", "sample", "passed", "rtol", "atol", "min_atol", *PERCENTILE_KEYS,
-                "fx_max", "placeholder", "shape", "dtype"]
+                "fx_max", "worst_element", "placeholder", "shape", "dtype"]
         return pd.DataFrame(rows, columns=cols)
 
 
@@ -243,6 +250,19 @@ class GraphReport(Plain):
     adapters = property(lambda self: self.section("adapters"), doc="AdapterResult | None")
     exporters = property(lambda self: self.section("exporters"), doc="ExporterMatrix | None")
     isolation = property(lambda self: self.section("isolation"), doc="IsolationResult | None")
+
+    def port(self, key: str) -> PortInfo | None:
+        """The port ``"node/port"`` (output ports first: a state port has both), or None."""
+        node, _, name = key.partition("/")
+        for n in self.nodes:
+            if n.name == node:
+                ps = sorted((p for p in n.ports if p.name == name), key=lambda p: p.direction != "out")
+                return ps[0] if ps else None
+        return None
+
+    def semantics_of(self, key: str) -> PortSemantics | None:
+        p = self.port(key)
+        return p.semantics if p is not None else None
 
     def node(self, name: str) -> NodeReport:
         for n in self.nodes:

@@ -14,6 +14,7 @@ import numpy as np
 
 from leapp_lab.numerics.metrics import diff_stats
 from leapp_lab.model.metrics import Metrics
+from leapp_lab.model.semantics import PortSemantics, breakdown
 from leapp_lab.model.trace import PERCENTILE_KEYS, SampleCheck
 
 _QS = (50.0, 75.0, 90.0, 99.0, 99.5)
@@ -74,7 +75,9 @@ def to_numpy(t: Any) -> np.ndarray | None:
 
 def sample_check(node: str, port: str, sample: int, *, recorded: np.ndarray | None,
                  exported: np.ndarray | None, fx: np.ndarray | None, passed: bool | None,
-                 rtol: float, atol: float) -> SampleCheck:
+                 rtol: float, atol: float, semantics: PortSemantics | None = None) -> SampleCheck:
+    """The check of one node / output port / sample. ``semantics``: the port's, which names the
+    per-element breakdown (else by index when the port is small: model/semantics.py)."""
     c = SampleCheck(node=node, port=port, sample=sample, passed=passed, rtol=float(rtol),
                     atol=float(atol))
     if recorded is not None:
@@ -96,6 +99,7 @@ def sample_check(node: str, port: str, sample: int, *, recorded: np.ndarray | No
     c.fx_stats = abs_diff_stats(fx, recorded)
     if exported is not None and fx is not None and exported.shape == fx.shape:
         c.export_vs_fx_max = diff_stats(exported, fx).max_abs
+    c.elements, c.worst_element = breakdown(semantics, exported, recorded)
     return c
 
 

@@ -28,6 +28,8 @@ from leapp_lab.numerics.metrics import diff_sums
 from leapp_lab.compare.npzio import NpzArrays
 
 PREPARE_SUFFIX = ".prepare"
+#: find_model's answer for a ``prepare --from-trace`` build (no MODEL.py: the trace's run folder)
+FROM_TRACE = Path("<from-trace>")
 
 
 def _onnx_candidates(build: OpenBuild, ref_path: Path) -> list[Path]:
@@ -57,6 +59,9 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
         d = read_json(found)
     except (OSError, ValueError) as exc:
         return None, f"{found}: unreadable ({exc})"
+    if isinstance(d, dict) and isinstance(d.get("from_trace"), dict):
+        d["_record"] = str(found)
+        return FROM_TRACE, d          # a traced LEAPP node: rebuilt from its run folder, no code runs
     label = d.get("model") if isinstance(d, dict) else None
     if not isinstance(label, str) or not label or label.startswith("<"):
         return None, (f"{found}: the model was prepared from a Python object ({label!r}), not a MODEL.py "
@@ -83,6 +88,25 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
     return model, d
 
 
+def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz):
+    """lowprec_values of a ``prepare --from-trace`` build: the node's traced graph, rebuilt from
+    the trace run folder with the taps prepare put back (data only: in this process)."""
+    from leapp_lab.model.errors import UserError
+    from leapp_lab.model.jsonio import load_npz
+    from leapp_lab.taps.lowprec import ExpectedUnavailable, lowprec_values
+    from leapp_lab.taps.node_source import traced_node_source
+    o = prep["from_trace"]
+    try:
+        src = traced_node_source(o["run"], o["node"], [t for t in prep.get("requested_taps") or []
+                                                       if t != "all"])
+    except (UserError, ValueError, KeyError, OSError) as exc:
+        raise ExpectedUnavailable(f"node {o.get('node')!r} of trace run {o.get('run')}: cannot be "
+                                  f"rebuilt ({exc})") from None
+    return lowprec_values(src.label, dtype, rows, inputs=load_npz(inputs_npz) if inputs_npz else None,
+                          reference=outputs, requested_taps=prep.get("requested_taps"),
+                          exporter="dynamo", src=src)
+
+
 def _skip(report: VerifyReport, why: str) -> None:
     report.warnings.append(f"[{report.build_name}]: no expected {report.expected.dtype} drift: {why}")
     for r in report.rows:
@@ -107,10 +131,13 @@ def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, r
     # the fp32 check's arrays (lowprec._check_fp32): the model outputs only, not every tap
     outputs = {r.name: ref[r.name] for r in rows if r.kind in ("output", "unknown")}
     try:
-        runs = run_lowprec(model, prep["model_sha256"], Path(prep["_record"]), rule.dtype, rows,
-                           reference=outputs, inputs_npz=inputs_npz,
-                           requested_taps=prep.get("requested_taps"),
-                           exporter=prep.get("exporter") or "dynamo")
+        if model == FROM_TRACE:
+            runs = _traced_node_runs(prep, rule.dtype, rows, outputs, inputs_npz)
+        else:
+            runs = run_lowprec(model, prep["model_sha256"], Path(prep["_record"]), rule.dtype, rows,
+                               reference=outputs, inputs_npz=inputs_npz,
+                               requested_taps=prep.get("requested_taps"),
+                               exporter=prep.get("exporter") or "dynamo")
     except ExpectedUnavailable as exc:
         return _skip(report, str(exc))
     for r in rows:

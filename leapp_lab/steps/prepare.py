@@ -25,8 +25,9 @@ import logging
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import onnx
@@ -40,7 +41,7 @@ from ..model.tap import Manifest, TapEntry
 from leapp_lab.onnxio import graph_edit as ge
 from leapp_lab.taps.eager_capture import eager_runs
 from leapp_lab.taps.errors import PrepareError, TapError
-from leapp_lab.taps.loader import model_source
+from leapp_lab.taps.loader import ModelSource, model_source
 from leapp_lab.onnxio.manifest import write_manifest
 from leapp_lab.taps.marker import tap_modules
 from leapp_lab.taps.onnx_export import ProgressFn, export
@@ -69,11 +70,31 @@ def _progress_fn(progress: Any) -> ProgressFn:
     raise TypeError(f"progress must be a callable, 'stderr', True or False/None; got {progress!r}")
 
 
+@dataclass
+class GivenModel:
+    """A model that does not come from a MODEL.py: a LEAPP node's traced graph (steps/prepare_node).
+
+    ``source``: the model and its samples; ``input_names`` / ``output_names``: the ONNX graph's
+    (the node's port names, as LEAPP passes them to its exporter); ``references``: stacked values
+    that replace the eager ones of the same name (the outputs and tap values the Python recorded
+    while tracing); ``inputs``: the files the outputs must spare, ``(path, what)``; ``inside_ok``:
+    input folders outputs may lie in; ``finish(proto, manifest)``: called on the final graph before
+    it is written, returns the report's ``from_trace`` record."""
+    source: ModelSource
+    input_names: list[str]
+    output_names: list[str]
+    references: dict[str, np.ndarray] = field(default_factory=dict)
+    inputs: list[tuple[Any, str]] = field(default_factory=list)
+    inside_ok: list[Any] = field(default_factory=list)
+    finish: Callable[[onnx.ModelProto, Manifest], Any] | None = None
+
+
 def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
             reference_out: str | os.PathLike, debug_taps: Iterable[str] | str = (),
             plugin_taps: bool = False, op_taps: bool = False, *, progress: Any = None,
             session_options: Any = None, save_report: bool = True,
-            exporter: str = "dynamo") -> PrepareReport:
+            exporter: str = "dynamo", given: GivenModel | None = None, node: str | None = None,
+            from_trace: Any = None) -> PrepareReport:
     """Export ``model`` (a MODEL.py path, module, namespace or dict) with debug taps.
 
     ``debug_taps``: tap names to expose, or ``"all"`` (``all`` anywhere in the list wins).
@@ -83,9 +104,24 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     ``session_options``: an ``onnxruntime.SessionOptions`` (custom-op libraries registered) for the
     onnxruntime reference run; default: MODEL.py's ``get_ort_session_options()`` if it has one.
     ``exporter``: ``"dynamo"`` (falls back to TorchScript when it fails) or ``"torchscript"``.
+    ``given``: instead of ``model`` (None then), a model that comes with its own names and
+    reference values (a traced LEAPP node: ``prepare --from-trace``).
+    A node of a traced LEAPP pipeline: ``model`` a trace report or session, or ``from_trace=`` (a
+    run folder, a graph's LEAPP output folder), and ``node=`` (steps/prepare_node.py).
     Returns a PrepareReport, also saved to ``<onnx dir>/<onnx stem>.prepare/`` unless
     ``save_report`` is false. Raises PrepareError / TapError naming what to fix.
     """
+    if given is None and (from_trace is not None or node is not None or _is_trace(model)):
+        from .prepare_node import prepare_from_trace, trace_of
+        if from_trace is not None and model is not None:
+            raise PrepareError("prepare(): give the model or from_trace=, not both")
+        if session_options is not None or exporter != "dynamo":
+            raise PrepareError("prepare(from_trace=...): session_options and exporter do not apply to "
+                               "a traced node (it is re-exported the way LEAPP exported it)")
+        return prepare_from_trace(trace_of(from_trace if from_trace is not None else model), onnx_out,
+                                  npz_out, reference_out, node=node, debug_taps=debug_taps,
+                                  plugin_taps=plugin_taps, op_taps=op_taps, progress=progress,
+                                  save_report=save_report)
     say = _progress_fn(progress)
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
@@ -102,9 +138,9 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         raise PrepareError(f"--onnx-out, --npz-out and --reference-out must be three different files; "
                            f"got {onnx_out}, {npz_out}, {reference_out}")
     record = Path(onnx_out).parent / f"{Path(onnx_out).stem}.prepare"
-    _check_paths(model, onnx_out, npz_out, reference_out, record if save_report else None)
+    _check_paths(model, onnx_out, npz_out, reference_out, record if save_report else None, given)
     say("loading the model", 0.0)
-    src = model_source(model)
+    src = given.source if given is not None else model_source(model)
     net = src.make_model()
     tap_modules(net)  # duplicate Tap("x") modules: both construction sites
     samples = src.get_samples()
@@ -114,6 +150,11 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     t = time.perf_counter()
     eager = eager_runs(net, samples, None if expose_all else frozenset(wanted), src)
     timings["eager"] = time.perf_counter() - t
+    if given is not None:
+        if len(given.output_names) != len(eager.output_names):
+            raise PrepareError(f"{src.label}: returns {len(eager.output_names)} outputs, "
+                               f"{len(given.output_names)} expected ({given.output_names})")
+        eager.output_names = list(given.output_names)
 
     if wanted:
         check_requested_reached(wanted, eager, src, net)
@@ -126,7 +167,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
 
     say("exporting to ONNX (torch.export + dynamo exporter)", 0.15)
     t = time.perf_counter()
-    exported = export(net, samples[0], eager.output_names, expose, exporter, src, say)
+    exported = export(net, samples[0], eager.output_names, expose, exporter, src, say,
+                      input_names=given.input_names if given is not None else None)
     timings["export"] = time.perf_counter() - t
     say(f"exported with the {exported.exporter} exporter", 0.6)
     proto = exported.proto
@@ -172,7 +214,10 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
 
     inputs = builder.input_arrays()
     reference = builder.reference_arrays()
+    if given is not None:
+        _override(reference, given.references, src.label)
     reference["benchmark_timings_ms"] = np.asarray(eager.timings_ms, dtype=np.float64)
+    origin = given.finish(proto, manifest) if given is not None and given.finish else None
     onnx_out, npz_out, reference_out = Path(onnx_out), Path(npz_out), Path(reference_out)
     timings["total"] = time.perf_counter() - t_start
 
@@ -186,7 +231,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
         rows=_report_rows(manifest, reference), manifest_stamped=stamped, warnings=warnings,
         timings_s={k: round(v, 4) for k, v in timings.items()},
         benchmark_ms=float(np.mean(eager.timings_ms)) if eager.timings_ms else None,
-        created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions())
+        created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions(),
+        from_trace=origin)
     # all or nothing (docs/safety.md): the files go to temporary siblings and are renamed into
     # place together, so a failure (a full disk, Ctrl-C) leaves every earlier output as it was
     with staged([onnx_out, npz_out, reference_out] + ([record] if save_report else [])) as tmps:
@@ -217,17 +263,38 @@ def _check_io_names(proto, src) -> None:
                            f"parameter")
 
 
-def _check_paths(model, onnx_out, npz_out, reference_out, record) -> None:
+def _is_trace(obj: Any) -> bool:
+    """A trace report, or the ``with leapp_lab.trace(...) as t`` session of one."""
+    return getattr(getattr(obj, "report", None), "kind", None) == "trace" or getattr(obj, "kind", None) == "trace"
+
+
+def _override(reference: dict[str, np.ndarray], values: dict[str, np.ndarray], label: str) -> None:
+    """Replace the eager values of ``reference`` by ``values`` of the same names (the recorded
+    ones), which must have their dtype and shape."""
+    for name, v in values.items():
+        if name not in reference:
+            continue
+        old = reference[name]
+        if v.shape != old.shape or v.dtype != old.dtype:
+            raise PrepareError(f"{label}: {name!r} was recorded as {v.dtype}{list(v.shape[1:])} but "
+                               f"the traced graph computes {old.dtype}{list(old.shape[1:])}")
+        reference[name] = v
+
+
+def _check_paths(model, onnx_out, npz_out, reference_out, record, given=None) -> None:
     """MODEL.py must be a regular file; the outputs must spare it and anything leapp_lab did not write."""
-    inputs = []
-    if isinstance(model, (str, os.PathLike)) and Path(model).exists():
+    inputs = list(given.inputs) if given is not None else []
+    if given is not None:
+        pass
+    elif isinstance(model, (str, os.PathLike)) and Path(model).exists():
         inputs.append((check_input_file(model, "a Python model file (MODEL.py)"), "MODEL.py"))
     elif isinstance(getattr(model, "__file__", None), str):
         inputs.append((model.__file__, "the model's source file"))
     purposes = prepare_purposes(record)
     check_outputs([(onnx_out, purposes["onnx"], "--onnx-out"), (npz_out, purposes["npz"], "--npz-out"),
                    (reference_out, purposes["reference"], "--reference-out"),
-                   (record, "prepare-report", "(prepare record)")], inputs)
+                   (record, "prepare-report", "(prepare record)")], inputs,
+                  inside_ok=given.inside_ok if given is not None else ())
 
 
 def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray]) -> list[TapEntry]:

@@ -36,6 +36,7 @@ class ModelSource:
     translation_table: Callable[[], dict] | None = None
     file: Path | None = None            # the source file, absolute (prepare records it)
     sha256: str | None = None           # of the bytes that were executed (of ``file`` for a module)
+    output_names: list[str] | None = None   # given names of the outputs (a traced LEAPP node's ports)
 
 
 def source_digest(source: bytes) -> str:

@@ -64,7 +64,7 @@ def _cast(sample: tuple, dtype: torch.dtype) -> tuple:
 def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
                    inputs: Mapping[str, np.ndarray] | None, reference: Mapping[str, np.ndarray],
                    requested_taps: list[str] | None = None, exporter: str = "dynamo",
-                   source: bytes | None = None) -> LowPrecRuns:
+                   source: bytes | None = None, src: Any = None) -> LowPrecRuns:
     """Values of ``rows`` (TapEntry-like: name, kind, tensor, reference_source) from torch eager
     in ``dtype`` ("fp16" | "bf16"). ``inputs``: model.npz (checked against the samples MODEL.py
     makes; None: not checked); ``reference``: the reference arrays (the fp32 outputs are checked
@@ -72,12 +72,14 @@ def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
     when op taps need FX values. ``source``: MODEL.py's bytes as checked by the caller (executed
     as they are; ``loader.load_module``). Raises ExpectedUnavailable; UserExit when the user's
     code calls sys.exit() (not a model that cannot be re-run: one that ends the run).
-    ``leapp_lab.taps.lowprec_run`` calls this in a child process of its own."""
+    ``leapp_lab.taps.lowprec_run`` calls this in a child process of its own. ``src``: a
+    ModelSource given instead (a traced LEAPP node, ``node_source``; ``model_file`` then only
+    names it in messages)."""
     from .errors import PrepareError, UserExit
 
     tdtype = DTYPES[dtype]
     try:
-        src = model_source(str(model_file), source)
+        src = src if src is not None else model_source(str(model_file), source)
         net = src.make_model()
         samples = src.get_samples()
     except UserExit:
@@ -149,6 +151,7 @@ def _check_fp32(net, samples, reference, src, model_file) -> list[str]:
                 raise ExpectedUnavailable(f"{model_file}: the model's forward raised on sample {i}: "
                                           f"{type(exc).__name__}: {first_line(exc)}") from None
             tensors, names = _tensor_leaves(res, src.label)
+            names = list(getattr(src, "output_names", None) or names)
             for n, t in zip(names, tensors):
                 if n not in reference:
                     continue

@@ -98,6 +98,12 @@ def tap(x: Any, name: str, *, _site: Site | None = None) -> Any:
     return mode.on_tap(x, name, _site or _caller_site())
 
 
+def tap_at(x: Any, name: str, file: str, line: int) -> Any:
+    """``tap(x, name)`` with its site given: the call ``prepare --from-trace`` puts into a LEAPP
+    node's traced graph where the original tap() fired (the site is the one recorded then)."""
+    return tap(x, name, _site=Site(file, int(line)))
+
+
 class Tap(nn.Module):
     """``tap`` as a module, for ``nn.Sequential`` where there is no ``forward`` to edit."""
 

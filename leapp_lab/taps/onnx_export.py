@@ -37,8 +37,11 @@ class Exported:
 
 
 def export(net: nn.Module, args: tuple, output_names: list[str], expose: frozenset[str] | None,
-           exporter: str, src: ModelSource, say: ProgressFn | None = None) -> Exported:
-    """``expose``: the tap names to mark, None for all; an empty set exports with no mode at all."""
+           exporter: str, src: ModelSource, say: ProgressFn | None = None,
+           input_names: list[str] | None = None) -> Exported:
+    """``expose``: the tap names to mark, None for all; an empty set exports with no mode at all.
+    ``input_names``: the graph inputs' names (default: the forward's parameter names); a traced
+    LEAPP node passes its port names, as LEAPP's own export does."""
     if args and isinstance(args[-1], dict):
         # torch.onnx.export reads a trailing dict in args as keyword arguments; the documented way
         # to pass a dict as the last positional argument is to append an empty dict.
@@ -52,7 +55,8 @@ def export(net: nn.Module, args: tuple, output_names: list[str], expose: frozens
                     table = src.translation_table() if src.translation_table else None
                     program = torch.onnx.export(net, args, dynamo=True, verbose=None,
                                                 output_names=output_names, optimize=True,
-                                                custom_translation_table=table)
+                                                custom_translation_table=table,
+                                                **({"input_names": input_names} if input_names else {}))
             hits = dict(mode.hits) if mode is not None else {}
             return Exported(program.model_proto, program.exported_program, "dynamo", None, hits)
         except TapError:
@@ -66,7 +70,7 @@ def export(net: nn.Module, args: tuple, output_names: list[str], expose: frozens
     try:
         with _quiet():
             torch.onnx.export(net, args, buf, dynamo=False, output_names=output_names,
-                              input_names=_input_names(net, args))
+                              input_names=input_names or _input_names(net, args))
     except Exception as exc:
         msg = f"{src.label}: ONNX export failed: {type(exc).__name__}: {first_line(exc)}"
         if reason:

@@ -16,8 +16,12 @@ check_leapp_version()   # every module here drives LEAPP internals verified for 
 
 class _CallableModule(types.ModuleType):
     def __call__(self, *args, **kwargs):
-        from .session import trace
-        return trace(*args, **kwargs)
+        # stands for the facade's public ``leapp_lab.trace`` (its _LAZY entry: the session with the
+        # node engines, steps.trace_nodes), which this package must not import (it lies above)
+        import importlib
+        facade = sys.modules.get("leapp_lab")
+        target = getattr(facade, "_LAZY", {}).get("trace") or f"{__name__}.session"
+        return getattr(importlib.import_module(target), "trace")(*args, **kwargs)
 
 
 sys.modules[__name__].__class__ = _CallableModule

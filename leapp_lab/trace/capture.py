@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from leapp_lab.model.semantics import PortSemantics
 from leapp_lab.model.trace import Edge, GraphReport, LogRecord, NodeReport, PortInfo
 from leapp_lab.trace import lifecycle
 from leapp_lab.numerics.checks import sample_check, to_numpy
@@ -261,7 +262,8 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
                 p = PortInfo(name=td.name, direction=direction, dtype=str(td.dtype),
                              shape=[int(x) for x in td.shape] if td.shape is not None else None,
                              role="state" if traced in state else "data",
-                             traced_name=traced if traced != td.name else None)
+                             traced_name=traced if traced != td.name else None,
+                             semantics=_semantics(td))
                 if direction == "in":
                     e = src_of.get(f"{nname}/{td.name}")
                     if e is not None:
@@ -332,7 +334,8 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
                 else:
                     passed = None    # not validated (skipped, or after the exception)
                 g.checks.append(sample_check(nname, port, k, recorded=recorded, exported=exp,
-                                             fx=fxv, passed=passed, rtol=rtol, atol=atol))
+                                             fx=fxv, passed=passed, rtol=rtol, atol=atol,
+                                             semantics=_semantics(td)))
 
     if taps is not None:
         g.log.extend(taps.log_records())
@@ -341,6 +344,14 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
                           for n, v in outcome.result.items()}
     g.verdict = graph_verdict(g)
     return g, arrays
+
+
+def _semantics(td) -> PortSemantics | None:
+    """The port's declared TensorSemantics (kind, element_names, TemporalAxis period, extras)."""
+    try:
+        return PortSemantics.from_leapp(td.get_semantics())
+    except Exception:      # an older/other LEAPP without semantics: the port simply has none
+        return None
 
 
 def graph_verdict(g: GraphReport) -> str:

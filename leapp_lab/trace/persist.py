@@ -17,7 +17,8 @@ from leapp_lab.model import RunFolder, lab_dir, save_npz
 from leapp_lab.model.jsonio import atomic_write_text
 from leapp_lab.model.runs import sha256_of
 from leapp_lab.model.trace import GraphReport, LogRecord, TraceReport
-from leapp_lab.trace import fx_store, hazards
+from leapp_lab.fxio import store as fx_store
+from leapp_lab.trace import hazards
 
 ARRAYS_FILE = "arrays.npz"
 HASHES_FILE = "models.sha256"

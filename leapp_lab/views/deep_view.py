@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from leapp_lab.model.isolation import DECISION_TABLE
+from .viewdict import elements_dict, hist_dict
 from leapp_lab.model.sections import SECTION_NAMES
 
 LABELS = {"replay": "Replay", "parity": "Parity", "adapters": "Adapters", "exporters": "Exporters",
@@ -31,36 +32,74 @@ def _head(sec: Any, graph: str) -> dict[str, Any]:
             "reason": sec.reason, "notes": list(getattr(sec, "notes", []) or [])}
 
 
-def _replay(sec: Any, graph: str) -> dict[str, Any]:
+def _label(g: Any, output: str) -> str | None:
+    sem = g.semantics_of(output) if g is not None and hasattr(g, "semantics_of") else None
+    return sem.label() if sem is not None else None
+
+
+def _replay_run(run: Any, key: str, title: str, graph: str, g: Any, engine: str | None) -> dict[str, Any]:
+    outputs = [o.output for o in run.outputs] or sorted({r.output for r in run.rows})
+    series, split = [], []
+    for o in outputs:
+        rows = [r for r in run.rows if r.output == o]
+        series.append({"output": o, "x": [r.step for r in rows], "y": [r.max_abs for r in rows],
+                       "status": [_st(r.passed) for r in rows]})
+        if engine is not None:
+            split.append({"output": o, "x": [r.step for r in rows], "own": [r.own_error for r in rows],
+                          "inherited": [r.inherited_error for r in rows], "fp32": [r.fp32_max_abs for r in rows]})
+    return {
+        "key": key, "tier": run.tier, "engine": engine, "title": title,
+        "status": run.status, "kind": STATUS_KIND.get(run.status), "reason": run.reason,
+        "steps": run.steps, "seed": run.seed, "resets": list(run.resets),
+        "breaks": [[k, list(v)] for k, v in run.breaks.items()], "first_divergent": run.first_divergent,
+        "notes": list(run.notes), "series": series, "split": split,
+        "not_comparable": [[k, list(v)] for k, v in run.not_comparable.items()],
+        "outputs": [o.to_dict() for o in run.outputs],
+        "rows": [{"id": f"{key}/{r.step}/{r.output}", "status": _st(r.passed),
+                  "elements": elements_dict(r.elements, r.worst_element, _label(g, r.output)),
+                  "cells": {**{k: getattr(r, k) for k in ("step", "output", "max_abs", "nrmse", "ref_max",
+                                                          "worst_element")},
+                            "reset": "reset" if r.reset else "", "note": r.note or "",
+                            **({"fp32_max_abs": r.fp32_max_abs, "own_error": r.own_error,
+                                "inherited_error": r.inherited_error} if engine is not None else {})}}
+                 for r in run.rows]}
+
+
+def _replay(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
-    e.update(tier=sec.tier, rtol=sec.rtol, atol=sec.atol, runs=[])
+    e.update(tier=sec.tier, rtol=sec.rtol, atol=sec.atol, runs=[], engines=[])
     for run in sec.runs():
-        outputs = [o.output for o in run.outputs] or sorted({r.output for r in run.rows})
-        series = []
-        for o in outputs:
-            rows = [r for r in run.rows if r.output == o]
-            series.append({"output": o, "x": [r.step for r in rows], "y": [r.max_abs for r in rows],
-                           "status": [_st(r.passed) for r in rows]})
-        e["runs"].append({
-            "key": f"{graph}:{run.tier}", "tier": run.tier, "title": TIER_TITLE.get(run.tier, run.tier),
-            "status": run.status, "kind": STATUS_KIND.get(run.status), "reason": run.reason,
-            "steps": run.steps, "seed": run.seed, "resets": list(run.resets),
-            "breaks": [[k, list(v)] for k, v in run.breaks.items()], "first_divergent": run.first_divergent,
-            "notes": list(run.notes), "series": series,
-            "outputs": [o.to_dict() for o in run.outputs],
-            "rows": [{"id": f"{graph}:{run.tier}/{r.step}/{r.output}", "status": _st(r.passed),
-                      "cells": {"step": r.step, "output": r.output, "max_abs": r.max_abs, "nrmse": r.nrmse,
-                                "ref_max": r.ref_max, "reset": "reset" if r.reset else "",
-                                "note": r.note or ""}} for r in run.rows]})
+        e["runs"].append(_replay_run(run, f"{graph}:{run.tier}", TIER_TITLE.get(run.tier, run.tier), graph, g, None))
+    for eng in getattr(sec, "engines", None) or []:
+        e["engines"].append({"engine": eng.engine, "status": eng.status, "kind": STATUS_KIND.get(eng.status),
+                             "reason": eng.reason, "max_nrmse": eng.max_nrmse, "notes": list(eng.notes),
+                             "nodes": [n.to_dict() for n in eng.nodes], "timings_s": dict(eng.timings_s),
+                             "taps": _taps(eng.taps, graph, eng.engine)})
+        for run in eng.runs():
+            title = (f"{eng.engine}: " + TIER_TITLE.get(run.tier, run.tier).split(":", 1)[-1].strip()
+                     + f"; the pipeline's ONNX nodes on {eng.engine}, closed loop beside the fp32 export "
+                       f"(a step fails when its nrmse vs the reference exceeds {eng.max_nrmse:g})")
+            e["runs"].append(_replay_run(run, f"{graph}:{eng.engine}:{run.tier}", title, graph, g, eng.engine))
     return e
 
 
-def _parity(sec: Any, graph: str) -> dict[str, Any]:
+def _taps(t: Any, graph: str, engine: str) -> dict[str, Any] | None:
+    """The steps × taps grid of an engine replay (TapsOverTime) for the heatmap."""
+    if t is None:
+        return None
+    return {"key": f"{graph}:{engine}:taps", "node": t.node, "tier": t.tier, "taps": list(t.taps),
+            "steps": list(t.steps), "nrmse": t.nrmse, "local_nrmse": t.local_nrmse, "max_abs": t.max_abs,
+            "hists": [[hist_dict(h) for h in row] for row in t.hists], "max_nrmse": t.max_nrmse,
+            "first": t.first, "first_local": t.first_local, "note": t.note}
+
+
+def _parity(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(n=sec.n, seed=sec.seed, rtol=sec.rtol, atol=sec.atol, scales=list(sec.scales), shift=sec.shift,
              inputs=[i.to_dict() for i in sec.inputs], outputs=[o.to_dict() for o in sec.outputs],
              rows=[{"id": f"{graph}:{c.node}/{c.port}/{c.sample}", "status": _st(c.passed),
-                    "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample,
+                    "elements": elements_dict(c.elements, c.worst_element, _label(g, f"{c.node}/{c.port}")),
+                    "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample, "worst_element": c.worst_element,
                               "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                               "mean": (c.stats or {}).get("mean"), "min_atol": c.min_atol,
                               "range": c.recorded_range, "exported_range": c.exported_range}}
@@ -68,7 +107,7 @@ def _parity(sec: Any, graph: str) -> dict[str, Any]:
     return e
 
 
-def _adapters(sec: Any, graph: str) -> dict[str, Any]:
+def _adapters(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(rtol=sec.rtol, atol=sec.atol,
              adapters=[{"function": a.function, "replacement": a.replacement, "node": a.node, "calls": a.calls,
@@ -86,7 +125,7 @@ def _adapters(sec: Any, graph: str) -> dict[str, Any]:
 _OUTCOME = {"pass": "pass", "fail": "fail", "export-error": "fail", "error": "fail"}
 
 
-def _exporters(sec: Any, graph: str) -> dict[str, Any]:
+def _exporters(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(nodes=list(sec.nodes), backends=list(sec.backends), advice=list(sec.advice), reruns=sec.reruns,
              rows=[{"id": f"{graph}:{a.node}/{a.backend}", "status": _OUTCOME.get(a.outcome, "uncompared"),
@@ -98,7 +137,7 @@ def _exporters(sec: Any, graph: str) -> dict[str, Any]:
     return e
 
 
-def _isolation(sec: Any, graph: str) -> dict[str, Any]:
+def _isolation(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
     e = _head(sec, graph)
     e.update(decision=sec.decision, rule=sec.rule, explanation=sec.explanation, reruns=sec.reruns,
              table=[{"row": r, "pattern": p, "decision": d, "matched": r == sec.rule} for r, p, d in DECISION_TABLE],
@@ -142,7 +181,7 @@ def deep_view(report: Any, labels: list[str]) -> tuple[list[dict[str, Any]], dic
             sec = g.section(name) if hasattr(g, "section") else None
             if sec is None or sec.status == "skipped":
                 continue
-            entries.append(BUILDERS[name](sec, label))
+            entries.append(BUILDERS[name](sec, label, g))
         if not entries:
             continue
         deep[name] = entries

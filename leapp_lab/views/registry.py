@@ -103,6 +103,7 @@ for _kind, _target, _renderer in (
     ("verify", "view", "leapp_lab.views.verify_view:verify_view"),
     ("verify", "figure", "leapp_lab.views.figures:verify_figure"),
     ("verify", "model_explorer", "leapp_lab.views.model_explorer:to_model_explorer"),
+    ("replay", "figure", "leapp_lab.views.replay_figures:replay_figure"),
     ("compare", "text", "leapp_lab.views.text_compare:render_compare"),
     ("compare", "view", "leapp_lab.views.compare_view:compare_view"),
     ("repair", "text", "leapp_lab.views.text_repair:render_repair"),

@@ -37,6 +37,29 @@ def _replay(sec: Any) -> list[str]:
                      + (f" (max |diff| {_g(o.max)} at step {o.max_step}{', grows' if o.grows else ''})" if o else ""))
         for n in run.notes:
             L.append(f"      {n}")
+    for e in getattr(sec, "engines", None) or []:
+        L.extend(_engine(e))
+    return L
+
+
+def _engine(e: Any) -> list[str]:
+    """One engine of the replay: where the nodes ran, each sequence, its notes (the trend, own vs
+    inherited error, the worst element)."""
+    nodes = ", ".join(f"{n.node} on {n.runs_on}" for n in e.nodes)
+    L = [f"    on {e.engine}: {e.status.upper()}" + (f" ({nodes})" if nodes else "")
+         + (f": {e.reason}" if e.reason and e.status in ("failed", "unavailable") else "")]
+    for run in e.runs():
+        what = "captured steps" if run.tier == "a" else "fresh observations"
+        head = f"      tier ({run.tier}) {what}: {run.steps} steps"
+        if run.resets:
+            head += f", resets at {', '.join(map(str, run.resets))}"
+        if run.status in ("unavailable", "failed"):
+            L.append(f"{head}: {run.status} ({run.reason})")
+            continue
+        fd = run.first_divergent
+        L.append(f"{head}: " + ("ok" if fd is None else f"beyond nrmse {e.max_nrmse:g} from step {fd['step']} on {fd['output']}"))
+        for n in run.notes:
+            L.append(f"        {n}")
     return L
 
 

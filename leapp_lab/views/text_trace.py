@@ -20,6 +20,8 @@ def _ports(ports) -> str:
             extra.append(f"traced as {p.traced_name}")
         if p.feedback:
             extra.append(f"feedback from {p.source}")
+        if p.semantics is not None:
+            extra.append(p.semantics.label() or "named elements")
         out.append(f"{p.name}[{shape}]{' (' + ', '.join(extra) + ')' if extra else ''}")
     return ", ".join(out) or "-"
 
@@ -110,7 +112,12 @@ def render_graph(g) -> list[str]:
                 if c.nonfinite_recorded or c.nonfinite_exported:
                     L.append(f"      non-finite values: recorded {c.nonfinite_recorded}, "
                              f"exported {c.nonfinite_exported}")
+                worst_el = worst_element_line(failed, g.semantics_of(f"{node}/{port}"))
+                if worst_el:
+                    L.append(f"      {worst_el}")
 
+    from .text_nodes import render_node_engines
+    L.extend(render_node_engines(g))
     suspects = [(n, f) for n in g.nodes if n.fx for f in n.fx.nodes if f.suspect]
     if suspects:
         L.append("  suspect literals in the FX graphs (a live value frozen at trace time?):")
@@ -134,6 +141,21 @@ def render_graph(g) -> list[str]:
                                         ("FATAL", "ERROR", "WARNING", "SYSTEM", "SECTION", "INFO",
                                          "DEBUG") if counts.get(k)))
     return L
+
+
+def worst_element_line(checks, semantics) -> str | None:
+    """``worst element left_knee (max |diff| 0.616 at sample 2; target/joint/position, rad)``: the
+    element with the largest stored |diff| over ``checks`` (each check's breakdown), or None."""
+    best = None
+    for c in checks:
+        for e in c.elements or []:
+            if e.name == c.worst_element and e.max_abs is not None and (best is None or e.max_abs > best[0]):
+                best = (e.max_abs, e.name, c.sample)
+    if best is None:
+        return None
+    label = semantics.label() if semantics is not None else None
+    return (f"worst element {best[1]} (max |diff| {_g(best[0])} at sample {best[2]}"
+            + (f"; {label}" if label else "") + ")")
 
 
 def _rng(r) -> str:

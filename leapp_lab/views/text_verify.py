@@ -146,6 +146,14 @@ def render_prepare(r) -> str:
             f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
             + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
             + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    o = getattr(r, "from_trace", None)
+    if o is not None:
+        what = ("LEAPP's own artifact" if o.onnx_source == "leapp" else
+                "a re-export of the traced graph" + ("" if o.same_as_leapp is None else
+                                                     ", same graph as LEAPP's artifact" if o.same_as_leapp
+                                                     else ", NOT the same graph as LEAPP's artifact"))
+        head.insert(1, f"  from      node {o.node!r} of graph {o.graph!r}, trace run {o.run}")
+        head.insert(2, f"  onnx is   {what}" + (f" ({o.note})" if o.note else ""))
     w_name = max([4] + [len(x.name) for x in r.rows])
     w_name = min(w_name, 40)
     lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<14}  source"]

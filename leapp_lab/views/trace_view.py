@@ -8,7 +8,7 @@ from typing import Any
 from leapp_lab.model.arraysummary import array_summary
 
 from .graphs import Arrow, Box, Drawing, render_svg
-from .viewdict import VIEW_SCHEMA, badge, column, hist_dict
+from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 MAX_LOG_RECORDS = 5000
 MAX_FX_NODES = 400          # bigger FX graphs show their code only
@@ -124,10 +124,35 @@ def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
             "verdict": node.verdict, "artifact": node.artifact, "sha256": node.sha256, "error": node.error,
             "samples": node.samples, "dropped_inputs": list(node.dropped_inputs),
             "taps": [{"name": t.name, "site": t.site} for t in node.taps],
+            "engines": [e.to_dict() for e in node.engines],
             "ports": [{"name": p.name, "direction": p.direction, "dtype": p.dtype, "shape": p.shape,
                        "role": p.role, "traced_name": p.traced_name, "source": p.source,
-                       "feedback": p.feedback} for p in node.ports],
+                       "feedback": p.feedback, "meaning": _meaning(p.semantics)} for p in node.ports],
             "hazards": [h for h in hazards if h["node"] == node.name], "fx": fx}
+
+
+def _meaning(sem: Any) -> str | None:
+    """A port's declared meaning in one line: kind, unit, element names (model/semantics.py)."""
+    if sem is None:
+        return None
+    parts = [x for x in (sem.kind, sem.unit and f"unit {sem.unit}") if x]
+    if sem.element_names:
+        axes = []
+        for a in sem.element_names:
+            axes.append(f"time ({sem.temporal_period_ms:g} ms)" if a == "__temporal_axis__" and sem.temporal_period_ms
+                        else "time" if a == "__temporal_axis__" else
+                        ", ".join(map(str, a)) if isinstance(a, list) else "unnamed")
+        parts.append("elements " + " × ".join(f"[{x}]" for x in axes))
+    return "; ".join(parts) or None
+
+
+def worst_reason(port: str, worst: str | None, label: str | None, reasons: dict[str, str]) -> str | None:
+    """The reason key naming a failing row's worst element; its words go into ``reasons``."""
+    if worst is None:
+        return None
+    key = f"worst:{port}:{worst}".replace(",", ";")
+    reasons[key] = f"worst element {worst}" + (f" ({label})" if label else "")
+    return key
 
 
 def _assigns(line: str, name: str) -> bool:
@@ -174,6 +199,7 @@ def _sample_metrics(c: Any) -> list[Any]:
 def trace_view(report: Any) -> dict[str, Any]:
     many = len(report.graphs) > 1
     rows: list[dict[str, Any]] = []
+    reasons = {"allclose": "allclose(exported, recorded, rtol, atol) fails"}
     graphs, nodes, hazards_all, log = [], {}, [], []
     for g, label in zip(report.graphs, graph_labels(report.graphs)):
         prefix = f"{label}:" if many else ""
@@ -196,20 +222,25 @@ def trace_view(report: Any) -> dict[str, Any]:
             node = by_node.get(c.node)
             note = ("the recorded value is LEAPP's unfilled zero placeholder, not a real sample"
                     if c.placeholder else None)
+            sem = g.semantics_of(f"{c.node}/{c.port}")
+            label = sem.label() if sem is not None else None
+            wr = (worst_reason(f"{c.node}/{c.port}", c.worst_element, label, reasons)
+                  if c.passed is False else None)
             rows.append({
                 "id": f"{prefix}{c.node}/{c.port}/{c.sample}", "status": _status(c.passed), "tap_status": None,
                 "first_divergent": False, "node": prefix + c.node, "group": f"{prefix}{c.node}/{c.port}",
-                "sub": None, "reason": ", ".join((["allclose"] if c.passed is False else []) + kinds) or None,
+                "sub": label, "reason": ", ".join((["allclose"] if c.passed is False else []) + kinds
+                                                  + ([wr] if wr else [])) or None,
                 "note": None, "info": [],
                 "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": _status(c.passed),
                           "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                           "mean": (c.stats or {}).get("mean"), "fx_max": (c.fx_stats or {}).get("max"),
                           "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "atol": c.atol,
-                          "rtol": c.rtol, "hazards": ", ".join(kinds)},
+                          "rtol": c.rtol, "hazards": ", ".join(kinds), "worst_element": c.worst_element},
                 "samples": [{"key": str(c.sample), "label": f"sample {c.sample}",
                              "hist": hist_dict(c.hist, c.nonfinite_exported), "m": _sample_metrics(c),
                              "inputs": _inputs(report, g, node, c.sample) if node is not None else [],
-                             "note": note}],
+                             "note": note, "elements": elements_dict(c.elements, c.worst_element, label)}],
                 "default_sample": str(c.sample)})
         for r in g.log[-MAX_LOG_RECORDS:]:
             log.append({"level": r.level, "levelno": r.levelno, "section": r.section, "message": r.message,
@@ -257,6 +288,9 @@ def trace_view(report: Any) -> dict[str, Any]:
                               column("export_vs_fx", "exp−fx max", "num", "max |exported − FX replay|"),
                               column("min_atol", "min atol", "num", "the smallest atol that passes"),
                               column("hazards", "hazards", "text", "hazards that concern this row"),
+                              column("worst_element", "worst element", "text",
+                                     "the element with the largest |exported − recorded| (named by the port's "
+                                     "LEAPP semantics, else by index)"),
                               column("atol", "atol", "num", "the atol of the check"),
                               column("rtol", "rtol", "num", "the rtol of the check")],
                   "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
@@ -265,8 +299,8 @@ def trace_view(report: Any) -> dict[str, Any]:
                   "filter_label": "failing only", "jump_label": "failing",
                   "rule": "pass/fail is LEAPP's allclose(exported, recorded, rtol, atol) on each sample",
                   "hist_title": "|exported − recorded|",
-                  "nonfinite_label": "non-finite exported values (left out of the bins)", "reasons": {"allclose": "allclose(exported, recorded, rtol, atol) fails"},
-                  "search_keys": ["node", "port", "status", "hazards"]},
+                  "nonfinite_label": "non-finite exported values (left out of the bins)", "reasons": reasons,
+                  "search_keys": ["node", "port", "status", "hazards", "worst_element"]},
         "inputs": {},
         "graphs": graphs, "nodes": nodes, "hazards": hazards_all,
         "log": {"records": log, "truncated": max(0, total_log - len(log)),
@@ -274,4 +308,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
         "deep": deep,
+        # --engine: the pipeline on each engine, node by node (steps/pipeline_engines.py)
+        "pipeline_engines": [{"graph": g.name, **pe.to_dict()} for g in report.graphs
+                             for pe in g.pipeline_engines],
     }

@@ -27,7 +27,8 @@ schema 2 is the compact one: labels once per table, histograms without edges, in
            "reason": str|None, "why"?: str (the verdict in the view's own words, before the reasons),
            "cells": {key: value}, "info": [value per info column],
            "samples": [{"key", "label", "hist": Hist|None|False (False: no histogram, the panel shows the metrics only), "m": [value per panel column],
-                        "inputs"?: [...], "note": str|None}],
+                        "inputs"?: [...], "note": str|None,
+                        "elements"?: {names, max_abs, nrmse, worst, label} (per-element breakdown)}],
            "default_sample": key}
     Hist = {"zero", "first_bin", "counts", "nonfinite"}   # edges: bin b starts at the float64
                                                            # whose bits are b << 50 (model.hist)
@@ -68,3 +69,11 @@ def column(key: str, label: str, type_: str, description: str = "", **flags: Any
     off until the user shows it)."""
     return {"key": key, "label": label, "type": type_, "description": description,
             **{k: v for k, v in flags.items() if v}}
+
+
+def elements_dict(elements: list[Any], worst: str | None, label: str | None) -> dict[str, Any] | None:
+    """A row's per-element breakdown for the panel's bar chart (``samples[].elements``)."""
+    if not elements:
+        return None
+    return {"names": [e.name for e in elements], "max_abs": [e.max_abs for e in elements],
+            "nrmse": [e.nrmse for e in elements], "worst": worst, "label": label}

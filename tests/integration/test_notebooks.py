@@ -157,3 +157,24 @@ def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     assert 'data-leapp-flip="to-fail"' not in _html(diff) and "different references" not in _plain(diff)
     assert "flipped to pass: ['block2', 'block3', 'pooled', 'output_0'] | flipped to fail: []" \
         in _plain(_cell(nb, "diff = _leapp"))
+
+
+@pytest.mark.slow
+def test_drift_over_time_notebook(tmp_path_factory, artifacts_dir):
+    """06: fp32 replay clean, int8 drifting through the state, the state-carried error and the worst
+    joint named, the offline report written."""
+    nb, work, _ = execute(ROOT / "notebooks" / "06_drift_over_time.ipynb", tmp_path_factory, artifacts_dir)
+    text = "".join(_plain(c) for c in nb.cells if c.cell_type == "code")
+    assert "DRIFT-DONE" in text and "report written: True" in text
+    assert "fp32 export: ok | tier a: ok | tier b: ok" in text
+    m = re.search(r"ort-int8: diverged; policy/action over the captured steps: max \|diff\| (\S+), growth "
+                  r"x(\S+)/step \((\w+)\), own <= (\S+), inherited <= (\S+), worst joint (\w+)", text)
+    assert m, text[-3000:]
+    assert float(m.group(2)) > 1.01 and m.group(3) in ("grows", "saturates")
+    assert float(m.group(5)) > float(m.group(4))                 # inherited outgrows own
+    joints = ["left_hip", "left_knee", "left_ankle", "right_hip", "right_knee", "right_ankle"]
+    assert m.group(6) in joints
+    assert "the error is carried by the state (state-carried)" in text
+    assert re.search(r"ort: ok; policy/action over the captured steps: max \|diff\| \S+e-0[6-9]", text)
+    html = (work / "drift_report.html").read_text(encoding="utf-8")
+    assert "lstm_policy:ort-int8:a" in html and "left_hip" in html

@@ -1,4 +1,4 @@
-"""A node's traced FX graph saved as plain data and rebuilt (leapp_lab/trace/fx_store.py).
+"""A node's traced FX graph saved as plain data and rebuilt (leapp_lab/fxio/store.py).
 
 Reading a run folder must never execute what it names outside torch's tensor functions: a crafted
 module.json that names a loader, a library or a builtin is refused before anything runs."""
@@ -11,8 +11,8 @@ import pytest
 import torch
 import torch.fx as fx
 
-from leapp_lab.trace import fx_store
-from leapp_lab.trace.fx_store import FxStoreError
+from leapp_lab.fxio import store as fx_store
+from leapp_lab.fxio.store import FxStoreError
 
 
 def _graph_module():

@@ -26,11 +26,12 @@ DISPLAY_CALL = ("leapp_lab.model.base", "_render", "leapp_lab.views")
 #: leaves"); what several of them need lies below them, what combines them is a step
 LEAVES = ("taps", "engines", "compare", "trace", "deep")
 #: what a leaf may import of leapp_lab: the packages below every leaf (model: the report data;
-#: onnxio: ONNX files read and edited; numerics: the float64 metric pass and array checks) and the
-#: two process-wide modules
-BELOW_LEAVES = ("model", "onnxio", "numerics", "egress", "_compat")
+#: onnxio: ONNX files read and edited; numerics: the float64 metric pass and array checks; fxio: a
+#: LEAPP node's traced FX graph saved and rebuilt) and the two process-wide modules
+BELOW_LEAVES = ("model", "onnxio", "numerics", "fxio", "egress", "_compat")
 #: each lower package and what it may import of leapp_lab (model: nothing but the display call)
-LOWER = {"model": set(), "onnxio": {"model"}, "numerics": {"model"}, "egress": set(), "_compat": set()}
+LOWER = {"model": set(), "onnxio": {"model"}, "numerics": {"model"}, "fxio": {"model"}, "egress": set(),
+         "_compat": set()}
 #: the packages that compose leaves (steps) and the shells over them (cli, magics)
 ORCHESTRATORS = ("steps", "cli", "magics")
 

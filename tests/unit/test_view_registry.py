@@ -113,7 +113,7 @@ def test_a_missing_renderer_is_one_clear_error(scratch_registry):
                                         r"views exist for: trace, verify, compare, repair"):
         views.render(b, "view")
     with pytest.raises(views.NoRenderer, match=r"no figure renderer for a report of kind 'build'.*"
-                                              r"exist for: verify; add one with leapp_lab.views.register"):
+                                              r"exist for: verify, replay; add one with leapp_lab.views.register"):
         views.render(b, "figure")
     with pytest.raises(ValueError, match="unknown view target 'pdf'; targets: text, view, html"):
         views.render(b, "pdf")

@@ -3,6 +3,7 @@
 // panel: views/compare.js renderGroupPanel.)
 import { h, kv, labelled } from "./dom.js";
 import { fmt, shapeText } from "./format.js";
+import { elementsBlock } from "./elements.js";
 import { drawHist } from "./histogram.js";
 import { clearPlot } from "./plot.js";
 
@@ -39,6 +40,8 @@ export function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, o
   else drawHist(plot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
   const note = (s && s.note) || r.note;
   if (note) panel.append(h("div", { class: "leapp-note" }, note));
+  const els = s && s.elements ? elementsBlock(s.elements, r.id) : null;   // errors by meaning (elements.js)
+  if (els) { panel.append(els); els.draw(); }
   const side = h("div", { class: "leapp-histside" });
   if (s) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "metrics"), kv(labelled(table.panel_columns, s.m), "leapp-metrics")));
   if (r.info && r.info.length) side.append(h("div", {}, h("div", { class: "leapp-sub" }, "row"), kv(labelled(table.info_columns, r.info, true), "leapp-info")));

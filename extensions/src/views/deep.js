@@ -3,7 +3,9 @@
 import { statusColor } from "../shared/colour.js";
 import { h, kv } from "../shared/dom.js";
 import { fmt, plotText, shapeText } from "../shared/format.js";
+import { elementsBlock } from "../shared/elements.js";
 import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
+import { drawSplit, engineInfo, outputsTable, tapsBlock } from "./replay_engine.js";
 
 // Self-contained: each deep tab's renderer (deepTab, tabs.js) fills its panel once; its show hook runs when
 // the tab is shown (plotly sizes a plot only once it is visible). view.deep[section] holds one entry per
@@ -14,8 +16,8 @@ import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
 const DEEP_COLUMNS = {
   replay: [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-           ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["reset", "episode", "text"], ["note", "note", "text"]],
-  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"],
+           ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["worst_element", "worst element", "text"], ["reset", "episode", "text"], ["note", "note", "text"]],
+  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"], ["worst_element", "worst element", "text"],
            ["p99", "p99", "num"], ["mean", "mean", "num"], ["min_atol", "min atol", "num"], ["range", "original range", "text"]],
   adapters: [["function", "function", "text"], ["case", "case", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
              ["shapes", "shapes adapter / original", "text"], ["dtypes", "dtypes adapter / original", "text"], ["error", "error", "text"]],
@@ -24,6 +26,12 @@ const DEEP_COLUMNS = {
   isolation: [["run", "run", "text"], ["options", "options", "text"], ["status", "verdict", "status"], ["failing", "failing samples", "int"],
               ["fx_mismatch", "FX ≠ recorded", "int"], ["same_trace", "same trace", "text"], ["hazards", "hazards", "text"], ["note", "note", "text"]],
 };
+
+// an engine's replay rows: the error against the reference, against fp32, and its split
+const ENGINE_COLUMNS = [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
+  ["nrmse", "nrmse", "num"], ["fp32_max_abs", "max |diff| vs fp32", "num"], ["own_error", "own error", "num"],
+  ["inherited_error", "inherited error", "num"], ["worst_element", "worst element", "text"], ["reset", "episode", "text"], ["note", "note", "text"]]
+  .map(([key, label, type]) => ({ key, label, type }));
 
 // The columns of a section's table: the entry's own (view dict columns, {key, label, type}) when it
 // carries them, else the section's list above.
@@ -66,6 +74,15 @@ function selectIn(box, id) {
   }
 }
 
+// select a row and show its per-element breakdown (shared/elements.js) in elBox, when it has one
+function selectWithElements(box, elBox, rows, id) {
+  selectIn(box, id);
+  const r = rows.find(x => x.id === id);
+  elBox.replaceChildren();
+  const block = r && r.elements ? elementsBlock(r.elements, r.id) : null;
+  if (block) { elBox.append(block); block.draw(); }
+}
+
 function drawReplay(div, run, onPick) {
   clearPlot(div);
   if (!hasPlotly()) { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
@@ -97,28 +114,52 @@ function renderReplayPanel(panel, entries, many) {
   for (const e of entries) {
     panel.append(deepHead("replay", e, many, "sequential replay, tier " + (e.tier || "?") + " (rtol " + fmt(e.rtol) + ", atol " + fmt(e.atol) + ")"));
     if (!e.runs.length) continue;
-    const picker = h("select", { "data-leapp-replay-run": e.graph }, e.runs.map(r => h("option", { value: r.key }, "tier (" + r.tier + ") · " + r.status)));
+    const runLabel = r => (r.engine ? r.engine + " · " : "") + "tier (" + r.tier + ") · " + r.status;
+    const picker = h("select", { "data-leapp-replay-run": e.graph }, e.runs.map(r => h("option", { value: r.key }, runLabel(r))));
     const info = h("div", { class: "leapp-deepinfo" });
     const plot = h("div", { class: "leapp-replayplot", "data-leapp-replay-plot": "" });
+    const splitBox = h("div", {});
     const box = h("div", {});
+    const elBox = h("div", { class: "leapp-deepelements" });
+    const tapsBox = h("div", {});
+    const engines = e.engines || [];
+    for (const eng of engines) if (!e.runs.some(r => r.engine === eng.engine)) {
+      // an engine that ran no sequence (failed / unavailable) still says why
+      panel.append(h("div", { class: "leapp-note", "data-leapp-replay-engine": eng.engine }, eng.engine + ": " + eng.status + (eng.reason ? " · " + eng.reason : "")));
+    }
     panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "sequence ", picker),
-      h("span", { class: "leapp-muted" }, " click a point to find its row")), info, plot, box);
+      h("span", { class: "leapp-muted" }, " click a point to find its row")), info, plot, splitBox, box, elBox, tapsBox);
     const show = () => {
       const run = e.runs.find(r => r.key === picker.value) || e.runs[0];
+      const eng = run.engine ? engines.find(x => x.engine === run.engine) : null;
       plot.setAttribute("data-leapp-replay-plot", run.key);
       info.replaceChildren(h("div", { class: "leapp-sub" }, run.title),
         kv([["status", run.status], ["steps", run.steps], run.seed !== null && run.seed !== undefined ? ["seed", run.seed] : null,
             ["episode resets at", run.resets.length ? run.resets.join(", ") : "–"],
             run.first_divergent ? ["first divergent", "step " + run.first_divergent.step + " · " + run.first_divergent.output] : null,
             ...run.breaks.map(([k, ks]) => ["fed back by Python, not the graph", k + " at " + ks.join(", ")]),
+            ...(run.not_comparable || []).map(([k, ks]) => ["not comparable (LEAPP recorded no value)", k + " at " + ks.join(", ")]),
             run.reason ? ["reason", run.reason] : null]),
+        engineInfo(eng),
         run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map(n => h("li", {}, n))) : null,
-        h("table", { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
-          h("thead", {}, h("tr", {}, ["output", "first", "last", "max", "at step", "first failing step", "grows"].map(x => h("th", {}, x)))),
-          h("tbody", {}, run.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, fmt(o.first)), h("td", {}, fmt(o.last)),
-            h("td", {}, fmt(o.max)), h("td", {}, fmt(o.max_step)), h("td", {}, fmt(o.first_fail)), h("td", {}, o.grows ? "yes" : "no"))))));
-      box.replaceChildren(deepTable("replay", run.rows, id => selectIn(box, id), null, e));
-      drawReplay(plot, run, id => selectIn(box, id));
+        outputsTable(run));
+      const pick = id => selectWithElements(box, elBox, run.rows, id);
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, run.engine ? { columns: ENGINE_COLUMNS } : e));
+      elBox.replaceChildren();
+      drawReplay(plot, run, pick);
+      splitBox.replaceChildren();
+      if (run.engine && (run.split || []).length) {
+        const outs = run.split.map(x => x.output);
+        const sel = h("select", { "data-leapp-split-output": run.key }, outs.map(o => h("option", { value: o }, o)));
+        const div = h("div", { class: "leapp-replayplot" });
+        splitBox.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "own vs inherited error of ", sel)), div);
+        const drawIt = () => drawSplit(div, run, sel.value, pick);
+        sel.addEventListener("change", drawIt);
+        drawIt();
+      }
+      tapsBox.replaceChildren();
+      const tb = eng && eng.taps && eng.taps.tier === run.tier ? tapsBlock(eng.taps) : null;
+      if (tb) { tapsBox.append(tb); tb.draw(); }
     };
     picker.addEventListener("change", show);
     shows.push(show);
@@ -138,8 +179,9 @@ function renderParityPanel(panel, entries, many) {
         h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max)),
           h("td", {}, fmt(o.worst_sample)), h("td", {}, fmt(o.min_atol)))))));
     const box = h("div", {});
-    box.append(deepTable("parity", e.rows, id => selectIn(box, id), null, e));
-    panel.append(box);
+    const elBox = h("div", { class: "leapp-deepelements" });
+    box.append(deepTable("parity", e.rows, id => selectWithElements(box, elBox, e.rows, id), null, e));
+    panel.append(box, elBox);
   }
 }
 

@@ -44,10 +44,11 @@ export function nodeTab(ctx, panel) {
       ["samples recorded", n.samples], n.dropped_inputs.length ? ["inputs LEAPP dropped", n.dropped_inputs.join(", ")] : null,
       n.error ? ["error", n.error] : null]));
     nodeBody.append(h("div", { class: "leapp-sub" }, "ports"),
-      h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source"].map(x => h("th", {}, x)))),
+      h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["port", "dir", "dtype", "shape", "role", "source", "meaning (LEAPP semantics)"].map(x => h("th", {}, x)))),
         h("tbody", {}, n.ports.map(p => h("tr", {}, h("td", {}, p.name + (p.traced_name ? " (traced " + p.traced_name + ")" : "")),
           h("td", {}, p.direction), h("td", {}, p.dtype || "?"), h("td", {}, shapeText(p.shape)), h("td", {}, p.role),
-          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : "")))))));
+          h("td", {}, (p.source || "") + (p.feedback ? " (feedback)" : "")),
+          h("td", { class: "leapp-wrap", "data-leapp-port-meaning": p.meaning ? p.name : null }, p.meaning || "–"))))));
     if ((n.taps || []).length) nodeBody.append(h("div", { class: "leapp-sub" }, "taps (in the order they fired)"),
       h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["tap", "site"].map(x => h("th", {}, x)))),
         h("tbody", {}, n.taps.map(t => h("tr", { "data-leapp-tap": t.name }, h("td", {}, t.name), h("td", {}, t.site))))));

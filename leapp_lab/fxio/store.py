@@ -260,6 +260,21 @@ def collect(graph: Any, live: dict[str, Any], recorder: Any = None) -> dict[str,
 
 # -- load --------------------------------------------------------------------------------------
 
+def read_taps(folder: str | Path) -> list[dict]:
+    """The taps a saved node graph records (``{name, site, fx_node}``), without loading weights."""
+    try:
+        doc = json.loads((Path(folder) / MODULE_FILE).read_text())
+    except FileNotFoundError as exc:
+        raise FxStoreError(f"{exc.filename}: missing") from None
+    except (OSError, ValueError) as exc:
+        raise FxStoreError(f"{folder}: unreadable ({exc})") from None
+    taps = doc.get("taps") if isinstance(doc, dict) else None
+    if not isinstance(taps, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
+                                             for t in taps):
+        raise FxStoreError(f"{Path(folder) / MODULE_FILE}: not a node graph")
+    return taps
+
+
 def load(folder: str | Path) -> tuple[Any, dict]:
     """(GraphModule, module.json content) rebuilt from a saved node folder."""
     import torch

@@ -1,0 +1,36 @@
+"""Text of the nodes on engines (``--engine``): each node's verify per engine, and the pipeline
+run on each engine node by node (docs/trace.md "Inside the nodes")."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.3g}%"
+
+
+def render_node_engines(g: Any) -> list[str]:
+    nodes = [n for n in g.nodes if n.engines]
+    if not nodes and not g.pipeline_engines:
+        return []
+    L = ["  inside the nodes (prepared from the trace, compiled, verified tap by tap):"]
+    w = max(len(n.name) for n in nodes) if nodes else 4
+    for n in nodes:
+        for e in n.engines:
+            if e.status in ("failed", "unavailable"):
+                what = f"{e.status}: {(e.error or '').splitlines()[0] if e.error else ''}"
+            else:
+                what = e.status + (f", first divergent {e.first_divergent}" if e.first_divergent else "")
+                what += f", worst local {e.worst_local}" if e.worst_local else ""
+            L.append(f"    {n.name:<{w}}  {e.engine:<9} {what}")
+            if e.verify_run:
+                L.append(f"    {'':<{w}}  {'':<9} verify run {e.verify_run}")
+    for pe in g.pipeline_engines:
+        first = pe.first_divergent_node
+        L.append(f"  the pipeline on {pe.engine}, node by node (nrmse fed the engine's upstream outputs / "
+                 f"fed the recorded inputs, own share): first divergent node {first or 'none'}")
+        wp = max([len(f"{r.node}/{r.port}") for r in pe.nodes] + [4])
+        for r in pe.nodes:
+            L.append(f"    {r.node + '/' + r.port:<{wp}}  {_pct(r.nrmse):>9}  {_pct(r.local_nrmse):>9}  "
+                     f"own {_pct(r.own_share)}" + ("  <- first divergent" if r.node == first else ""))
+    return L

@@ -1,0 +1,190 @@
+"""Inside the nodes on engines, in the same trace (issue 19, Deliver 3 back end, 4 and 5).
+
+``leapp_lab.trace(..., engines=, taps=, local=)``, ``leapp-lab run SCRIPT --engine`` and
+``%%leapp_trace --engine``: every exported node prepared from the trace, compiled per engine and
+verified tap by tap; the pipeline run on each engine node by node. Real LEAPP and onnxruntime;
+TensorRT guarded (no GPU here: ``unavailable`` with the reason). Numbers are recomputed here
+from the stored arrays with onnxruntime sessions and float64 formulas.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import leapp_lab
+from leapp_lab.cli import main as cli_main
+from leapp_lab.model.jsonio import load_npz
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PIPES = HERE.parent / "node_pipelines"
+sys.path.insert(0, str(HERE.parent))
+from node_pipelines import encoded_policy, tapped_policy  # noqa: E402
+
+ENGINE_KEYS = ["engine", "build", "verify_run", "status", "first_divergent", "worst_local", "error"]
+
+
+def _nrmse(e, r) -> float:
+    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
+    return float(np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2)))
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nodeeng")
+    seen = []
+    with leapp_lab.trace("ep", save_path=str(tmp), engines=["ort", "ort-int8", "trt-fp16"], taps="all",
+                         local=True, progress=lambda s, d, t: seen.append((s, d, t)),
+                         **encoded_policy.OPTIONS) as t:
+        encoded_policy.body()
+    return t.report, seen
+
+
+def test_each_node_gets_one_entry_per_engine_as_the_contract_says(traced):
+    rep, seen = traced
+    d = json.loads((Path(rep.graph.run_dir) / "report.json").read_text())
+    nodes = {n["name"]: n for n in d["graphs"][0]["nodes"]}
+    for name in ("encoder", "policy"):
+        assert [list(e) for e in nodes[name]["engines"]] == [ENGINE_KEYS] * 3
+        assert [e["engine"] for e in nodes[name]["engines"]] == ["ort", "ort-int8", "trt-fp16"]
+    assert [t["name"] for t in nodes["policy"]["taps"]] == ["l0", "l1", "l2", "l3"]
+    ort, int8, trt = nodes["policy"]["engines"]
+    assert ort["status"] == "ok" and ort["first_divergent"] is None and ort["error"] is None
+    assert int8["status"] == "diverged"
+    # D5: TensorRT is guarded: no GPU / no tensorrt here, said so, nothing built
+    assert trt["status"] == "unavailable" and "TensorRT" in trt["error"] and trt["build"] is None
+    assert trt["verify_run"] is None
+    # progress: one step per node and engine, ending at done == total
+    assert seen[-1][1:] == (6, 6) and any("node policy: compile ort-int8" in s for s, _, _ in seen)
+
+
+def test_verify_runs_are_the_usual_verify_runs_with_the_recorded_references(traced, tmp_path):
+    rep, _ = traced
+    arrays = rep.arrays()
+    entry = next(e for e in rep.graph.node("policy").engines if e.engine == "ort-int8")
+    v = leapp_lab.load(entry.verify_run)
+    assert v.kind == "verify" and v.local
+    assert [r.name for r in v.rows] == ["l0", "l1", "l2", "l3", "action"]        # model order
+    assert (entry.first_divergent, entry.worst_local) == (v.first_divergent, v.worst_local)
+    # the outlier channel of l2 breaks per-tensor int8 where it is consumed: l3 has the largest
+    # local error, by far; l2 itself quantizes fine
+    assert v.worst_local == "l3"
+    loc = {r.name: r.local_nrmse for r in v.rows}
+    assert loc["l3"] > 0.5 and all(loc[k] < 0.05 for k in ("l0", "l1", "l2", "action"))
+    # the reference of the output row is what the Python returned while tracing
+    ref = load_npz(Path(entry.build).parent / "node.reference.npz")
+    for k in range(4):
+        np.testing.assert_array_equal(ref["action"][k], arrays[f"policy/action/{k}/recorded"])
+    # leapp-lab report renders the verify run
+    assert cli_main(["report", entry.verify_run, "-o", str(tmp_path / "v.html")]) == 0
+    assert (tmp_path / "v.html").stat().st_size > 1000
+
+
+def test_pipeline_on_an_engine_node_by_node(traced):
+    """Cumulative: policy fed the encoder's int8 outputs; local: fed the recorded latent. Both
+    recomputed here with onnxruntime on the builds' engine graphs and nrmse's formula."""
+    import onnxruntime as ort
+    rep, _ = traced
+    g = rep.graph
+    arrays = rep.arrays()
+    by = {pe.engine: pe for pe in g.pipeline_engines}
+    assert list(by) == ["ort", "ort-int8", "trt-fp16"]
+    pe = by["ort-int8"]
+    assert [(r.node, r.port) for r in pe.nodes] == [("encoder", "latent"), ("policy", "action")]
+    builds = {n.name: Path(next(e for e in n.engines if e.engine == "ort-int8").build) for n in g.nodes}
+    enc_out = load_npz(builds["encoder"] / "sample_outputs.npz")["latent"]
+    sess = ort.InferenceSession(str(builds["policy"] / "engine.onnx"), providers=["CPUExecutionProvider"])
+    rec = [arrays[f"policy/action/{k}/recorded"] for k in range(4)]
+    cum = [sess.run(["action"], {"latent": enc_out[k]})[0] for k in range(4)]
+    loc = [sess.run(["action"], {"latent": arrays[f"policy/latent/{k}/input"]})[0] for k in range(4)]
+    row = pe.nodes[1]
+    assert row.nrmse == pytest.approx(_nrmse(cum, rec), rel=1e-6)
+    assert row.local_nrmse == pytest.approx(_nrmse(loc, rec), rel=1e-6)
+    assert row.own_share == pytest.approx(min(1.0, row.local_nrmse / row.nrmse), rel=1e-9)
+    enc = pe.nodes[0]
+    enc_rec = [arrays[f"encoder/latent/{k}/recorded"] for k in range(4)]
+    assert enc.nrmse == enc.local_nrmse == pytest.approx(_nrmse(enc_out, enc_rec), rel=1e-6)   # a graph input
+    # the encoder stays under verify's 1 % nrmse limit; the policy does not: it is the node int8 hurts
+    assert enc.nrmse < 0.01 < row.nrmse and pe.first_divergent_node == "policy"
+    assert by["ort"].first_divergent_node is None and all(r.nrmse < 1e-5 for r in by["ort"].nodes)
+    assert all(r.nrmse is None for r in by["trt-fp16"].nodes)    # no build: no number
+    assert "the pipeline on ort-int8, node by node" in str(rep)
+
+
+def test_run_cli_engines_exit_code_unchanged_and_unusable_options(tmp_path, capsys):
+    js = tmp_path / "r.json"
+    code = cli_main(["run", str(PIPES / "tapped_policy.py"), "--engine", "ort-int8", "--taps", "hidden",
+                     "--local", "--json", str(js), "--quiet", "--", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 0, err                            # a diverged layer is a finding, not a failure
+    assert "leapp-lab run: node policy: compile ort-int8" in err
+    g = json.loads(js.read_text())["graphs"][0]
+    pol = next(n for n in g["nodes"] if n["name"] == "policy")
+    (e,) = pol["engines"]
+    assert e["engine"] == "ort-int8" and e["status"] in ("ok", "diverged") and e["worst_local"] is not None
+    assert [r["name"] for r in leapp_lab.load(e["verify_run"]).to_dict()["rows"]] == ["hidden", "action"]
+    assert [p["engine"] for p in g["pipeline_engines"]] == ["ort-int8"]
+    assert g["options"]["nodes"] == {"engines": ["ort-int8"], "taps": ["hidden"], "op_taps": False, "local": True}
+    # unusable options: exit 2 naming them, before the script runs
+    for argv, said in ((["--taps", "all"], "--taps: needs --engine ENGINE"),
+                       (["--local", "--op-taps"], "--op-taps --local: needs --engine ENGINE"),
+                       (["--engine", "ort-int9"], "--engine ort-int9: unknown engine"),
+                       (["--engine", "trt-int8"], "--engine trt-int8: trt-int8 is not implemented")):
+        code = cli_main(["run", str(PIPES / "tapped_policy.py"), *argv, "--", str(tmp_path / "x")])
+        err = capsys.readouterr().err
+        assert code == 2 and said in err, (argv, err)
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_node_that_cannot_be_prepared_fails_alone(tmp_path):
+    """A tap asked for by name that one node lacks: that node's entries are failed with the reason,
+    the other node builds and verifies."""
+    with leapp_lab.trace("tp", save_path=str(tmp_path), engines=["ort"], taps=["hidden"],
+                         **tapped_policy.OPTIONS) as t:
+        tapped_policy.body(steps=3)
+    g = t.report.graph
+    (norm,) = g.node("normalizer").engines
+    (pol,) = g.node("policy").engines
+    assert norm.status == "failed" and "debug tap 'hidden': no tap() of that name fired in node 'normalizer'" in norm.error
+    assert pol.status == "ok" and pol.verify_run
+    assert t.report.graph.verdict == "pass"
+
+
+def test_api_options_are_checked_before_tracing(tmp_path):
+    from leapp_lab.model.errors import InvalidOption
+    with pytest.raises(InvalidOption, match="--taps: needs --engine"):
+        leapp_lab.trace("x", save_path=str(tmp_path), taps="all")
+    with pytest.raises(InvalidOption, match="unknown engine"):
+        leapp_lab.trace("x", save_path=str(tmp_path), engines=["nope"])
+    assert not any(tmp_path.iterdir())
+
+
+def test_magic_engines(tmp_path):
+    import io
+    from contextlib import redirect_stdout
+
+    from IPython.core.interactiveshell import InteractiveShell
+    InteractiveShell.clear_instance()
+    sh = InteractiveShell.instance()
+    try:
+        with redirect_stdout(io.StringIO()):
+            assert sh.run_cell("%load_ext leapp_lab").error_in_exec is None
+            assert sh.run_cell(f"import sys; sys.path.insert(0, {str(HERE.parent)!r})\n"
+                               f"from node_pipelines import tapped_policy").error_in_exec is None
+            res = sh.run_cell(f"%%leapp_trace tpm --save-path {tmp_path} --max-cached-io 2 --engine ort "
+                              f"--taps all --local --out rep --quiet\ntapped_policy.body(steps=2)")
+        assert res.error_in_exec is None, res.error_in_exec
+        g = sh.user_ns["rep"].graph
+        (e,) = g.node("policy").engines
+        assert e.engine == "ort" and e.status == "ok" and e.worst_local in ("hidden", "body_act", "action")
+        with redirect_stdout(io.StringIO()):
+            res = sh.run_cell(f"%%leapp_trace tpm --save-path {tmp_path} --local\ntapped_policy.body(steps=2)")
+        assert "--local: needs --engine ENGINE" in str(res.error_in_exec)
+    finally:
+        InteractiveShell.clear_instance()

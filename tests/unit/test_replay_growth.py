@@ -1,0 +1,72 @@
+"""The fitted growth per step of a replay's error and its trend (leapp_lab/deep/growth.py), and the
+view of an engine replay (views/deep_view.py, text_deep.py) from a hand-made section."""
+import math
+
+import numpy as np
+import pytest
+
+from leapp_lab.deep.growth import fit_growth, trend_text
+from leapp_lab.model.replay import EngineNode, EngineReplay, ReplayOutput, ReplayResult, ReplayRow, ReplayRun
+
+ATOL = 1e-5
+
+
+def test_growth_is_the_least_squares_factor_per_step():
+    rng = np.random.default_rng(0)
+    errs = [1e-3 * 1.15 ** k * math.exp(rng.normal(scale=0.05)) for k in range(12)]
+    g, trend = fit_growth(list(enumerate(errs)), [], ATOL)
+    b = np.polyfit(np.arange(12.0), np.log(errs), 1)[0]
+    assert g == pytest.approx(math.exp(b), rel=1e-12) and trend == "grows"
+
+
+def test_trends_saturates_damped_steady_and_noise():
+    sat = [(k, 1e-3 * min(1.4 ** k, 40.0)) for k in range(20)]
+    assert fit_growth(sat, [], ATOL)[1] == "saturates"
+    assert fit_growth([(k, 1e-2 * 0.8 ** k) for k in range(10)], [], ATOL)[1] == "damped"
+    assert fit_growth([(k, 3e-3) for k in range(10)], [], ATOL) == (1.0, "steady")
+    # rounding noise below 10 % of atol fits no growth, however it wanders
+    noise = [(k, 1e-8 * (1 + 9 * (k % 2))) for k in range(10)]
+    assert fit_growth(noise, [], ATOL) == (1.0, "steady")
+    assert fit_growth([(0, 1e-3), (1, 2e-3)], [], ATOL) == (None, None)
+    assert trend_text(None, None).startswith("no fit")
+
+
+def test_growth_never_spans_an_episode_reset():
+    # each episode grows x1.2 per step; across the reset the error drops back
+    pts = [(k, 1e-3 * 1.2 ** (k % 8)) for k in range(16)]
+    g, trend = fit_growth(pts, [8], ATOL)
+    assert g == pytest.approx(1.2, rel=1e-9) and trend == "grows"
+    g_all, _ = fit_growth(pts, [], ATOL)
+    assert g_all < 1.2                       # a fit across the reset would understate it
+
+
+def _engine_section():
+    rows = [ReplayRow(k, "policy/action", 1e-3 * (k + 1), 0.01 * (k + 1), 1.0, k < 2, False,
+                      fp32_max_abs=1e-3 * (k + 1), own_error=1e-3, inherited_error=1e-3 * k) for k in range(4)]
+    run = ReplayRun(tier="a", status="diverged", steps=4, rows=rows,
+                    outputs=[ReplayOutput("policy/action", steps=4, max=4e-3, max_step=3, first_fail=2,
+                                          first_fail_step=2, growth_per_step=1.5, trend="grows",
+                                          own_error_max=1e-3, inherited_error_max=3e-3)],
+                    first_divergent={"step": 2, "output": "policy/action"}, notes=["state-carried"])
+    eng = EngineReplay("ort-int8", status="diverged", closed_loop=run, max_nrmse=0.01,
+                       nodes=[EngineNode("policy", "ort-int8", source="built here")])
+    return ReplayResult(status="ok", tier="a", closed_loop=ReplayRun(tier="a", steps=4), engines=[eng])
+
+
+def test_engine_runs_in_the_view_dict_and_the_text():
+    from types import SimpleNamespace
+
+    from leapp_lab.views.deep_view import _replay
+    from leapp_lab.views.text_deep import _replay as text
+    sec = _engine_section()
+    e = _replay(sec, "g", SimpleNamespace(semantics_of=lambda o: None))
+    keys = [r["key"] for r in e["runs"]]
+    assert keys == ["g:a", "g:ort-int8:a"]
+    run = e["runs"][1]
+    assert run["engine"] == "ort-int8" and run["split"][0]["own"] == [1e-3] * 4
+    assert run["split"][0]["inherited"] == [0.0, 1e-3, 2e-3, 3e-3]
+    assert run["rows"][3]["cells"]["inherited_error"] == 3e-3 and run["rows"][3]["status"] == "fail"
+    assert e["engines"][0]["nodes"][0]["runs_on"] == "ort-int8"
+    lines = "\n".join(text(sec))
+    assert "on ort-int8: DIVERGED (policy on ort-int8)" in lines
+    assert "beyond nrmse 0.01 from step 2 on policy/action" in lines and "state-carried" in lines
