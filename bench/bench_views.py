@@ -75,12 +75,42 @@ def baseline_html(run: Path, out: Path, rev: str, work: Path) -> Path | None:
         print(f"baseline {rev} not available ({exc}); measuring the new renderer only")
         return None
     subprocess.run(["tar", "-x", "-C", str(old)], input=tar, check=True)
+    run = _old_histograms(run, work / "baseline_run")
     code = ("import leapp_lab, sys; from leapp_lab.views.html import to_html; "
             "to_html(leapp_lab.load(sys.argv[1]), sys.argv[2])")
     # cwd: the baseline copy, so that "-c" does not put this checkout first on sys.path
     subprocess.run([sys.executable, "-c", code, str(run), str(out)], check=True, cwd=str(old),
                    env={**os.environ, "PYTHONPATH": str(old)})
     return out
+
+
+def _old_histograms(run: Path, copy: Path) -> Path:
+    """``run`` as a baseline before issue 18 reads it: histograms.npz in the layout it wrote (one
+    member per row: [zero, first_bin, len, counts.., 0 padding]) instead of the packed lines/counts,
+    so that both renderers draw the same per-sample histograms."""
+    import shutil
+
+    import numpy as np
+
+    from leapp_lab.model.jsonio import load_npz, save_npz
+    z = load_npz(run / "histograms.npz")
+    if sorted(z) != ["counts", "lines"]:
+        return run
+    shutil.copytree(run, copy)
+    names = [r["name"] for r in __import__("json").loads((run / "report.json").read_text())["rows"]]
+    per_row: dict = {}
+    at = 0
+    for j, zero, first, n in z["lines"].tolist():
+        per_row.setdefault(names[j], []).append([zero, first, n, *z["counts"][at:at + n].tolist()])
+        at += n
+    packed = {}
+    for name, lines in per_row.items():
+        a = np.zeros((len(lines), max(map(len, lines))), dtype=np.int64)
+        for i, line in enumerate(lines):
+            a[i, :len(line)] = line
+        packed[name] = a
+    save_npz(copy / "histograms.npz", packed)
+    return copy
 
 
 def measure(browser, path: Path) -> dict[str, float | None]:
