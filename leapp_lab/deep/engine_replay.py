@@ -37,6 +37,7 @@ from leapp_lab.model.trace import GraphReport
 from .common import Progress, Unavailable, diff_numbers, failed_reason, report_progress
 from .growth import trend_text
 from .runtime import ExportedPipeline
+from leapp_lab.model.numfmt import fmt
 
 DEFAULT_MAX_NRMSE = 0.01
 
@@ -270,11 +271,11 @@ def _explain(run: ReplayRun, rp: EngineReplayer, engine: str, max_nrmse: float) 
             continue
         where = f"first beyond nrmse {max_nrmse:g} at step {s.first_fail_step}" if s.first_fail_step is not None \
             else f"within nrmse {max_nrmse:g} at every step"
-        line = f"{s.output}: max |diff| {s.max:.3g} (step {s.max_step}), {where}; error {trend_text(s.growth_per_step, s.trend)}"
+        line = f"{s.output}: max |diff| {fmt(s.max)} (step {s.max_step}), {where}; error {trend_text(s.growth_per_step, s.trend)}"
         if s.own_error_max is not None and s.inherited_error_max is not None:
             carried = s.inherited_error_max > s.own_error_max
-            line += (f"; own error (a step from the fp32 state) up to {s.own_error_max:.3g}, inherited "
-                     f"through the state and upstream up to {s.inherited_error_max:.3g}: "
+            line += (f"; own error (a step from the fp32 state) up to {fmt(s.own_error_max)}, inherited "
+                     f"through the state and upstream up to {fmt(s.inherited_error_max)}: "
                      + ("the error is carried by the state (state-carried)" if carried else
                         "each step's own error dominates"))
         if s.worst_element:
@@ -295,7 +296,7 @@ def _compare_tiers(res: EngineReplay) -> None:
         base = a.get(o.output)
         if base and o.own_error_max and o.own_error_max > 3 * base:
             res.notes.append(
-                f"{o.output}: on fresh observations a step's own error reaches {o.own_error_max:.3g}, "
+                f"{o.output}: on fresh observations a step's own error reaches {fmt(o.own_error_max)}, "
                 f"{o.own_error_max / base:.1f}× its largest on the recorded ones: the {res.engine} engine "
                 f"meets values beyond those it was built on (int8: its calibration ranges, taken from "
                 f"the node's recorded samples); calibrate on data that covers deployment")

@@ -16,6 +16,7 @@ from leapp_lab.model.trace import GraphReport
 
 from .body import SHORT, Body, RandomState, deep_dir, pick_graph, safe_dirname
 from .common import Progress, report_progress
+from leapp_lab.model.numfmt import fmt
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _CLASS = re.compile(r"^<class '(?:[\w.]*\.)?(\w+)'>:\s*")
@@ -92,7 +93,7 @@ def advice(matrix: ExporterMatrix, node: str, current: str | None) -> str:
     bad = [a for a in tried if a.outcome != "pass"]
     cur = next((a for a in tried if a.current), None)
     why = "; ".join(f"{a.backend}: {a.outcome}" + (f" ({a.error})" if a.error else
-                                                    f" (max |diff| {a.max_diff:.3g})" if a.max_diff is not None else "")
+                                                    f" (max |diff| {fmt(a.max_diff)})" if a.max_diff is not None else "")
                     for a in bad)
     if not ok:
         return (f"node {node!r}: no backend exports it and passes validation ({why}); the problem is "

@@ -19,6 +19,7 @@ None (no fit) when no episode has 3 compared steps.
 from __future__ import annotations
 
 import math
+from leapp_lab.model.numfmt import fmt
 
 GROW = 1.01
 DAMP = 0.99
@@ -88,4 +89,4 @@ def trend_text(growth: float | None, trend: str | None) -> str:
     """``grows ×1.12/step`` (what the text and notes print)."""
     if growth is None or trend is None:
         return "no fit (fewer than 3 steps per episode)"
-    return f"{trend} (×{growth:.3g}/step fitted)"
+    return f"{trend} (×{fmt(growth)}/step fitted)"

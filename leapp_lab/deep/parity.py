@@ -22,6 +22,7 @@ from . import stepfn as stepfns
 from .common import (Progress, Unavailable, failed_reason, leapp_passes, report_progress, resolve,
                      tolerances)
 from .runtime import ExportedPipeline
+from leapp_lab.model.numfmt import fmt
 
 DEFAULT_N = 8
 
@@ -108,7 +109,7 @@ def run_parity(graph: GraphReport, arrays: dict, step_fn: Callable | None, *, n:
         res.status = "diverged"
         bad = [p for p in res.outputs if p.failed]
         res.notes.append("fresh inputs fail on " + ", ".join(
-            f"{p.output} ({p.failed}/{p.samples}, max {p.max:.3g})" if p.max is not None
+            f"{p.output} ({p.failed}/{p.samples}, max {fmt(p.max)})" if p.max is not None
             else f"{p.output} ({p.failed}/{p.samples})" for p in bad)
             + ": the export reproduces the traced samples but not new ones (a value frozen at "
               "trace time, a Python branch, a shape- or range-dependent path)")

@@ -33,6 +33,7 @@ from .common import (Progress, Unavailable, diff_numbers, failed_reason, leapp_p
                      tolerances)
 from .growth import fit_growth
 from .runtime import ExportedPipeline
+from leapp_lab.model.numfmt import fmt
 
 DEFAULT_FRESH_STEPS = 16
 
@@ -191,7 +192,7 @@ def _explain_closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipelin
         run.notes.append(
             f"at step(s) {', '.join(map(str, ks))} the Python loop fed the feedback input {dst!r} a "
             f"value other than the output {src_of.get(dst)!r} of the step before (max |diff| "
-            f"{gaps.get(dst, 0.0):.3g}): it changes that value outside the traced graph. The "
+            f"{fmt(gaps.get(dst, 0.0))}): it changes that value outside the traced graph. The "
             f"exported pipeline feeds {src_of.get(dst)!r} "
             f"back unchanged, so it cannot follow; move that computation inside a node (or declare "
             f"it with annotate.state_tensors/update_state)")
@@ -213,7 +214,7 @@ def _explain_closed_loop(graph: GraphReport, arrays: dict, pipe: ExportedPipelin
             if init is not None and now is not None and np.shape(init) == np.shape(now):
                 gap = float(np.max(np.abs(np.asarray(init, np.float64) - np.asarray(now, np.float64))))
                 if gap > 0:
-                    diffs.append(f"{dst} by {gap:.3g}")
+                    diffs.append(f"{dst} by {fmt(gap)}")
         bad_here = any(r.step == k and r.passed is False for r in run.rows)
         if diffs and bad_here:
             run.notes.append(

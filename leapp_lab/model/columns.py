@@ -5,7 +5,7 @@ and ``metrics.csv`` hold every row column; ``per_sample.csv`` and the per-sample
 ``sample`` ones; the text table, the static HTML and the interactive table the ``table`` ones; the
 error-growth plot offers the ``profile`` ones; a row's side panel lists the ``panel`` ones. The
 front-end receives the selected columns (key, label, format, description) in the view dict and
-never names a column itself. ``fmt`` names one formatting rule of ``leapp_lab.views.numfmt`` (the
+never names a column itself. ``fmt`` names one formatting rule of ``leapp_lab.model.numfmt`` (the
 JS front-end implements the same rules; a test compares them). A column that ``needs`` a report
 attribute (the local-error and expected-drift columns) is on screen only in reports that computed
 it (``shown``); the DataFrame, JSON and CSV always hold it.

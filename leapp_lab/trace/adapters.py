@@ -22,6 +22,7 @@ from leapp_lab.model.adapters import AdapterCase, AdapterCheck, AdapterResult
 from leapp_lab.model.trace import GraphReport, Hazard
 
 from leapp_lab.model.messages import error_text
+from leapp_lab.model.numfmt import fmt
 
 MAX_CALLS = 8
 PERTURBATIONS = ("noise", "scaled", "negated")
@@ -297,7 +298,7 @@ def _check_entry(e: _Entry, rtol: float, atol: float, seed: int) -> AdapterCheck
 def hazard_of(a: AdapterCheck) -> Hazard:
     bad = [c for c in a.cases if c.passed is False]
     where = f"node {a.node!r}: " if a.node else ""
-    what = (f"max |adapter - original| = {a.max_abs:.3g} (worst: {a.worst_case})"
+    what = (f"max |adapter - original| = {fmt(a.max_abs)} (worst: {a.worst_case})"
             if a.max_abs is not None else (bad[0].error if bad and bad[0].error else "they differ"))
     return Hazard(
         "adapter-mismatch", a.node, None, [],

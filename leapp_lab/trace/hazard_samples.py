@@ -12,6 +12,7 @@ from typing import Iterable
 import numpy as np
 
 from leapp_lab.model.episodes import captured_steps, feedback_pairs, read_resets, unrecorded_pairs
+from leapp_lab.model.numfmt import fmt
 from leapp_lab.model.trace import GraphReport, Hazard, NodeReport, SampleCheck
 from leapp_lab.numerics.checks import allclose, min_atol
 
@@ -32,7 +33,9 @@ def _fmt_samples(samples: Iterable[int]) -> str:
 
 
 def _g(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3g}"
+    # the one number format (model/numfmt.py; "–" when missing) for what was measured; a tolerance
+    # the message suggests is written as the Python literal a user pastes (atol=5e-08)
+    return fmt(x)
 
 
 # -- per-port view of the checks --------------------------------------------------------------------
@@ -279,9 +282,9 @@ def port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = "
             out.append(Hazard(
                 "tolerance-only", p.node, p.port, fails,
                 f"{where}: fails on {_fmt_samples(fails)} at rtol={c.rtol:g}, atol={c.atol:g}, but "
-                f"every sample passes with atol={_g(max(need))} (at most {TOLERANCE_FACTOR:g}x the "
+                f"every sample passes with atol={max(need):.3g} (at most {TOLERANCE_FACTOR:g}x the "
                 f"given atol): numeric noise of the export backend, not a bug. Validate with a "
-                f"tolerance that fits the values (e.g. atol={_g(max(need))}), or keep the tight one "
+                f"tolerance that fits the values (e.g. atol={max(need):.3g}), or keep the tight one "
                 f"if the deployment really needs it and change the exporter/precision."))
 
     # export-mismatch: the trace reproduces Python, the exported model does not
@@ -327,7 +330,7 @@ def warm_start(graph: GraphReport, arrays: dict) -> list[Hazard]:
             "warm-start", node, port, ks,
             f"node {node!r} / {port!r}: the trace started mid-episode (warm start). At {when} the "
             f"Python loop started an episode and reset {port!r} to zeros, but LEAPP saved its value "
-            f"at the first traced pass (max |value| {big:.3g}, fed back from {src!r}) as the "
+            f"at the first traced pass (max |value| {fmt(big)}, fed back from {src!r}) as the "
             f"initial value: a deployed runtime resets to that, so every episode starts from another "
             f"state than the Python policy's. Start tracing at an episode start (reset the policy "
             f"before the first traced pass), then trace again."))

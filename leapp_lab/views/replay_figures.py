@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from leapp_lab.model.numfmt import fmt
+
 from .figures import _colour, _go
 
 
@@ -98,7 +100,7 @@ def elements_figure(sec: Any, engine: str | None, output: str | None, tier: str 
         raise ValueError(f"{o} has no per-element breakdown (no semantics, and more than 32 elements)")
     fig = go.Figure(go.Bar(x=[e.name for e in s.elements], y=[e.max_abs for e in s.elements],
                            marker_color=["#c62828" if e.name == s.worst_element else "#ef6c00" for e in s.elements],
-                           text=[f"nrmse {e.nrmse:.3g}" if e.nrmse is not None else "nrmse –" for e in s.elements],
+                           text=[f"nrmse {fmt(e.nrmse)}" for e in s.elements],
                            hovertemplate="%{x}<br>max |diff| %{y:.3e}<br>%{text}<extra></extra>"))
     fig.update_layout(title=f"{o} on {who}, tier ({run.tier}): max |diff| per element (worst: {s.worst_element})",
                       height=340, xaxis=dict(type="category", tickangle=-40), yaxis=dict(title="max |diff|"))

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from leapp_lab.model.sections import SECTION_NAMES
+from leapp_lab.model.numfmt import fmt
 
 
 def _g(x: Any) -> str:
-    return "-" if x is None else f"{x:.3g}"
+    return fmt(x)       # the one number format (model/numfmt.py): "–" when missing
 
 
 def _head(name: str, sec: Any) -> str:

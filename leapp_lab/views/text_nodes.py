@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from leapp_lab.model.numfmt import fmt
+
 
 def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.3g}%"
+    return fmt(x) if x is None else fmt(100 * x) + "%"     # the one number format; "–" when missing
 
 
 def render_node_engines(g: Any) -> list[str]:

@@ -85,3 +85,16 @@ def test_python_and_js_format_every_value_alike():
 ])
 def test_the_rule(value, kind, text):
     assert fmt(value, kind) == text
+
+
+def test_text_and_messages_format_numbers_by_the_one_rule():
+    """The deep checks' text, the nodes' text and the trace's hazard sentences write numbers with
+    ``fmt`` (a missing one as "–", no longer "-" or "n/a"); numpy scalars print as their value."""
+    from leapp_lab.deep.growth import trend_text
+    from leapp_lab.trace import hazard_samples
+    from leapp_lab.views import text_deep, text_nodes
+    for v in (None, 0.000123456, 12345.6, np.float32(0.1234567), np.float64(2.5)):
+        assert text_deep._g(v) == hazard_samples._g(v) == fmt(v)
+    assert fmt(None) == "–" and fmt(np.float32(0.5)) == "0.5" and fmt(np.int64(7)) == "7"
+    assert text_nodes._pct(None) == "–" and text_nodes._pct(0.012345) == fmt(1.2345) + "%"
+    assert fmt(1.23456) in trend_text(1.23456, "grows")
