@@ -9,6 +9,7 @@ from typing import Any
 
 from .dc import Plain
 from .metrics import Metrics
+from .semantics import ElementError
 from .tap import TapEntry
 
 
@@ -51,6 +52,9 @@ class VerifyRow(Metrics, TapEntry):
     ``first_locally_divergent``; ``local_note``: why a row has no local value or was not cut.
     Expected drift (``verify(..., expected="fp16")``): ``expected_nrmse`` (nrmse of torch eager in
     that dtype vs the reference), ``beyond_expected`` (``ExpectedRule``), ``expected_note``.
+    Errors by meaning (an output port of a ``prepare --from-trace`` node, docs/semantics.md):
+    ``elements`` (``[{name, max_abs, nrmse}]`` over every sample), ``worst_element`` (the element
+    with the largest |engine − reference|), ``meaning`` (the port's kind and unit).
     Every column is described in ``leapp_lab.model.columns``.
     """
     status: str = "compared"
@@ -81,6 +85,10 @@ class VerifyRow(Metrics, TapEntry):
     expected_nrmse: float | None = None
     beyond_expected: bool = False
     expected_note: str | None = None
+    # errors by meaning (steps/verify_elements.py)
+    elements: list[ElementError] = field(default_factory=list)
+    worst_element: str | None = None
+    meaning: str | None = None
     samples: list[SampleMetrics] = field(default_factory=list)
 
     @classmethod

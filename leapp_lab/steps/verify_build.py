@@ -22,6 +22,8 @@ from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, lab_dir, save_run_with
 from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.verify import DivergenceRule, ExpectedRule, InputSummary, VerifyReport, VerifyRow
 
+from .verify_elements import add_elements
+
 MAX_INPUT_SAMPLES = 64      # samples whose input summaries the report keeps
 
 
@@ -110,6 +112,7 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
         try:
             report = score_build(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
             report.inputs = _input_summaries(b, ref_path)
+            add_elements(report, b, ref, eng, ref_path)
             report.graph = engine_graph(b, report.rows)
             if job is not None:
                 job.finish(report, progress)
