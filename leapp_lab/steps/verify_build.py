@@ -90,9 +90,9 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ref_path = Path(reference_npz)
     root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
     check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root, html=html)
-    rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
-                          mape_pct=None if div_mape is None else float(div_mape),
-                          min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
+    rule = DivergenceRule(div_nrmse=None if div_nrmse is None else float(div_nrmse),
+                          div_mape=None if div_mape is None else float(div_mape),
+                          div_cosine=float(div_cosine), div_nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
