@@ -58,8 +58,12 @@ class _EngineNode:
             raise ValueError(f"node {name!r}: the engine has no output(s) {gone} "
                              f"(its outputs: {list(runner.output_names)})")
 
-    def run_numpy(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        self.last_inputs = arrays
+    def run_numpy(self, arrays: list[np.ndarray], keep: bool = True) -> tuple[np.ndarray, ...]:
+        """The engine on ``arrays``; ``keep``: they are the pipeline's own inputs of this step
+        (``last_inputs``, what the taps probe runs the closed loop on); the teacher-forced run
+        passes False, so that they stay the engine pipeline's."""
+        if keep:
+            self.last_inputs = arrays
         t0 = time.perf_counter()
         out = self.runner.run(dict(zip(self.input_names, arrays)), list(self.output_names))
         self._clock["engine"] = self._clock.get("engine", 0.0) + time.perf_counter() - t0
@@ -170,7 +174,7 @@ class EngineReplayer:
                 ins = self.fp32_inputs.get(name)
                 if ins is None:
                     continue
-                for port, v in zip(en.output_names, en.run_numpy(ins)):
+                for port, v in zip(en.output_names, en.run_numpy(ins, keep=False)):
                     tf[f"{name}/{port}"] = np.asarray(v)
             self.clock["teacher_forcing"] = self.clock.get("teacher_forcing", 0.0) + time.perf_counter() - t2
         return f, e, tf

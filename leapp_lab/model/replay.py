@@ -129,6 +129,17 @@ class TapsOverTime(Plain):
     first_local: dict[str, Any] | None = None
     note: str | None = None
 
+    def to_dataframe(self):
+        """One line per (step, tap), taps in model order: nrmse, local_nrmse, max_abs, and whether
+        the cell is the first beyond the rule (closed loop / local)."""
+        import pandas as pd
+        cols = ["node", "step", "tap", "nrmse", "local_nrmse", "max_abs", "first", "first_local"]
+        recs = [{"node": self.node, "step": k, "tap": t, "nrmse": self.nrmse[i][j],
+                 "local_nrmse": self.local_nrmse[i][j], "max_abs": self.max_abs[i][j],
+                 "first": self.first == {"step": k, "tap": t}, "first_local": self.first_local == {"step": k, "tap": t}}
+                for i, k in enumerate(self.steps) for j, t in enumerate(self.taps)]
+        return pd.DataFrame(recs, columns=cols)
+
 
 @dataclass
 class EngineReplay(Plain):

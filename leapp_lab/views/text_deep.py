@@ -61,7 +61,21 @@ def _engine(e: Any) -> list[str]:
         L.append(f"{head}: " + ("ok" if fd is None else f"beyond nrmse {e.max_nrmse:g} from step {fd['step']} on {fd['output']}"))
         for n in run.notes:
             L.append(f"        {n}")
+    if e.taps is not None:
+        L.append("      " + taps_line(e.taps))
     return L
+
+
+def taps_line(t: Any) -> str:
+    """``taps of policy over 12 steps (tier a): first beyond nrmse 0.01 at step 0, tap c_next; ...``"""
+    head = f"taps of {t.node} over {len(t.steps)} steps (tier {t.tier}, {len(t.taps)} taps)"
+    if not t.taps:
+        return head + (f": {t.note}" if t.note else ": none compared")
+
+    def first(f: Any) -> str:
+        return f"step {f['step']}, tap {f['tap']}" if f else "none"
+    return (f"{head}: first beyond nrmse {fmt(t.max_nrmse)} at {first(t.first)}; "
+            f"local (from the fp32 state): {first(t.first_local)}" + (f"; {t.note}" if t.note else ""))
 
 
 def _parity(sec: Any) -> list[str]:
