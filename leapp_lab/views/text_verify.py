@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, table_columns
 
+from .finding import lead
 from .numfmt import fmt
 
 _LEFT = ("text", "status", "bool")
@@ -95,7 +96,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
         lines.append(f"metrics backend: {report.metrics_backend}")
     if report.path:
         lines.append(f"run folder: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def _worst_element(r) -> str:
@@ -140,7 +141,7 @@ def render_build(report) -> str:
     if report.path:
         kind = "build archive" if str(report.path).endswith((".tgz", ".tar.gz")) else "build folder"
         lines.append(f"{kind}: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def render_prepare(r) -> str:
@@ -176,4 +177,4 @@ def render_prepare(r) -> str:
             line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
         lines.append(line)
     tail = [f"  warning: {w}" for w in r.warnings]
-    return "\n".join(head + lines + tail)
+    return lead(r, "\n".join(head + lines + tail))
