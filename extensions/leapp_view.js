@@ -612,6 +612,8 @@ function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
     opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")
   ));
   panel.append(whyBlock(r, table));
+  const actions = on.actions ? on.actions(r) : [];
+  if (actions.length) panel.append(h("div", { class: "leapp-row-actions" }, actions));
   panel.append(plot);
   plot.style.display = s && s.hist === false ? "none" : "";
   if (s && s.hist === false) clearPlot(plot);
@@ -1252,6 +1254,7 @@ function tableTab(ctx, panel) {
     }
     drawRowPanel(histPanel, histPlot, r, state.sample, r.group ? groups.get(r.group) : null, view, table, {
       row: (id) => ctx.select(id, null, "picker"),
+      actions: ctx.rowActions,
       sample: (key) => {
         state.sample = key;
         renderHist();
@@ -1378,12 +1381,12 @@ function outputsTable(run) {
         o.output,
         fmt(o.first),
         fmt(o.last),
-        fmt(o.max),
+        fmt(o.max_abs),
         fmt(o.max_step),
         fmt(o.first_fail_step === void 0 ? o.first_fail : o.first_fail_step),
         o.growth_per_step === null || o.growth_per_step === void 0 ? "–" : "×" + fmt(o.growth_per_step),
         o.trend || (o.grows ? "grows" : "–")
-      ].concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
+      ].concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
     )))
   );
 }
@@ -1545,7 +1548,7 @@ var DEEP_COLUMNS = {
     ["output", "output", "text"],
     ["sample", "fresh input", "int"],
     ["status", "status", "status"],
-    ["max", "max", "num"],
+    ["max_abs", "max |diff|", "num"],
     ["worst_element", "worst element", "text"],
     ["p99", "p99", "num"],
     ["mean", "mean", "num"],
@@ -1566,7 +1569,7 @@ var DEEP_COLUMNS = {
     ["backend", "backend", "text"],
     ["status", "outcome", "status"],
     ["verdict", "verdict", "text"],
-    ["max_diff", "max |diff|", "num"],
+    ["max_abs", "max |diff|", "num"],
     ["failed_samples", "failed samples", "int"],
     ["time_s", "time s", "num"],
     ["error", "error", "text"]
@@ -1810,7 +1813,7 @@ function renderParityPanel(panel, entries, many) {
           {},
           h("td", {}, o.output),
           h("td", {}, o.failed + "/" + o.samples),
-          h("td", {}, fmt(o.max)),
+          h("td", {}, fmt(o.max_abs)),
           h("td", {}, fmt(o.worst_sample)),
           h("td", {}, fmt(o.min_atol))
         )))
@@ -2627,6 +2630,159 @@ function barsTab(ctx, panel) {
   return { show: () => drawBars(barsDiv, view.bars, (id) => ctx.select(id, null, "plot")), handsToTable: true };
 }
 
+// src/views/layers.js
+function layerNodes(view) {
+  return Object.keys(view.nodes || {}).filter((k) => ((view.nodes[k] || {}).layers || []).length);
+}
+function pickLayer(view, node, engine) {
+  const names = layerNodes(view);
+  const name = names.includes(node) ? node : names[0];
+  if (!name) return null;
+  const entries = view.nodes[name].layers;
+  const entry = entries.find((e) => e.engine === engine) || entries.find((e) => e.view) || entries[0];
+  return { node: name, entry, asked: node };
+}
+function layerButtons(ctx, node) {
+  const n = (ctx.view.nodes || {})[node];
+  return (n && n.layers || []).map((e) => h(
+    "button",
+    {
+      class: "leapp-btn leapp-layers-link leapp-" + (e.status === "diverged" ? "fail" : e.status === "ok" ? "pass" : "uncompared"),
+      "data-leapp-open-layers": node,
+      "data-leapp-engine": e.engine,
+      title: "the layers of " + node + " on " + e.engine + ": its accuracy table, histograms and accuracy graph",
+      on: { click: (ev) => {
+        ev.stopPropagation();
+        ctx.openLayers(node, e.engine);
+      } }
+    },
+    "Layers on " + e.engine + " (" + e.status + ") ▸"
+  ));
+}
+function layersTab(ctx, panel) {
+  const { view, state } = ctx;
+  const names = layerNodes(view);
+  if (!names.length) return null;
+  const nodeSel = h(
+    "select",
+    { "data-leapp-layers-node": "", on: { change: (e) => {
+      state.node = e.target.value;
+      draw();
+    } } },
+    names.map((n) => h("option", { value: n }, n))
+  );
+  const engSel = h("select", { "data-leapp-layers-engine": "", on: { change: (e) => {
+    state.layersEngine = e.target.value;
+    draw();
+  } } });
+  const head = h("div", { class: "leapp-layers-head" });
+  const body = h("div", { class: "leapp-layers-body" });
+  panel.append(
+    h(
+      "div",
+      { class: "leapp-toolbar" },
+      h("label", {}, "node ", nodeSel),
+      " ",
+      h("label", {}, "engine ", engSel),
+      h("span", { class: "leapp-muted" }, " the node prepared from the trace, compiled for the engine and verified tap by tap, in model order")
+    ),
+    head,
+    body
+  );
+  let drawn = null;
+  function draw(force) {
+    const pick = pickLayer(view, state.node, state.layersEngine);
+    const key = pick.node + "\0" + pick.entry.engine;
+    if (!force && key === drawn) return;
+    drawn = key;
+    const { node, entry } = pick;
+    state.layersEngine = entry.engine;
+    nodeSel.value = node;
+    engSel.replaceChildren(...view.nodes[node].layers.map((e) => h("option", { value: e.engine, selected: e.engine === entry.engine }, e.engine + " · " + e.status)));
+    head.replaceChildren(...[
+      pick.asked && pick.asked !== node ? h("div", { class: "leapp-note", "data-leapp-layers-fallback": pick.asked }, "node " + pick.asked + " has no engine build; showing " + node) : null,
+      kv([
+        ["node", node],
+        ["engine", entry.engine],
+        ["status", entry.status],
+        ["first divergent", entry.first_divergent || "none"],
+        ["largest local error", entry.worst_local || (entry.view ? "– (no --local)" : "–")],
+        entry.error ? ["error", entry.error] : null,
+        entry.verify_run ? ["verify run", entry.verify_run] : null
+      ].filter(Boolean))
+    ].filter(Boolean));
+    head.setAttribute("data-leapp-layers-status", entry.status);
+    body.replaceChildren();
+    body.setAttribute("data-leapp-layers", node);
+    body.setAttribute("data-leapp-layers-engine", entry.engine);
+    if (entry.view) ctx.renderView(body, entry.view, {});
+    else body.append(h("div", { class: "leapp-empty", "data-leapp-layers-omitted": "" }, entry.omitted || "no verify run"));
+  }
+  return {
+    // drawn when shown (its plots size themselves only when visible); a row of another node
+    // selected while it is shown draws that node's
+    show: () => draw(),
+    render: () => {
+      if (state.tab === "layers") draw();
+    },
+    select: () => {
+      if (state.tab === "layers") draw();
+    },
+    actions: (r) => r.node ? layerButtons(ctx, r.node) : []
+  };
+}
+function pipelineTab(ctx, panel) {
+  const { view } = ctx;
+  const tables = view.pipeline_engines || [];
+  if (!tables.length) return null;
+  const many = (view.graphs || []).length > 1;
+  const pct = (v) => v === null || v === void 0 ? "–" : fmt(100 * v) + " %";
+  panel.append(h("div", { class: "leapp-rule" }, "Each node's engine build run on the cached samples, fed its upstream nodes' engine outputs (nrmse: cumulative) and fed the recorded inputs (local nrmse: its own); own share = local / cumulative. Pipeline order; click a row to open that node's layers on that engine."));
+  for (const t of tables) {
+    const key = (n) => (many ? t.graph + ":" : "") + n;
+    panel.append(h(
+      "div",
+      { class: "leapp-graphhead", "data-leapp-pipeline": t.engine, "data-leapp-pipeline-graph": t.graph },
+      h("b", {}, t.graph),
+      " on ",
+      h("b", {}, t.engine),
+      " · first divergent node: ",
+      h("span", {
+        class: t.first_divergent_node ? "leapp-pill leapp-fail" : "leapp-pill leapp-pass",
+        "data-leapp-first-divergent-node": t.first_divergent_node || ""
+      }, t.first_divergent_node || "none")
+    ));
+    panel.append(h(
+      "table",
+      { class: "leapp-table leapp-pipeline-table" },
+      h("thead", {}, h("tr", {}, ["node", "port", "nrmse (cumulative)", "local nrmse", "own share", ""].map((x) => h("th", {}, x)))),
+      h("tbody", {}, t.nodes.map((r) => {
+        const has = ((view.nodes[key(r.node)] || {}).layers || []).some((e) => e.engine === t.engine);
+        return h(
+          "tr",
+          {
+            class: "leapp-row" + (r.first_divergent ? " leapp-fail leapp-first-divergent" : ""),
+            "data-leapp-pipeline-row": r.node + "/" + r.port,
+            "data-leapp-pipeline-engine": t.engine,
+            "data-leapp-first-divergent": r.first_divergent ? "true" : "false",
+            title: has ? "open the layers of " + r.node + " on " + t.engine : null,
+            on: { click: () => {
+              if (has) ctx.openLayers(key(r.node), t.engine);
+            } }
+          },
+          h("td", {}, r.node),
+          h("td", {}, r.port),
+          h("td", { class: "leapp-num" }, pct(r.nrmse)),
+          h("td", { class: "leapp-num" }, pct(r.local_nrmse)),
+          h("td", { class: "leapp-num" }, pct(r.own_share)),
+          h("td", {}, r.first_divergent ? "← first divergent node" : "")
+        );
+      }))
+    ));
+  }
+  return {};
+}
+
 // src/views/trace.js
 function traceGraphTab(ctx, panel) {
   const { view } = ctx;
@@ -2654,6 +2810,14 @@ function traceGraphTab(ctx, panel) {
     hooks.push((r) => {
       for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node);
     });
+    const many = (view.graphs || []).length > 1;
+    const mine = Object.keys(view.nodes || {}).filter((k) => (!many || k.startsWith(g.name + ":")) && (view.nodes[k].layers || []).length);
+    if (mine.length) panel.append(h(
+      "div",
+      { class: "leapp-toolbar leapp-graph-layers", "data-leapp-graph-layers": g.name },
+      h("span", { class: "leapp-muted" }, "inside the nodes: "),
+      mine.map((k) => h("span", { class: "leapp-graph-layers-node" }, h("b", {}, k), " ", layerButtons(ctx, k)))
+    ));
   }
   if (!(view.graphs || []).length) panel.append(h("div", { class: "leapp-empty" }, "no graph"));
   return { select: (r) => {
@@ -2674,13 +2838,14 @@ function nodeTab(ctx, panel) {
   const nodeBody = h("div", { class: "leapp-nodebody" });
   panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "node ", nodeSelect)), nodeBody);
   function renderNode() {
-    const n = (view.nodes || {})[state.node] || (view.nodes || {})[nodeNames[0]];
+    const key = state.node && (view.nodes || {})[state.node] ? state.node : nodeNames[0];
+    const n = (view.nodes || {})[key];
     nodeBody.replaceChildren();
     if (!n) {
       nodeBody.append(h("div", { class: "leapp-empty" }, "no node"));
       return;
     }
-    nodeSelect.value = state.node && view.nodes[state.node] ? state.node : nodeNames[0];
+    nodeSelect.value = key;
     nodeBody.setAttribute("data-leapp-node-panel", n.name);
     nodeBody.append(kv([
       ["node", n.name],
@@ -2717,6 +2882,24 @@ function nodeTab(ctx, panel) {
         { class: "leapp-kv" },
         h("thead", {}, h("tr", {}, ["tap", "site"].map((x) => h("th", {}, x)))),
         h("tbody", {}, n.taps.map((t) => h("tr", { "data-leapp-tap": t.name }, h("td", {}, t.name), h("td", {}, t.site))))
+      )
+    );
+    const layers = n.layers || [];
+    if (layers.length) nodeBody.append(
+      h("div", { class: "leapp-sub" }, "inside the node, on engines"),
+      h(
+        "table",
+        { class: "leapp-kv", "data-leapp-node-engines": "" },
+        h("thead", {}, h("tr", {}, ["engine", "status", "first divergent", "largest local error", ""].map((x) => h("th", {}, x)))),
+        h("tbody", {}, layers.map((e) => h(
+          "tr",
+          { "data-leapp-node-engine": e.engine },
+          h("td", {}, e.engine),
+          h("td", {}, e.status + (e.error ? ": " + e.error : "")),
+          h("td", {}, e.first_divergent || "none"),
+          h("td", {}, e.worst_local || "–"),
+          h("td", {}, layerButtons(ctx, key).filter((b) => b.getAttribute("data-leapp-engine") === e.engine))
+        )))
       )
     );
     if (n.hazards.length) nodeBody.append(
@@ -2998,6 +3181,10 @@ var TABS = {
   graph: (ctx, panel) => ctx.view.engine_graph ? engineGraphTab(ctx, panel) : traceGraphTab(ctx, panel),
   hazards: hazardsTab,
   log: logTab,
+  layers: layersTab,
+  // a trace node's verify view per engine (--engine)
+  pipeline: pipelineTab,
+  // the pipeline on each engine, node by node
   profile: profileTab,
   bars: barsTab
 };
@@ -3020,6 +3207,7 @@ function initialState(view) {
     hidden: new Set(columns.filter((c) => c.hidden).map((c) => c.key)),
     panelOpen: true,
     node: null,
+    layersEngine: null,
     logLevel: 0,
     logSection: "",
     profileMetric: view.profile && view.profile.default || (series[0] ? series[0].key : null)
@@ -3081,9 +3269,14 @@ function renderView(el, view, host) {
     select,
     showTab,
     openNode,
+    openLayers,
     writeFragment,
     emit,
-    refocus: () => tabs.table.refocus()
+    refocus: () => tabs.table.refocus(),
+    // a view drawn inside a tab (a trace node's Layers: its verify view), and the buttons
+    // the tabs add to a row's side panel
+    renderView,
+    rowActions: (r) => Object.values(tabs).flatMap((t) => t.actions ? t.actions(r) : [])
   };
   root.append(header(view, (id) => {
     select(id, null, "badge");
@@ -3161,6 +3354,12 @@ function renderView(el, view, host) {
     state.node = name;
     if (tabs.node) tabs.node.render();
     showTab("node");
+  }
+  function openLayers(name, engine) {
+    if (!tabs.layers) return;
+    state.node = name;
+    state.layersEngine = engine || null;
+    showTab("layers");
   }
   function fragment() {
     return fragmentOf(view.kind, state);

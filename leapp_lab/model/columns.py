@@ -94,6 +94,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("beyond_expected", "beyond expected", "bool", "local_excess > factor (rows without a local "
            "value: nrmse > factor × max(expected_nrmse, floor)): more error than the precision explains "
            "(a kernel, fusion, calibration or export problem)", table=True, needs="expected"),
+    Column("worst_element", "worst element", "text", "the element of an output port with the largest "
+           "|engine − reference| over the samples: its LEAPP element name (knee, t+2/knee) for a node "
+           "prepared from a trace, else by index when the port holds at most 32 elements",
+           table=True, needs="elements"),
     Column("first_divergent", "first divergent", "bool", "the first row in model order that crosses the "
            "divergence rule"),
     Column("diverged", "diverged", "bool", "the row crosses the divergence rule"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from .dc import Plain
 from .metrics import Metrics
+from .semantics import ElementError
 from .tap import TapEntry
 
 
@@ -54,6 +55,9 @@ class VerifyRow(Metrics, TapEntry):
     engine's grids), ``expected_local_nrmse`` (the same from the reference values upstream, at
     ``--local``'s cuts), ``local_excess`` (local_nrmse / max(expected_local_nrmse, floor)),
     ``beyond_expected`` (``ExpectedRule.judge``), ``expected_note``.
+    Errors by meaning (an output port of a ``prepare --from-trace`` node, docs/semantics.md):
+    ``elements`` (``[{name, max_abs, nrmse}]`` over every sample), ``worst_element`` (the element
+    with the largest |engine − reference|), ``meaning`` (the port's kind and unit).
     Every column is described in ``leapp_lab.model.columns``.
     """
     status: str = "compared"
@@ -86,6 +90,10 @@ class VerifyRow(Metrics, TapEntry):
     local_excess: float | None = None
     beyond_expected: bool = False
     expected_note: str | None = None
+    # errors by meaning (steps/verify_elements.py)
+    elements: list[ElementError] = field(default_factory=list)
+    worst_element: str | None = None
+    meaning: str | None = None
     samples: list[SampleMetrics] = field(default_factory=list)
 
     @classmethod

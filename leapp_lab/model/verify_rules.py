@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
-from .dc import Plain, fields_from_dict
+from .dc import Plain, fields_from_dict, renamed
 from .verify_rows import UNJUDGED_REASONS
 
 
@@ -91,22 +91,27 @@ class DivergenceRule(Plain):
     """The first-divergent rule (docs/verify.md). A compared row not compared with itself
     (``self_compare``) *diverges* when any criterion of ``criteria_table()`` fires:
 
-    * ``nrmse``: nrmse > ``nrmse_pct`` / 100 (``nrmse_pct`` in percent; None: off);
-    * ``mape``: mape > ``mape_pct`` (percent; None, the default: off; MAPE explodes where the
+    * ``nrmse``: nrmse > ``div_nrmse`` / 100 (``div_nrmse`` in percent; None: off);
+    * ``mape``: mape > ``div_mape`` (percent; None, the default: off; MAPE explodes where the
       reference is near zero, e.g. after a ReLU);
-    * ``cosine``: cosine < ``min_cosine``;
-    * ``non-finite``: the engine has more non-finite values than the reference (``nonfinite``);
+    * ``cosine``: cosine < ``div_cosine``;
+    * ``non-finite``: the engine has more non-finite values than the reference (``div_nonfinite``);
     * ``nothing-compared``: no finite pair could be compared.
 
     The first diverging row in model order is ``first_divergent``. A fixed threshold trips at the
     first quantized/rounded layer of int8/fp16 engines, so the report also carries the error-growth
     profile (``VerifyRow.growth``), the worst row and the largest jump.
     """
-    nrmse_pct: float | None = 1.0
-    mape_pct: float | None = None
-    min_cosine: float = 0.999
-    nonfinite: bool = True
+    # the names of verify's options (div_nrmse=, --div-nrmse, ...): one name per threshold in the
+    # API, the CLI and report.json (reports written before issue 18 named them nrmse_pct, mape_pct,
+    # min_cosine, nonfinite: RENAMED loads them)
+    div_nrmse: float | None = 1.0
+    div_mape: float | None = None
+    div_cosine: float = 0.999
+    div_nonfinite: bool = True
     text: str = ""
+    RENAMED: ClassVar[dict[str, str]] = {"nrmse_pct": "div_nrmse", "mape_pct": "div_mape",
+                                         "min_cosine": "div_cosine", "nonfinite": "div_nonfinite"}
 
     def thresholds(self) -> dict[str, tuple[float, str]]:
         """Metric key -> (limit, ``"above"`` | ``"below"``: the side where a row diverges) of every
@@ -114,11 +119,11 @@ class DivergenceRule(Plain):
         percentage). The one place the limits are read from: ``criteria_table`` tests them, and
         every view draws them (the growth plot's line, the graph's colour scale)."""
         out: dict[str, tuple[float, str]] = {}
-        if self.nrmse_pct is not None:
-            out["nrmse"] = (self.nrmse_pct / 100.0, "above")
-        if self.mape_pct is not None:
-            out["mape"] = (self.mape_pct, "above")
-        out["cosine"] = (self.min_cosine, "below")
+        if self.div_nrmse is not None:
+            out["nrmse"] = (self.div_nrmse / 100.0, "above")
+        if self.div_mape is not None:
+            out["mape"] = (self.div_mape, "above")
+        out["cosine"] = (self.div_cosine, "below")
         return out
 
     def criteria_table(self) -> list[tuple[str, str, Callable[[Any], bool]]]:
@@ -128,14 +133,14 @@ class DivergenceRule(Plain):
         limits = self.thresholds()
         if "nrmse" in limits:
             lim = limits["nrmse"][0]
-            out.append(("nrmse", f"nrmse > {lim:g} ({self.nrmse_pct:g}%)",
+            out.append(("nrmse", f"nrmse > {lim:g} ({self.div_nrmse:g}%)",
                         lambda r: r.nrmse is not None and r.nrmse > lim))
         if "mape" in limits:
             mp = limits["mape"][0]
             out.append(("mape", f"mape > {mp:g}%", lambda r: r.mape is not None and r.mape > mp))
         mc = limits["cosine"][0]
         out.append(("cosine", f"cosine < {mc:g}", lambda r: r.cosine is not None and r.cosine < mc))
-        if self.nonfinite:
+        if self.div_nonfinite:
             out.append(("non-finite", "more non-finite engine values than reference ones",
                         lambda r: r.nonfinite_engine > r.nonfinite_reference))
         out.append(("nothing-compared", "nothing finite compared", lambda r: r.mape is None and r.n > 0))
@@ -169,9 +174,10 @@ class DivergenceRule(Plain):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DivergenceRule":
+        data = renamed(data, cls.RENAMED)
         # reports written before nrmse existed judged by mape alone: load them as they were judged
-        if "nrmse_pct" not in data:
-            data = {**data, "nrmse_pct": None}
+        if "div_nrmse" not in data:
+            data = {**data, "div_nrmse": None}
         return fields_from_dict(cls, data)
 
     def describe(self) -> str:

@@ -23,6 +23,8 @@ from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, lab_dir, save_run_with
 from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.verify import DivergenceRule, ExpectedRule, InputSummary, VerifyReport, VerifyRow
 
+from .verify_elements import add_elements
+
 MAX_INPUT_SAMPLES = 64      # samples whose input summaries the report keeps
 
 
@@ -91,9 +93,9 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ref_path = Path(reference_npz)
     root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
     check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root, html=html)
-    rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
-                          mape_pct=None if div_mape is None else float(div_mape),
-                          min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
+    rule = DivergenceRule(div_nrmse=None if div_nrmse is None else float(div_nrmse),
+                          div_mape=None if div_mape is None else float(div_mape),
+                          div_cosine=float(div_cosine), div_nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
     local = local or expected == "int8"         # int8 is judged by each row's own (local) error
@@ -114,6 +116,7 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
         try:
             report = score_build(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
             report.inputs = _input_summaries(b, ref_path)
+            add_elements(report, b, ref, eng, ref_path)
             report.graph = engine_graph(b, report.rows)
             if job is not None:
                 job.finish(report, progress)

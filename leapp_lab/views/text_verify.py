@@ -62,6 +62,8 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):
+        if r.worst_element and r.verdict == "fail":
+            lines.append(f"  {r.name}: {_worst_element(r)}")
         if r.note and (r.status != "compared" or r.exceeded):
             lines.append(f"  {r.name}: {r.note}")
         nf = r.nonfinite_engine + r.nonfinite_reference
@@ -117,6 +119,14 @@ def expected_headline(report) -> str:
     if not parts:
         return f"{head}: nothing (rule: {ex.text or ex.describe()})"
     return f"{head}: {', '.join(parts)}"
+
+
+def _worst_element(r) -> str:
+    """``worst element left_knee (max |diff| 0.616; target/joint/position, rad)``"""
+    e = next((x for x in r.elements if x.name == r.worst_element), None)
+    parts = [f"max |diff| {fmt(e.max_abs)}"] if e is not None and e.max_abs is not None else []
+    parts += [r.meaning] if r.meaning else []
+    return f"worst element {r.worst_element}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _unjudged(r) -> str:

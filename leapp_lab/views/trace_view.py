@@ -8,6 +8,7 @@ from typing import Any
 from leapp_lab.model.arraysummary import array_summary
 
 from .graphs import Arrow, Box, Drawing, render_svg
+from .trace_layers import layer_budget, layer_views, pipeline_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 MAX_LOG_RECORDS = 5000
@@ -107,7 +108,7 @@ def fx_drawing(fx: Any) -> Drawing:
     return d
 
 
-def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
+def _node_panel(graph: Any, node: Any, hazards: list[dict], budget: list[int]) -> dict[str, Any]:
     fx = None
     if node.fx is not None:
         svg, layout = ("", "none")
@@ -125,6 +126,7 @@ def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
             "samples": node.samples, "dropped_inputs": list(node.dropped_inputs),
             "taps": [{"name": t.name, "site": t.site} for t in node.taps],
             "engines": [e.to_dict() for e in node.engines],
+            "layers": layer_views(node, graph.run_dir, budget),
             "ports": [{"name": p.name, "direction": p.direction, "dtype": p.dtype, "shape": p.shape,
                        "role": p.role, "traced_name": p.traced_name, "source": p.source,
                        "feedback": p.feedback, "meaning": _meaning(p.semantics)} for p in node.ports],
@@ -201,6 +203,7 @@ def trace_view(report: Any) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     reasons = {"allclose": "allclose(exported, recorded, rtol, atol) fails"}
     graphs, nodes, hazards_all, log = [], {}, [], []
+    budget = layer_budget()             # the embedded Layers views, all nodes together
     for g, label in zip(report.graphs, graph_labels(report.graphs)):
         prefix = f"{label}:" if many else ""
         hz = [{"kind": h.kind, "node": h.node, "port": h.port, "samples": list(h.samples),
@@ -213,7 +216,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         port_order = {(n.name, p.name): j for n in g.nodes for j, p in enumerate(n.ports)}
         by_node = {n.name: n for n in g.nodes}
         for n in g.nodes:
-            nodes[prefix + n.name] = _node_panel(g, n, hz)
+            nodes[prefix + n.name] = _node_panel(g, n, hz, budget)
         checks = sorted(g.checks, key=lambda c: (order.get(c.node, (1 << 30, 0)),
                                                  port_order.get((c.node, c.port), 1 << 30), c.sample))
         for c in checks:
@@ -267,6 +270,9 @@ def trace_view(report: Any) -> dict[str, Any]:
         notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
     total_log = sum(len(g.log) for g in report.graphs)
     deep_tabs, deep = deep_view(report, graph_labels(report.graphs))
+    pipeline = pipeline_view(report.graphs, graph_labels(report.graphs))
+    layer_tabs = ([{"id": "layers", "label": "Layers"}] if any(n["layers"] for n in nodes.values()) else []) + (
+        [{"id": "pipeline", "label": "Pipeline on engines"}] if pipeline else [])
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
         "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
@@ -274,7 +280,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         "status": status, "badges": badges, "notes": notes,
         "tabs": [{"id": "table", "label": "Validation"}, {"id": "graph", "label": "Graph"},
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
-                 {"id": "log", "label": "Log"}] + deep_tabs,
+                 {"id": "log", "label": "Log"}] + layer_tabs + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
                   "columns": [column("node", "node", "text", "the LEAPP node", pinned=True),
                               column("port", "port", "text", "its output port", pinned=True),
@@ -308,7 +314,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
         "deep": deep,
-        # --engine: the pipeline on each engine, node by node (steps/pipeline_engines.py)
-        "pipeline_engines": [{"graph": g.name, **pe.to_dict()} for g in report.graphs
-                             for pe in g.pipeline_engines],
+        # --engine: the pipeline on each engine, node by node (steps/pipeline_engines.py); the
+        # nodes' Layers views are under nodes[NAME].layers (views/trace_layers.py)
+        "pipeline_engines": pipeline,
     }
