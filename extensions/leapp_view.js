@@ -2712,6 +2712,7 @@ function layersTab(ctx, panel) {
       ].filter(Boolean))
     ].filter(Boolean));
     head.setAttribute("data-leapp-layers-status", entry.status);
+    head.setAttribute("data-leapp-worst-local", entry.worst_local || "");
     body.replaceChildren();
     body.setAttribute("data-leapp-layers", node);
     body.setAttribute("data-leapp-layers-engine", entry.engine);
