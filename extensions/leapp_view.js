@@ -1421,12 +1421,12 @@ function outputsTable(run) {
         o.output,
         fmt(o.first),
         fmt(o.last),
-        fmt(o.max),
+        fmt(o.max_abs),
         fmt(o.max_step),
         fmt(o.first_fail_step === void 0 ? o.first_fail : o.first_fail_step),
         o.growth_per_step === null || o.growth_per_step === void 0 ? "–" : "×" + fmt(o.growth_per_step),
         o.trend || (o.grows ? "grows" : "–")
-      ].concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
+      ].concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
     )))
   );
 }
@@ -1588,7 +1588,7 @@ var DEEP_COLUMNS = {
     ["output", "output", "text"],
     ["sample", "fresh input", "int"],
     ["status", "status", "status"],
-    ["max", "max", "num"],
+    ["max_abs", "max |diff|", "num"],
     ["worst_element", "worst element", "text"],
     ["p99", "p99", "num"],
     ["mean", "mean", "num"],
@@ -1609,7 +1609,7 @@ var DEEP_COLUMNS = {
     ["backend", "backend", "text"],
     ["status", "outcome", "status"],
     ["verdict", "verdict", "text"],
-    ["max_diff", "max |diff|", "num"],
+    ["max_abs", "max |diff|", "num"],
     ["failed_samples", "failed samples", "int"],
     ["time_s", "time s", "num"],
     ["error", "error", "text"]
@@ -1853,7 +1853,7 @@ function renderParityPanel(panel, entries, many) {
           {},
           h("td", {}, o.output),
           h("td", {}, o.failed + "/" + o.samples),
-          h("td", {}, fmt(o.max)),
+          h("td", {}, fmt(o.max_abs)),
           h("td", {}, fmt(o.worst_sample)),
           h("td", {}, fmt(o.min_atol))
         )))
@@ -2752,6 +2752,7 @@ function layersTab(ctx, panel) {
       ].filter(Boolean))
     ].filter(Boolean));
     head.setAttribute("data-leapp-layers-status", entry.status);
+    head.setAttribute("data-leapp-worst-local", entry.worst_local || "");
     body.replaceChildren();
     body.setAttribute("data-leapp-layers", node);
     body.setAttribute("data-leapp-layers-engine", entry.engine);

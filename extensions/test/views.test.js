@@ -24,7 +24,7 @@ test("profile ticks: every name up to 40 rows, else one per module with alternat
 
 test("deep tables: the section's columns, or the entry's own when the view dict carries them", () => {
   assert.deepEqual(DEEP_SECTIONS, ["replay", "parity", "adapters", "exporters", "isolation"]);
-  assert.deepEqual(deepColumns("parity", {}).map(c => c[0]), ["output", "sample", "status", "max", "worst_element", "p99", "mean", "min_atol", "range"]);
+  assert.deepEqual(deepColumns("parity", {}).map(c => c[0]), ["output", "sample", "status", "max_abs", "worst_element", "p99", "mean", "min_atol", "range"]);
   assert.deepEqual(deepColumns("replay", { columns: [{ key: "step", label: "step", type: "int" }] }), [["step", "step", "int"]]);
 });
 

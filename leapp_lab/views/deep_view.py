@@ -100,7 +100,7 @@ def _parity(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
              rows=[{"id": f"{graph}:{c.node}/{c.port}/{c.sample}", "status": _st(c.passed),
                     "elements": elements_dict(c.elements, c.worst_element, _label(g, f"{c.node}/{c.port}")),
                     "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample, "worst_element": c.worst_element,
-                              "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
+                              "max_abs": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                               "mean": (c.stats or {}).get("mean"), "min_atol": c.min_atol,
                               "range": c.recorded_range, "exported_range": c.exported_range}}
                    for c in sec.checks])
@@ -132,7 +132,7 @@ def _exporters(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
                     "outcome": a.outcome,
                     "cells": {"node": a.node, "backend": a.backend + (" (yours)" if a.current else ""),
                               "resolved": a.resolved, "outcome": a.outcome, "verdict": a.verdict,
-                              "max_diff": a.max_diff, "failed_samples": a.failed_samples,
+                              "max_abs": a.max_abs, "failed_samples": a.failed_samples,
                               "time_s": a.time_s, "error": a.error or ""}} for a in sec.attempts])
     return e
 

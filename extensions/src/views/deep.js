@@ -17,12 +17,12 @@ import { drawSplit, engineInfo, outputsTable, tapsBlock } from "./replay_engine.
 const DEEP_COLUMNS = {
   replay: [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
            ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["worst_element", "worst element", "text"], ["reset", "episode", "text"], ["note", "note", "text"]],
-  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"], ["worst_element", "worst element", "text"],
+  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"], ["worst_element", "worst element", "text"],
            ["p99", "p99", "num"], ["mean", "mean", "num"], ["min_atol", "min atol", "num"], ["range", "original range", "text"]],
   adapters: [["function", "function", "text"], ["case", "case", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
              ["shapes", "shapes adapter / original", "text"], ["dtypes", "dtypes adapter / original", "text"], ["error", "error", "text"]],
   exporters: [["node", "node", "text"], ["backend", "backend", "text"], ["status", "outcome", "status"], ["verdict", "verdict", "text"],
-              ["max_diff", "max |diff|", "num"], ["failed_samples", "failed samples", "int"], ["time_s", "time s", "num"], ["error", "error", "text"]],
+              ["max_abs", "max |diff|", "num"], ["failed_samples", "failed samples", "int"], ["time_s", "time s", "num"], ["error", "error", "text"]],
   isolation: [["run", "run", "text"], ["options", "options", "text"], ["status", "verdict", "status"], ["failing", "failing samples", "int"],
               ["fx_mismatch", "FX ≠ recorded", "int"], ["same_trace", "same trace", "text"], ["hazards", "hazards", "text"], ["note", "note", "text"]],
 };
@@ -176,7 +176,7 @@ function renderParityPanel(panel, entries, many) {
           h("td", {}, fmt(i.mean)), h("td", {}, fmt(i.std)), h("td", {}, i.rule))))));
     if (e.outputs.length) panel.append(h("div", { class: "leapp-sub" }, "per output"),
       h("table", { class: "leapp-kv", "data-leapp-parity-outputs": e.graph }, h("thead", {}, h("tr", {}, ["output", "failed", "max", "worst input", "min atol"].map(x => h("th", {}, x)))),
-        h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max)),
+        h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max_abs)),
           h("td", {}, fmt(o.worst_sample)), h("td", {}, fmt(o.min_atol)))))));
     const box = h("div", {});
     const elBox = h("div", { class: "leapp-deepelements" });
