@@ -480,6 +480,46 @@ function tableCsv(columns, rows) {
   return lines.join("\n") + "\n";
 }
 
+// src/shared/finding.js
+var WORD = /[A-Za-z0-9_]/;
+function findingParts(text, links) {
+  const names = (links || []).filter((l) => l && l.text).slice().sort((a, b) => b.text.length - a.text.length);
+  const out = [];
+  let plain = "", i = 0;
+  while (i < text.length) {
+    const hit = names.find((l) => text.startsWith(l.text, i) && !WORD.test(text[i - 1] || "") && !WORD.test(text[i + l.text.length] || ""));
+    if (hit) {
+      if (plain) out.push({ text: plain, row: null });
+      out.push({ text: hit.text, row: hit.row });
+      plain = "";
+      i += hit.text.length;
+    } else {
+      plain += text[i];
+      i += 1;
+    }
+  }
+  if (plain) out.push({ text: plain, row: null });
+  return out;
+}
+function findingEl(finding, onRow) {
+  if (!finding || !finding.text) return null;
+  const parts = findingParts(finding.text, finding.links).map((p) => p.row && onRow ? h("a", {
+    class: "leapp-finding-link",
+    href: "#",
+    "data-leapp-finding-row": p.row,
+    on: { click: (e) => {
+      e.preventDefault();
+      onRow(p.row);
+    } }
+  }, p.text) : p.text);
+  return h("div", {
+    class: "leapp-finding leapp-" + (finding.status || "pass"),
+    "data-leapp-finding": "",
+    "data-leapp-finding-status": finding.status || "pass",
+    role: "status"
+  }, ...parts);
+}
+
 // src/shared/permalink.js
 function parseFragment(hash, kind) {
   if (!hash) return null;
@@ -2645,6 +2685,7 @@ function layersTab(ctx, panel) {
       ].filter(Boolean))
     ].filter(Boolean));
     head.setAttribute("data-leapp-layers-status", entry.status);
+    head.setAttribute("data-leapp-worst-local", entry.worst_local || "");
     body.replaceChildren();
     body.setAttribute("data-leapp-layers", node);
     body.setAttribute("data-leapp-layers-engine", entry.engine);
@@ -3152,6 +3193,7 @@ function header(view, onBadge) {
     { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
+    findingEl(view.finding, onBadge),
     h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.row ? h(
       "button",
       {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .finding import lead
 from .numfmt import fmt as _g
 
 
@@ -181,7 +182,7 @@ def render_trace(report) -> str:
         L.extend("  " + x for x in report.script_error.rstrip().splitlines()[-12:])
     if not report.graphs:
         L.append("no graph was traced")
-    return "\n".join(L)
+    return lead(report, "\n".join(L))
 
 
 def render_diagnosis(report) -> str:
