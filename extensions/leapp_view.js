@@ -29,8 +29,13 @@ function fmt(v, kind) {
   }
   return String(v);
 }
+function fmtExp(v, digits = 1) {
+  if (v === null || v === void 0) return "–";
+  if (!Number.isFinite(v)) return fmtNum(v);
+  return (v < 0 ? "-" : "") + Math.abs(v).toExponential(digits);
+}
 function shapeText(s) {
-  return s === null || s === void 0 ? "?" : "[" + s.join(", ") + "]";
+  return fmt(s === void 0 ? null : s, "shape");
 }
 function plotText(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -136,11 +141,11 @@ function histTicks(n, first, nonfinite, plotPx) {
   const fits = (a, b) => (b.x - a.x) * perUnit >= (labelPx(a.text) + labelPx(b.text)) / 2 + TICK_GAP_PX;
   const zero = { x: 0, text: "0" };
   const nf = nonfinite ? { x: n + 3, text: "non-finite" } : null;
-  const widest = labelPx(binEdge(first).toExponential(1)) + TICK_GAP_PX;
+  const widest = labelPx(fmtExp(binEdge(first), 1)) + TICK_GAP_PX;
   const step = Math.max(1, Math.ceil(n / 7), Math.ceil(widest / perUnit));
   const kept = [zero];
   for (let i = 0; i < n; i += step) {
-    const t = { x: i + 2 - 0.5, text: binEdge(first + i).toExponential(1) };
+    const t = { x: i + 2 - 0.5, text: fmtExp(binEdge(first + i), 1) };
     if (fits(kept[kept.length - 1], t) && (!nf || fits(t, nf))) kept.push(t);
   }
   if (nf) kept.push(nf);
@@ -153,7 +158,7 @@ function histTraces(hist, nonfiniteLabel, plotPx) {
     xs.push(i + 2);
     ys.push(counts[i]);
     colors.push("#ef6c00");
-    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
+    text.push("[" + fmtExp(binEdge(first + i), 2) + ", " + fmtExp(binEdge(first + i + 1), 2) + ")");
   }
   const ticks = histTicks(n, first, hist.nonfinite, plotPx > 0 ? plotPx : 360);
   if (hist.nonfinite) {
