@@ -29,8 +29,13 @@ function fmt(v, kind) {
   }
   return String(v);
 }
+function fmtExp(v, digits = 1) {
+  if (v === null || v === void 0) return "–";
+  if (!Number.isFinite(v)) return fmtNum(v);
+  return (v < 0 ? "-" : "") + Math.abs(v).toExponential(digits);
+}
 function shapeText(s) {
-  return s === null || s === void 0 ? "?" : "[" + s.join(", ") + "]";
+  return fmt(s === void 0 ? null : s, "shape");
 }
 function plotText(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -136,11 +141,11 @@ function histTicks(n, first, nonfinite, plotPx) {
   const fits = (a, b) => (b.x - a.x) * perUnit >= (labelPx(a.text) + labelPx(b.text)) / 2 + TICK_GAP_PX;
   const zero = { x: 0, text: "0" };
   const nf = nonfinite ? { x: n + 3, text: "non-finite" } : null;
-  const widest = labelPx(binEdge(first).toExponential(1)) + TICK_GAP_PX;
+  const widest = labelPx(fmtExp(binEdge(first), 1)) + TICK_GAP_PX;
   const step = Math.max(1, Math.ceil(n / 7), Math.ceil(widest / perUnit));
   const kept = [zero];
   for (let i = 0; i < n; i += step) {
-    const t = { x: i + 2 - 0.5, text: binEdge(first + i).toExponential(1) };
+    const t = { x: i + 2 - 0.5, text: fmtExp(binEdge(first + i), 1) };
     if (fits(kept[kept.length - 1], t) && (!nf || fits(t, nf))) kept.push(t);
   }
   if (nf) kept.push(nf);
@@ -153,7 +158,7 @@ function histTraces(hist, nonfiniteLabel, plotPx) {
     xs.push(i + 2);
     ys.push(counts[i]);
     colors.push("#ef6c00");
-    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
+    text.push("[" + fmtExp(binEdge(first + i), 2) + ", " + fmtExp(binEdge(first + i + 1), 2) + ")");
   }
   const ticks = histTicks(n, first, hist.nonfinite, plotPx > 0 ? plotPx : 360);
   if (hist.nonfinite) {
@@ -478,6 +483,46 @@ function tableCsv(columns, rows) {
   const lines = [columns.map((c) => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
   for (const r of rows) lines.push(columns.map((c) => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
   return lines.join("\n") + "\n";
+}
+
+// src/shared/finding.js
+var WORD = /[A-Za-z0-9_]/;
+function findingParts(text, links) {
+  const names = (links || []).filter((l) => l && l.text).slice().sort((a, b) => b.text.length - a.text.length);
+  const out = [];
+  let plain = "", i = 0;
+  while (i < text.length) {
+    const hit = names.find((l) => text.startsWith(l.text, i) && !WORD.test(text[i - 1] || "") && !WORD.test(text[i + l.text.length] || ""));
+    if (hit) {
+      if (plain) out.push({ text: plain, row: null });
+      out.push({ text: hit.text, row: hit.row });
+      plain = "";
+      i += hit.text.length;
+    } else {
+      plain += text[i];
+      i += 1;
+    }
+  }
+  if (plain) out.push({ text: plain, row: null });
+  return out;
+}
+function findingEl(finding, onRow) {
+  if (!finding || !finding.text) return null;
+  const parts = findingParts(finding.text, finding.links).map((p) => p.row && onRow ? h("a", {
+    class: "leapp-finding-link",
+    href: "#",
+    "data-leapp-finding-row": p.row,
+    on: { click: (e) => {
+      e.preventDefault();
+      onRow(p.row);
+    } }
+  }, p.text) : p.text);
+  return h("div", {
+    class: "leapp-finding leapp-" + (finding.status || "pass"),
+    "data-leapp-finding": "",
+    "data-leapp-finding-status": finding.status || "pass",
+    role: "status"
+  }, ...parts);
 }
 
 // src/shared/permalink.js
@@ -1381,12 +1426,12 @@ function outputsTable(run) {
         o.output,
         fmt(o.first),
         fmt(o.last),
-        fmt(o.max),
+        fmt(o.max_abs),
         fmt(o.max_step),
         fmt(o.first_fail_step === void 0 ? o.first_fail : o.first_fail_step),
         o.growth_per_step === null || o.growth_per_step === void 0 ? "–" : "×" + fmt(o.growth_per_step),
         o.trend || (o.grows ? "grows" : "–")
-      ].concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
+      ].concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
     )))
   );
 }
@@ -1531,78 +1576,11 @@ function drawHeat(div, t, local, onCell) {
 }
 
 // src/views/deep.js
-var DEEP_COLUMNS = {
-  replay: [
-    ["step", "step", "int"],
-    ["output", "output", "text"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["nrmse", "nrmse", "num"],
-    ["ref_max", "max |ref|", "num"],
-    ["worst_element", "worst element", "text"],
-    ["reset", "episode", "text"],
-    ["note", "note", "text"]
-  ],
-  parity: [
-    ["output", "output", "text"],
-    ["sample", "fresh input", "int"],
-    ["status", "status", "status"],
-    ["max", "max", "num"],
-    ["worst_element", "worst element", "text"],
-    ["p99", "p99", "num"],
-    ["mean", "mean", "num"],
-    ["min_atol", "min atol", "num"],
-    ["range", "original range", "text"]
-  ],
-  adapters: [
-    ["function", "function", "text"],
-    ["case", "case", "text"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["shapes", "shapes adapter / original", "text"],
-    ["dtypes", "dtypes adapter / original", "text"],
-    ["error", "error", "text"]
-  ],
-  exporters: [
-    ["node", "node", "text"],
-    ["backend", "backend", "text"],
-    ["status", "outcome", "status"],
-    ["verdict", "verdict", "text"],
-    ["max_diff", "max |diff|", "num"],
-    ["failed_samples", "failed samples", "int"],
-    ["time_s", "time s", "num"],
-    ["error", "error", "text"]
-  ],
-  isolation: [
-    ["run", "run", "text"],
-    ["options", "options", "text"],
-    ["status", "verdict", "status"],
-    ["failing", "failing samples", "int"],
-    ["fx_mismatch", "FX ≠ recorded", "int"],
-    ["same_trace", "same trace", "text"],
-    ["hazards", "hazards", "text"],
-    ["note", "note", "text"]
-  ]
-};
-var ENGINE_COLUMNS = [
-  ["step", "step", "int"],
-  ["output", "output", "text"],
-  ["status", "status", "status"],
-  ["max_abs", "max |diff|", "num"],
-  ["nrmse", "nrmse", "num"],
-  ["fp32_max_abs", "max |diff| vs fp32", "num"],
-  ["own_error", "own error", "num"],
-  ["inherited_error", "inherited error", "num"],
-  ["worst_element", "worst element", "text"],
-  ["reset", "episode", "text"],
-  ["note", "note", "text"]
-].map(([key, label, type]) => ({ key, label, type }));
-function deepColumns(section, e) {
-  if (e && Array.isArray(e.columns) && e.columns.length) return e.columns.map((c) => [c.key, c.label, c.type]);
-  return DEEP_COLUMNS[section];
+function deepColumns(e) {
+  return (e && Array.isArray(e.columns) ? e.columns : []).map((c) => [c.key, c.label, c.type]);
 }
 function deepTable(section, rows, onPick, labelOf, entry) {
-  const cols = deepColumns(section, entry);
+  const cols = deepColumns(entry);
   const body = h("tbody", {});
   for (const r of rows) {
     const tr = h("tr", {
@@ -1755,7 +1733,7 @@ function renderReplayPanel(panel, entries, many) {
         outputsTable(run)
       );
       const pick = (id) => selectWithElements(box, elBox, run.rows, id);
-      box.replaceChildren(deepTable("replay", run.rows, pick, null, run.engine ? { columns: ENGINE_COLUMNS } : e));
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, run));
       elBox.replaceChildren();
       drawReplay(plot, run, pick);
       splitBox.replaceChildren();
@@ -1812,7 +1790,7 @@ function renderParityPanel(panel, entries, many) {
           {},
           h("td", {}, o.output),
           h("td", {}, o.failed + "/" + o.samples),
-          h("td", {}, fmt(o.max)),
+          h("td", {}, fmt(o.max_abs)),
           h("td", {}, fmt(o.worst_sample)),
           h("td", {}, fmt(o.min_atol))
         )))
@@ -2711,6 +2689,7 @@ function layersTab(ctx, panel) {
       ].filter(Boolean))
     ].filter(Boolean));
     head.setAttribute("data-leapp-layers-status", entry.status);
+    head.setAttribute("data-leapp-worst-local", entry.worst_local || "");
     body.replaceChildren();
     body.setAttribute("data-leapp-layers", node);
     body.setAttribute("data-leapp-layers-engine", entry.engine);
@@ -3218,6 +3197,7 @@ function header(view, onBadge) {
     { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
+    findingEl(view.finding, onBadge),
     h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.row ? h(
       "button",
       {

@@ -58,8 +58,8 @@ class ReplayOutput(Plain):
     steps: int = 0                     # steps with a number
     first: float | None = None         # max |diff| at the first compared step
     last: float | None = None          # ... at the last
-    max: float | None = None
-    max_step: int | None = None
+    max_abs: float | None = None       # the largest max |diff| over the steps (was max)
+    max_step: int | None = None        # ... at this step
     first_fail: int | None = None      # first step that fails LEAPP's rule
     growth: float | None = None        # last / first (None when first is 0)
     grows: bool = False                # last > 2 × first and last > atol (the error accumulates)
@@ -71,9 +71,10 @@ class ReplayOutput(Plain):
     # engine runs: the largest own / inherited error over the steps (ReplayRow.own_error, ...)
     own_error_max: float | None = None
     inherited_error_max: float | None = None
-    fp32_max: float | None = None      # engine runs: max |engine − fp32 export| over the steps
+    fp32_max_abs: float | None = None  # engine runs: max |engine − fp32 export| over the steps (was fp32_max)
     elements: list[ElementError] = field(default_factory=list)   # per element over the sequence
     worst_element: str | None = None
+    RENAMED: ClassVar[dict[str, str]] = {"max": "max_abs", "fp32_max": "fp32_max_abs"}   # older reports
 
 
 @dataclass

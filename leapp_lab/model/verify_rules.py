@@ -13,33 +13,45 @@ from .verify_rows import UNJUDGED_REASONS
 
 @dataclass
 class ExpectedRule(Plain):
-    """When a row's error is more than its precision explains (``verify --expected fp16|bf16``).
+    """When a row's error is more than its precision explains (``verify --expected fp16|bf16|int8``).
 
-    ``expected_nrmse`` is the nrmse that torch eager run in ``dtype`` has against the fp32
-    reference: the drift that precision alone causes. A row is *beyond expected* when
+    ``expected_nrmse`` is the nrmse that the precision alone gives against the fp32 reference
+    (fp16 / bf16: torch eager run in ``dtype``; int8: the prepared model rounded onto the engine's
+    own int8 grids, run in fp32), ``expected_local_nrmse`` the same for each row computed from the
+    reference values of the taps upstream (``verify --local``'s cuts). With both local values a row
+    is judged by its own error: its ``local_excess`` is
 
-        nrmse > factor * max(expected_nrmse, floor)
+        local_nrmse / max(expected_local_nrmse, floor)
 
-    ``factor`` (default 4): an engine that rounds like ``dtype`` differs from torch's own
-    low-precision run in where it rounds and accumulates (measured on the test models, every row:
-    the ``ort-fp16`` engine's nrmse is 0.84-1.0x that of torch ``.half()``; an engine accumulating
-    in fp16 drifts more), so only a clear excess counts.
-    ``floor``: the dtype's unit roundoff (fp16 2**-11, bf16 2**-8), so a row whose expected drift
-    is tiny (an exact op, a small tensor) is not flagged for ordinary rounding.
+    and it is *beyond expected* when ``local_excess > factor``. A row without local values is judged
+    cumulatively: ``nrmse > factor * max(expected_nrmse, floor)``. ``local`` records that the
+    verify had local expectations (the rule's ``text`` then says so).
+
+    ``factor``: fp16 / bf16 4 (an engine that rounds like ``dtype`` differs from torch's own
+    low-precision run in where it rounds and accumulates: on the test models the ``ort-fp16``
+    engine's nrmse is 0.84-1.0x that of torch ``.half()``); int8 ``INT8_FACTOR`` (the rounded model
+    reproduces the engine's S8S8 kernels closely; calibrated on clean builds, docs/verify.md).
+    ``floor``: fp16 / bf16 the dtype's unit roundoff (2**-11, 2**-8); int8 ``INT8_FLOOR``: a row whose
+    expected error is tiny (an exact op, a small tensor) is not flagged, nor ranked first, for
+    ordinary float noise.
     """
     dtype: str = "fp16"
     factor: float = 4.0
     floor: float = 2.0 ** -11
     text: str = ""
+    local: bool = False
 
-    #: the unit roundoff of each dtype ``--expected`` takes
-    FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
+    #: the floor of each dtype ``--expected`` takes
+    FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "int8": 1e-3}
+    #: the factor of each dtype
+    FACTORS: ClassVar[dict[str, float]] = {"fp16": 4.0, "bf16": 4.0, "int8": 1.1}
 
     @classmethod
-    def of(cls, dtype: str, factor: float | None = None) -> "ExpectedRule":
+    def of(cls, dtype: str, factor: float | None = None, local: bool = False) -> "ExpectedRule":
         if dtype not in cls.FLOORS:
             raise ValueError(f"expected={dtype!r}: choose one of {', '.join(cls.FLOORS)}")
-        r = cls(dtype=dtype, floor=cls.FLOORS[dtype], **({} if factor is None else {"factor": float(factor)}))
+        r = cls(dtype=dtype, floor=cls.FLOORS[dtype],
+                factor=float(cls.FACTORS[dtype] if factor is None else factor), local=local)
         r.text = r.describe()
         return r
 
@@ -49,8 +61,29 @@ class ExpectedRule(Plain):
     def beyond(self, nrmse: float | None, expected_nrmse: float | None) -> bool:
         return nrmse is not None and expected_nrmse is not None and nrmse > self.limit(expected_nrmse)
 
+    def excess(self, local_nrmse: float | None, expected_local_nrmse: float | None) -> float | None:
+        """``local_nrmse / max(expected_local_nrmse, floor)`` (None without both)."""
+        if local_nrmse is None or expected_local_nrmse is None:
+            return None
+        return local_nrmse / max(expected_local_nrmse, self.floor)
+
+    def judge(self, row: Any) -> bool:
+        """Is ``row`` beyond expected? By its local excess when it has one, else cumulatively."""
+        if getattr(row, "local_excess", None) is not None:
+            return row.local_excess > self.factor
+        return self.beyond(row.nrmse, row.expected_nrmse)
+
     def describe(self) -> str:
-        return (f"nrmse > {self.factor:g} x max(expected {self.dtype} nrmse, {self.floor:.3g})")
+        cum = f"nrmse > {self.factor:g} x max(expected {self.dtype} nrmse, {self.floor:.3g})"
+        if not self.local:
+            return cum
+        return (f"local excess = local nrmse / max(expected {self.dtype} local nrmse, {self.floor:.3g}) "
+                f"> {self.factor:g}; rows without a local value: {cum}")
+
+    def headline(self) -> str:
+        """How the views lead with this rule's verdict: ``beyond what int8 rounding explains``."""
+        what = "int8 rounding" if self.dtype == "int8" else f"{self.dtype} precision"
+        return f"beyond what {what} explains"
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """One build verified: ``verify_build(reference_npz, build)`` opens the reference and the build, has
 ``compare.scoring`` pair, score and judge every row, adds what needs an engine or the model run
-again (``--local``: ``steps.local_error``; ``--expected``: ``steps.expected_drift``), and commits the
+again (``--local``: ``steps.local_error``; ``--expected``: ``steps.expected_drift``, int8:
+``steps.expected_int8``), and commits the
 run folder, ``--json`` and ``--html`` together. ``leapp_lab.verify`` (``steps.verify``) calls it for
 one build and ``steps.verify_many`` for each of several.
 """
@@ -78,7 +79,9 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ``local``: also each row's local error (the engine graph cut at every tap and fed the
     reference values there, one engine run per sample; docs/verify.md "Local vs inherited error").
     ``expected``: ``"fp16"`` or ``"bf16"``: re-run the model's MODEL.py in torch eager in that dtype
-    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``). Neither
+    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``);
+    ``"int8"`` (an ort-int8 build; implies ``local``): round the prepared model onto the engine's
+    own int8 grids (``steps.expected_int8``) and judge each row's local error against it. Neither
     fails the verify: what could not be computed is said in the rows' notes and ``warnings``; but
     ``expected`` runs only the file prepare recorded, unchanged (UnusableInput, before anything is
     compared, when it is missing, changed or unrecorded; also when its code ends the process).
@@ -95,9 +98,10 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
                           div_cosine=float(div_cosine), div_nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
+    local = local or expected == "int8"         # int8 is judged by each row's own (local) error
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         job = found = None
-        if exp_rule is not None:
+        if exp_rule is not None and expected != "int8":
             # the MODEL.py to re-run, checked (recorded path and sha256) before any work: exit 2 if not
             from .expected_drift import find_model
             found = find_model(b, ref_path)
@@ -119,7 +123,10 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
         finally:
             if job is not None:
                 job.cancel()
-        if exp_rule is not None:
+        if exp_rule is not None and expected == "int8":
+            from .expected_int8 import expected_int8
+            expected_int8(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), job)
+        elif exp_rule is not None:
             from .expected_drift import expected_drift
             expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found)
     report.verbose = verbose

@@ -8,6 +8,7 @@ from typing import Any
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
 
 from .engine_graph_view import engine_graph_view
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 
@@ -183,7 +184,7 @@ def verify_view(report: Any) -> dict[str, Any]:
     title = report.build_name or Path(report.build).name or "build"
     graph = engine_graph_view(report)
     return {
-        "kind": "verify", "schema": VIEW_SCHEMA,
+        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding_view(report, lambda n: n if n in shown else None),
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,

@@ -89,7 +89,7 @@ def test_replay_rows_break_down_by_element(joint):
     assert bad and {r.worst_element for r in bad if r.output == "policy/action"} == {"left_knee"}
     out = {o.output: o for o in run.outputs}
     assert out["policy/chunk"].worst_element == "t+2/left_knee"
-    assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max, rel=1e-12)
+    assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max_abs, rel=1e-12)
 
 
 def test_run_json_holds_elements_and_worst_element(tmp_path):

@@ -38,3 +38,31 @@ def test_a_verify_report_with_the_old_rule_names_loads(tmp_path):
         doc["rule"] = {"mape_pct": 7.0, "min_cosine": 0.95, "nonfinite": True, "text": "older"}
     _rewrite(folder / "report.json", older)
     assert leapp_lab.load(folder).rule.div_nrmse is None
+
+
+def test_deep_check_sections_with_the_old_max_names_load(tmp_path):
+    """The largest |difference| is ``max_abs`` in every section (replay outputs, parity outputs,
+    exporter attempts, as in verify's rows): section files that wrote ``max`` / ``fp32_max`` /
+    ``max_diff`` load under it, and a new file writes only ``max_abs``."""
+    from leapp_lab.model.sections import load_section
+    old = {
+        "replay": {"status": "ok", "tier": "a", "closed_loop": {
+            "tier": "a", "status": "ok", "steps": 3,
+            "outputs": [{"output": "policy/action", "steps": 3, "first": 0.1, "last": 0.3, "max": 0.3,
+                         "max_step": 2, "fp32_max": 0.25}],
+            "rows": [{"step": 0, "output": "policy/action", "max_abs": 0.1}]}},
+        "parity": {"status": "diverged", "n": 2,
+                   "outputs": [{"output": "policy/action", "samples": 2, "failed": 1, "max": 0.5}]},
+        "exporters": {"status": "ok", "nodes": ["policy"], "backends": ["onnx"],
+                      "attempts": [{"node": "policy", "backend": "onnx", "outcome": "pass", "max_diff": 1e-6}]},
+    }
+    for name, data in old.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+    replay = load_section(tmp_path, "replay")
+    out = replay.closed_loop.outputs[0]
+    assert (out.max_abs, out.max_step, out.fp32_max_abs) == (0.3, 2, 0.25)
+    assert load_section(tmp_path, "parity").outputs[0].max_abs == 0.5
+    assert load_section(tmp_path, "exporters").attempts[0].max_abs == 1e-6
+    written = json.dumps([replay.to_dict(), load_section(tmp_path, "parity").to_dict(),
+                          load_section(tmp_path, "exporters").to_dict()])
+    assert '"max_abs"' in written and not any(f'"{k}"' in written for k in ("max", "fp32_max", "max_diff"))

@@ -67,6 +67,7 @@ export function layersTab(ctx, panel) {
           entry.error ? ["error", entry.error] : null,
           entry.verify_run ? ["verify run", entry.verify_run] : null].filter(Boolean))].filter(Boolean));
     head.setAttribute("data-leapp-layers-status", entry.status);
+    head.setAttribute("data-leapp-worst-local", entry.worst_local || "");
     body.replaceChildren();
     body.setAttribute("data-leapp-layers", node);
     body.setAttribute("data-leapp-layers-engine", entry.engine);

@@ -32,9 +32,9 @@ export function outputsTable(run) {
   return h("table", { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
     h("thead", {}, h("tr", {}, head.map(x => h("th", {}, x)))),
     h("tbody", {}, run.outputs.map(o => h("tr", { "data-leapp-output": o.output },
-      [o.output, fmt(o.first), fmt(o.last), fmt(o.max), fmt(o.max_step), fmt(o.first_fail_step === undefined ? o.first_fail : o.first_fail_step),
+      [o.output, fmt(o.first), fmt(o.last), fmt(o.max_abs), fmt(o.max_step), fmt(o.first_fail_step === undefined ? o.first_fail : o.first_fail_step),
        o.growth_per_step === null || o.growth_per_step === undefined ? "–" : "×" + fmt(o.growth_per_step), o.trend || (o.grows ? "grows" : "–")]
-        .concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"])
+        .concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"])
         .map(x => h("td", {}, x))))));
 }
 
