@@ -318,7 +318,7 @@ class LeappMagics(Magics):
     @line_magic
     def leapp_verify(self, line: str):
         """%leapp_verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]
-        [--local] [--expected fp16|bf16]
+        [--local] [--expected fp16|bf16|int8]
 
         Several BUILDs: one compare table, a column group per engine."""
         return self._run_cli("verify", _split(line))

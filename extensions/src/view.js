@@ -10,6 +10,7 @@
 // onSelect (a list: push fn(id, sample, source), called on every selection), scrollToRow(id),
 // showTab(id), search(q), rowIds() (the rows shown, in their current order), fragment(), state.
 import { h } from "./shared/dom.js";
+import { findingEl } from "./shared/finding.js";
 import { fmt } from "./shared/format.js";
 import { fragmentOf, readFragment } from "./shared/permalink.js";
 import { TABS } from "./tabs.js";
@@ -24,7 +25,7 @@ export function initialState(view) {
   return { tab: (view.tabs && view.tabs[0] && view.tabs[0].id) || "table", row: null, sample: null,
            sortKey: null, sortDir: 1, onlyBad: false, query: "", groupBy: false, collapsed: new Set(),
            hidden: new Set(columns.filter(c => c.hidden).map(c => c.key)), panelOpen: true,
-           node: null, logLevel: 0, logSection: "",
+           node: null, layersEngine: null, logLevel: 0, logSection: "",
            profileMetric: (view.profile && view.profile.default) || (series[0] ? series[0].key : null) };
 }
 
@@ -33,6 +34,7 @@ function header(view, onBadge) {
   return h("div", { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
+    findingEl(view.finding, onBadge),
     h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.row
       ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
                       "data-leapp-badge-row": b.row, on: { click: () => onBadge(b.row) } },
@@ -60,7 +62,10 @@ export function renderView(el, view, host) {
   el.append(root);
   const tabs = {};
   const ctx = { view, host, state, table, rows, columns: table.columns || [], byId, root, frag,
-                select, showTab, openNode, writeFragment, emit, refocus: () => tabs.table.refocus() };
+                select, showTab, openNode, openLayers, writeFragment, emit, refocus: () => tabs.table.refocus(),
+                // a view drawn inside a tab (a trace node's Layers: its verify view), and the buttons
+                // the tabs add to a row's side panel
+                renderView, rowActions: r => Object.values(tabs).flatMap(t => (t.actions ? t.actions(r) : [])) };
   root.append(header(view, id => { select(id, null, "badge"); ctx.refocus(); }));
 
   const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
@@ -131,6 +136,14 @@ export function renderView(el, view, host) {
     state.node = name;
     if (tabs.node) tabs.node.render();
     showTab("node");
+  }
+
+  // a node's Layers on one engine (the trace view's layers tab; views/layers.js)
+  function openLayers(name, engine) {
+    if (!tabs.layers) return;
+    state.node = name;
+    state.layersEngine = engine || null;
+    showTab("layers");
   }
 
   // ---- permalink (offline report only; a notebook's URL is the notebook's)

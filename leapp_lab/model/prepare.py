@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from .base import Report, register
 from .dc import Plain
 from .reuse import CacheInfo
+from .semantics import PortSemantics
 from .tap import TapEntry
 
 
@@ -31,7 +32,9 @@ class TraceOrigin(Plain):
     byte for byte) or ``re-export`` (the node's traced graph exported again, with its taps);
     ``same_as_leapp``: for a re-export, whether its graph without the taps equals LEAPP's artifact
     (None when LEAPP's artifact is not ONNX or is gone); ``leapp_artifact``: that file;
-    ``note``: why a re-export, and what differs."""
+    ``note``: why a re-export, and what differs. ``semantics``: the node's output ports that
+    declare LEAPP ``TensorSemantics`` (output name -> kind, element names, unit), so that verify
+    breaks their rows down per element (docs/semantics.md); empty in records written before it."""
     run: str
     graph: str
     node: str
@@ -40,6 +43,7 @@ class TraceOrigin(Plain):
     same_as_leapp: bool | None = None
     leapp_artifact: str | None = None
     note: str | None = None
+    semantics: dict[str, PortSemantics] = field(default_factory=dict)
 
 
 @dataclass

@@ -65,7 +65,8 @@ class VerifyReport(Viewable, Report, Plain):
     computes it (``leapp_lab.model.graph.EngineGraph``; what the accuracy graph view draws), None
     in reports written before it existed. ``metrics_backend``: what computed the metrics, ``numba``
     (the fused kernel) or ``numpy`` (its fallback; the same bits); None in reports written before it
-    existed. ``samples_file``: where a saved report keeps the per-sample records (``samples.npz``;
+    existed. ``elements``: some output row has a per-element breakdown (``VerifyRow.elements``: a
+    node prepared from a LEAPP trace; docs/semantics.md). ``samples_file``: where a saved report keeps the per-sample records (``samples.npz``;
     None: inline in ``rows[i].samples``, as reports written before it did).
     """
     kind: ClassVar[str] = "verify"
@@ -98,6 +99,7 @@ class VerifyReport(Viewable, Report, Plain):
     beyond_expected: list[str] = field(default_factory=list)
     graph: EngineGraph | None = None
     metrics_backend: str | None = None
+    elements: bool = False
     samples_file: str | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
@@ -168,7 +170,7 @@ class VerifyReport(Viewable, Report, Plain):
         """The ``--json`` document: rows (no histograms / per-sample) and warnings."""
         from .jsonio import to_jsonable
         return to_jsonable({
-            "kind": "verify-rows", "schema_version": self.schema_version,
+            "kind": "verify-rows", "schema_version": self.schema_version, "finding": self.finding,
             "reference": self.reference, "build": self.build, "engine": self.engine,
             "samples": self.samples, "rule": self.rule,
             "first_divergent": self.first_divergent, "worst_tap": self.worst_tap,
@@ -178,8 +180,16 @@ class VerifyReport(Viewable, Report, Plain):
             "first_locally_divergent": self.first_locally_divergent, "worst_local": self.worst_local,
             "expected": self.expected, "first_beyond_expected": self.first_beyond_expected,
             "beyond_expected": self.beyond_expected, "metrics_backend": self.metrics_backend,
-            "rows": self.row_records(verbose),
+            "rows": self._json_records(verbose),
             "warnings": list(self.warnings)})
+
+    def _json_records(self, verbose: bool | None) -> list[dict[str, Any]]:
+        """``row_records`` plus, on a row with a per-element breakdown, its ``elements``."""
+        out = self.row_records(verbose)
+        for rec, r in zip(out, self.table(verbose)):
+            if r.elements:
+                rec["elements"] = [e.to_dict() for e in r.elements]
+        return out
 
     # -- persistence ---------------------------------------------------------------------------
     def to_dict(self, sample_records: bool = True) -> dict[str, Any]:
@@ -203,6 +213,7 @@ class VerifyReport(Viewable, Report, Plain):
         self.samples_file = SAMPLES_FILE
         body = {"kind": self.kind, "schema_version": self.schema_version}
         body.update(self.to_dict(sample_records=False))    # plain JSON values already (to_jsonable)
+        body["finding"] = self.finding
         # compact: json's C encoder only runs without indent (3-4x faster on many taps x samples);
         # one conversion pass, not two (dumps would walk the body again)
         text = json.dumps(body, allow_nan=False, ensure_ascii=False)

@@ -155,6 +155,19 @@ def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, r
             st = diff_sums(v, ref_a[i])
             total = st if total is None else total.merge(st)
         r.expected_nrmse = Metrics().fill(total).nrmse
-        r.beyond_expected = r.in_rule and rule.beyond(r.nrmse, r.expected_nrmse)
+    judge_expected(report, rule)
+
+
+def judge_expected(report: VerifyReport, rule: ExpectedRule) -> None:
+    """``local_excess`` and ``beyond_expected`` of every judged row, the report's
+    ``beyond_expected`` / ``first_beyond_expected``, and ``worst_local`` ranked by excess where the
+    rows have one (by local nrmse otherwise, as ``--local`` alone ranks)."""
+    for r in report.rows:
+        r.local_excess = rule.excess(r.local_nrmse, r.expected_local_nrmse) if r.in_rule else None
+        r.beyond_expected = r.in_rule and rule.judge(r)
     report.beyond_expected = [r.name for r in report.rows if r.beyond_expected]
     report.first_beyond_expected = report.beyond_expected[0] if report.beyond_expected else None
+    cands = [r for r in report.rows if r.in_rule and r.local_excess is not None]
+    pool = [r for r in cands if r.is_tap] or cands
+    if pool:
+        report.worst_local = max(pool, key=lambda r: r.local_excess).name

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from leapp_lab.model.prepare import PrepareReport, TensorInfo, TraceOrigin
 
-from .prepare_node import inputs_to_spare
+from .prepare_node import inputs_to_spare, port_semantics
 
 
 def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, reference_out, progress,
@@ -44,7 +44,7 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
     manifest = read_manifest(proto, artifact)
     origin = TraceOrigin(run=str(tn.run_dir), graph=tn.graph.name, node=tn.node.name,
                          backend=tn.node.backend, onnx_source="leapp", same_as_leapp=True,
-                         leapp_artifact=str(artifact), note=None)
+                         leapp_artifact=str(artifact), note=None, semantics=port_semantics(tn.node))
     report = PrepareReport(
         model=tn.label, model_file=None, model_sha256=None, onnx=str(onnx_out), npz=str(npz_out),
         reference=str(reference_out), exporter="leapp", samples=tn.node.samples,

@@ -80,6 +80,12 @@ class TracedNode:
         return load_npz(p) if p.is_file() else {}
 
 
+def port_semantics(node: Any) -> dict:
+    """``{output port: PortSemantics}`` of the node's outputs that declare LEAPP semantics, recorded
+    in the build's ``from_trace`` so that verify names their elements (steps/verify_elements.py)."""
+    return {p.name: p.semantics for p in node.outputs() if p.semantics is not None}
+
+
 def _sha256(p: Path) -> str:
     h = hashlib.sha256()
     with open(p, "rb") as fh:
@@ -273,7 +279,7 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
         return TraceOrigin(run=str(tn.run_dir), graph=tn.graph.name, node=tn.node.name,
                            backend=tn.node.backend, onnx_source="re-export", same_as_leapp=same,
                            leapp_artifact=str(leapp_onnx) if leapp_onnx else None,
-                           note=note + (f"; {why}" if why else ""))
+                           note=note + (f"; {why}" if why else ""), semantics=port_semantics(tn.node))
 
     given = GivenModel(source=src, input_names=nm.input_names, output_names=nm.output_names,
                        references={**outputs, **tap_refs}, inputs=inputs_to_spare(tn),

@@ -1,6 +1,7 @@
 """One build verified: ``verify_build(reference_npz, build)`` opens the reference and the build, has
 ``compare.scoring`` pair, score and judge every row, adds what needs an engine or the model run
-again (``--local``: ``steps.local_error``; ``--expected``: ``steps.expected_drift``), and commits the
+again (``--local``: ``steps.local_error``; ``--expected``: ``steps.expected_drift``, int8:
+``steps.expected_int8``), and commits the
 run folder, ``--json`` and ``--html`` together. ``leapp_lab.verify`` (``steps.verify``) calls it for
 one build and ``steps.verify_many`` for each of several.
 """
@@ -21,6 +22,8 @@ from leapp_lab.model.jsonio import load_npz, write_json
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, lab_dir, save_run_with
 from leapp_lab.model.safepaths import check_outputs
 from leapp_lab.model.verify import DivergenceRule, ExpectedRule, InputSummary, VerifyReport, VerifyRow
+
+from .verify_elements import add_elements
 
 MAX_INPUT_SAMPLES = 64      # samples whose input summaries the report keeps
 
@@ -76,7 +79,9 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ``local``: also each row's local error (the engine graph cut at every tap and fed the
     reference values there, one engine run per sample; docs/verify.md "Local vs inherited error").
     ``expected``: ``"fp16"`` or ``"bf16"``: re-run the model's MODEL.py in torch eager in that dtype
-    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``). Neither
+    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``);
+    ``"int8"`` (an ort-int8 build; implies ``local``): round the prepared model onto the engine's
+    own int8 grids (``steps.expected_int8``) and judge each row's local error against it. Neither
     fails the verify: what could not be computed is said in the rows' notes and ``warnings``; but
     ``expected`` runs only the file prepare recorded, unchanged (UnusableInput, before anything is
     compared, when it is missing, changed or unrecorded; also when its code ends the process).
@@ -88,14 +93,15 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ref_path = Path(reference_npz)
     root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
     check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root, html=html)
-    rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
-                          mape_pct=None if div_mape is None else float(div_mape),
-                          min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
+    rule = DivergenceRule(div_nrmse=None if div_nrmse is None else float(div_nrmse),
+                          div_mape=None if div_mape is None else float(div_mape),
+                          div_cosine=float(div_cosine), div_nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
+    local = local or expected == "int8"         # int8 is judged by each row's own (local) error
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
         job = found = None
-        if exp_rule is not None:
+        if exp_rule is not None and expected != "int8":
             # the MODEL.py to re-run, checked (recorded path and sha256) before any work: exit 2 if not
             from .expected_drift import find_model
             found = find_model(b, ref_path)
@@ -110,13 +116,17 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
         try:
             report = score_build(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
             report.inputs = _input_summaries(b, ref_path)
+            add_elements(report, b, ref, eng, ref_path)
             report.graph = engine_graph(b, report.rows)
             if job is not None:
                 job.finish(report, progress)
         finally:
             if job is not None:
                 job.cancel()
-        if exp_rule is not None:
+        if exp_rule is not None and expected == "int8":
+            from .expected_int8 import expected_int8
+            expected_int8(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), job)
+        elif exp_rule is not None:
             from .expected_drift import expected_drift
             expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found)
     report.verbose = verbose

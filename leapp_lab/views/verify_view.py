@@ -8,7 +8,8 @@ from typing import Any
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
 
 from .engine_graph_view import engine_graph_view
-from .viewdict import VIEW_SCHEMA, badge, column, hist_dict
+from .finding import finding_view
+from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 
 def row_status(r: Any) -> str:
@@ -39,7 +40,8 @@ INFO_COLUMNS = (("kind", "kind", "text"), ("order", "model order", "int"), ("sta
                 ("reference_source", "reference from", "text"), ("tensor", "tensor", "text"),
                 ("shapes", "shape engine / reference", "text"), ("dtypes", "dtype engine / reference", "text"),
                 ("growth", "growth vs previous", "x"), ("flags", "flags", "text"),
-                ("local", "local error", "text"), ("expected", "expected drift", "text"))
+                ("local", "local error", "text"), ("expected", "expected drift", "text"),
+                ("meaning", "meaning (kind, unit)", "text"))
 
 
 def _column(c: Any) -> dict[str, Any]:
@@ -70,7 +72,8 @@ def _info(r: Any, words: dict[str, str], report: Any = None) -> list[Any]:
               "producer_source": r.producer_source, "reference_source": r.reference_source,
               "tensor": r.tensor, "shapes": f"{r.shape_engine} / {r.shape_reference}",
               "dtypes": f"{r.dtype_engine} / {r.dtype_reference}", "growth": r.growth,
-              "flags": ", ".join(flags) or None, "local": r.local_note, "expected": r.expected_note}
+              "flags": ", ".join(flags) or None, "local": r.local_note, "expected": r.expected_note,
+              "meaning": r.meaning}
     return [values[k] for k, _, _ in INFO_COLUMNS]
 
 
@@ -105,8 +108,10 @@ def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
     """The view dict row of one VerifyRow (``inputs``: collects the samples' inputs, once each;
     ``words``: the rule's reason words, ``report.rule.reason_words()``)."""
     cols, panel = table_columns(report), panel_columns()
+    words = words if words is not None else report.rule.reason_words()
     samples = [{"key": "all", "label": f"all {len(r.samples)} samples" if r.samples else "all samples",
-                "hist": hist_dict(r.hist, r.nonfinite_pairs), "m": [getattr(r, c.key) for c in panel]}]
+                "hist": hist_dict(r.hist, r.nonfinite_pairs), "m": [getattr(r, c.key) for c in panel],
+                "elements": elements_dict(r.elements, r.worst_element, r.meaning)}]
     for s in r.samples:
         key = str(s.sample)
         if inputs is not None and key not in inputs:
@@ -115,10 +120,20 @@ def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
                         "hist": hist_dict(s.hist, s.nonfinite_pairs), "m": [getattr(s, c.key) for c in panel]})
     return {"id": r.name, "status": row_status(r), "tap_status": _tap_status(r),
             "first_divergent": bool(r.first_divergent), "node": None, "group": None, "sub": _sub(r),
-            "reason": r.reason, "note": r.note,
+            "reason": _reason(r, words), "note": r.note,
             "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
-            "info": _info(r, words if words is not None else report.rule.reason_words(), report),
+            "info": _info(r, words, report),
             "samples": samples, "default_sample": "all"}
+
+
+def _reason(r: Any, words: dict[str, str]) -> str | None:
+    """The row's reason keys, and on a diverged output with a per-element breakdown one more key
+    naming its worst element (its words go into ``words``, the table's ``reasons``)."""
+    if not (r.worst_element and r.verdict == "fail"):
+        return r.reason
+    key = f"worst:{r.name}:{r.worst_element}".replace(",", ";")
+    words[key] = f"worst element {r.worst_element}" + (f" ({r.meaning})" if r.meaning else "")
+    return ", ".join(x for x in (r.reason, key) if x)
 
 
 def verify_view(report: Any) -> dict[str, Any]:
@@ -169,7 +184,7 @@ def verify_view(report: Any) -> dict[str, Any]:
     title = report.build_name or Path(report.build).name or "build"
     graph = engine_graph_view(report)
     return {
-        "kind": "verify", "schema": VIEW_SCHEMA,
+        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding_view(report, lambda n: n if n in shown else None),
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
@@ -185,7 +200,8 @@ def verify_view(report: Any) -> dict[str, Any]:
                   "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
                   "hist_title": HIST_TITLE,
                   "nonfinite_label": NONFINITE_LABEL,
-                  "reasons": words, "search_keys": list(SEARCH_KEYS)},
+                  "reasons": words,
+                  "search_keys": list(SEARCH_KEYS) + (["worst_element"] if report.elements else [])},
         "inputs": inputs,
         "graphs": [], "nodes": {}, "hazards": [], "log": None,
         "profile": profile, "engine_graph": graph,

@@ -48,8 +48,10 @@ def test_trace_report_offline(page, frozen_trace, tmp_path, artifacts_dir):
     assert page.locator("[data-leapp-panel='node'] svg [data-leapp-fx]").count() >= 3
     page.screenshot(path=str(artifacts_dir / "report_trace_node.png"), full_page=True)
     # hazards: the explanation wraps inside the page instead of running off to the right
+    # (scoped to the hazards table: the node tab's port-meaning cells are td.leapp-wrap too, hidden now)
     page.click("[data-leapp-tab='hazards']")
-    cell = page.locator("td.leapp-wrap").first
+    cell = page.locator(".leapp-hazards-table td.leapp-wrap").first
+    cell.wait_for(state="visible")
     box = cell.bounding_box()
     assert box["x"] + box["width"] <= page.viewport_size["width"]
     assert page.evaluate("e => e.scrollWidth <= e.clientWidth + 1", cell.element_handle())

@@ -89,7 +89,7 @@ def test_replay_rows_break_down_by_element(joint):
     assert bad and {r.worst_element for r in bad if r.output == "policy/action"} == {"left_knee"}
     out = {o.output: o for o in run.outputs}
     assert out["policy/chunk"].worst_element == "t+2/left_knee"
-    assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max, rel=1e-12)
+    assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max_abs, rel=1e-12)
 
 
 def test_run_json_holds_elements_and_worst_element(tmp_path):
@@ -104,3 +104,51 @@ def test_run_json_holds_elements_and_worst_element(tmp_path):
     assert set(c["elements"][0]) == {"name", "max_abs", "nrmse"}
     port = next(p for p in g["nodes"][0]["ports"] if p["name"] == "chunk")
     assert port["semantics"]["temporal_period_ms"] == 20.0
+
+
+def test_verify_of_the_prepared_node_breaks_outputs_down_by_joint(joint, tmp_path, capsys):
+    """verify outputs of a prepared node (Deliver 5): ``prepare --from-trace`` keeps LEAPP's artifact
+    (which froze the knee's offset) and the recorded outputs as the reference; compiled for ``ort``,
+    verify's output rows name the perturbed joint, numbers recomputed from the two npz files."""
+    d = tmp_path
+    rep = leapp_lab.prepare(joint, d / "policy.onnx", d / "policy.npz", d / "policy.reference.npz", node="policy")
+    assert rep.from_trace.semantics["action"].element_names == [JOINTS]
+    assert main(["compile", str(d / "policy.onnx"), "--engine", "ort", "--npz", str(d / "policy.npz"),
+                 "--out", str(d / "build"), "--quiet"]) == 0
+    js = d / "verify.json"
+    rc = main(["verify", str(d / "policy.reference.npz"), str(d / "build"), "--json", str(js),
+               "--out", str(d / "runs")])
+    assert rc == 0
+    text = capsys.readouterr().out
+    rows = {r["name"]: r for r in json.loads(js.read_text())["rows"]}
+    assert rows["action"]["worst_element"] == "left_knee" and rows["chunk"]["worst_element"] == "t+2/left_knee"
+    eng = load_npz_file(d / "build" / "sample_outputs.npz")
+    ref = load_npz_file(d / "policy.reference.npz")
+    for port, names in (("action", JOINTS), ("chunk", [f"t+{t}/{j}" for t in range(3) for j in JOINTS])):
+        e = np.asarray(eng[port], np.float64).reshape(-1, len(names))
+        r = np.asarray(ref[port], np.float64).reshape(-1, len(names))
+        got = rows[port]["elements"]
+        assert [x["name"] for x in got] == names
+        for i, x in enumerate(got):
+            assert x["max_abs"] == pytest.approx(float(np.max(np.abs(e[:, i] - r[:, i]))), rel=1e-12)
+            want = np.sqrt(np.mean((e[:, i] - r[:, i]) ** 2)) / np.sqrt(np.mean(r[:, i] ** 2))
+            assert x["nrmse"] == pytest.approx(float(want), rel=1e-9)
+    # the text names it with the port's meaning; the report reloads it; the view draws it
+    assert "action: worst element left_knee (max |diff|" in text and "target/joint/position, rad)" in text
+    v = leapp_lab.load(sorted((d / "runs" / "runs").iterdir())[-1])
+    act = v.row("action")
+    assert act.worst_element == "left_knee" and act.meaning == "target/joint/position, rad"
+    assert "worst_element" in v.to_dataframe().columns
+    from leapp_lab.views.viewdict import build_view
+    view = build_view(v)
+    row = next(x for x in view["table"]["rows"] if x["id"] == "action")
+    assert row["cells"]["worst_element"] == "left_knee"
+    assert view["table"]["reasons"][row["reason"].split(", ")[-1]] == \
+        "worst element left_knee (target/joint/position, rad)"
+    el = row["samples"][0]["elements"]
+    assert el["names"] == JOINTS and el["worst"] == "left_knee" and el["max_abs"][1] == max(el["max_abs"])
+
+
+def load_npz_file(p):
+    from leapp_lab.model.jsonio import load_npz
+    return load_npz(p)

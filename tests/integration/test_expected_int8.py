@@ -1,0 +1,160 @@
+"""verify --expected int8 on real int8 builds through real onnxruntime: the expected error that
+the engine's own int8 grids explain, checked against an independent computation (the layer of the
+prepared model extracted with onnx.utils.extract_model, fake-quantized by hand with the scales
+read from engine.onnx, run in onnxruntime fp32), and the judgement that follows."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from leapp_lab.model.jsonio import load_npz
+from leapp_lab.steps.compile import compile
+from leapp_lab.steps.verify import verify
+from tests.integration.test_verify_local import perturbed_build
+from tests.models.builds import prepared
+
+CLI = [sys.executable, "-m", "leapp_lab.cli"]
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return prepared("conv_net", taps=("all",))
+
+
+@pytest.fixture(scope="module")
+def clean8(conv, tmp_path_factory):
+    return compile(conv.onnx, "ort-int8", out=tmp_path_factory.mktemp("c") / "model.ort-int8", naive_check=False)
+
+
+def _fq(x, scale, zp):
+    """Round onto the grid (ONNX QuantizeLinear, then DequantizeLinear), by hand in numpy."""
+    info = np.iinfo(zp.dtype)
+    q = np.clip(np.rint(np.asarray(x, np.float32) / scale) + int(zp), info.min, info.max)
+    return ((q - int(zp)) * scale).astype(np.float32)
+
+
+def _nrmse(e, r):
+    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
+    return float(np.sqrt(((e - r) ** 2).sum() / (r @ r)))
+
+
+def _layer(model_onnx: Path, tmp: Path, src: str, dst: str, weights: dict) -> "object":
+    """The prepared model's layer from tensor ``src`` to ``dst`` (extract_model), with the
+    initializers in ``weights`` replaced, as an onnxruntime fp32 session (optimisations off)."""
+    import onnxruntime as ort
+    sub = tmp / f"layer-{dst}.onnx"
+    onnx.utils.extract_model(str(model_onnx), str(sub), [src], [dst], check_model=False)
+    m = onnx.load(str(sub))
+    for init in m.graph.initializer:
+        if init.name in weights:
+            init.CopyFrom(numpy_helper.from_array(weights[init.name], init.name))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def test_clean_int8_build_is_explained_by_its_own_rounding(conv, clean8):
+    v = verify(conv.reference, clean8.path, save=False, expected="int8")
+    assert v.local and v.expected.dtype == "int8" and v.expected.local
+    assert v.expected.factor == pytest.approx(1.1) and v.expected.floor == pytest.approx(1e-3)
+    rows = [r for r in v.rows if r.in_rule]
+    assert len(rows) == 5
+    for r in rows:
+        assert r.expected_nrmse > 1e-3 and r.expected_local_nrmse > 1e-3, r.name
+        # the rounded model reproduces the S8S8 kernels: the engine's error is its rounding
+        assert r.local_excess == pytest.approx(r.local_nrmse / r.expected_local_nrmse, rel=1e-12)
+        assert 0.95 < r.local_excess < 1.05, (r.name, r.local_excess)
+        assert 0.9 < r.nrmse / r.expected_nrmse < 1.1, r.name
+        assert not r.beyond_expected
+    assert v.beyond_expected == [] and v.first_beyond_expected is None
+    assert v.first_divergent == "stem"          # the plain rule still trips at the first int8 layer
+    text = str(v)
+    assert text.splitlines()[1].startswith("beyond what int8 rounding explains: nothing")
+    assert "largest local excess" in text
+
+
+def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8, tmp_path):
+    v = verify(conv.reference, clean8.path, save=False, expected="int8")
+    ref = load_npz(conv.reference)
+    engine = onnx.load(str(Path(clean8.path) / "engine.onnx"))
+    g = {i.name: numpy_helper.to_array(i) for i in engine.graph.initializer}
+    # the grids, read by hand from the engine's fused kernels: QLinearConv / QGemm name them
+    conv2 = next(n for n in engine.graph.node if n.op_type == "QLinearConv" and n.input[3] == "block2.0.weight_quantized")
+    gemm = next(n for n in engine.graph.node if n.op_type == "QGemm")
+    x_s, x_z, w_s, w_z, y_s, y_z = (g[conv2.input[i]] for i in (1, 2, 4, 5, 6, 7))
+    m_s, m_z, h_s, h_z, o_s, o_z = (g[gemm.input[i]] for i in (1, 2, 4, 5, 7, 8))
+    prepared_m = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(conv.onnx)).graph.initializer}
+    n = ref["stem"].shape[0]
+
+    # block2 = relu(conv(add)): input on add's grid, int8 weights, int32 bias, output on relu_2's grid
+    w = _fq(prepared_m["block2.0.weight"], w_s, w_z)
+    b_scale = np.float32(x_s * w_s)
+    b = (np.rint(prepared_m["block2.0.bias"] / b_scale) * b_scale).astype(np.float32)
+    s = _layer(conv.onnx, tmp_path, "add", "relu_2", {"block2.0.weight": w, "block2.0.bias": b})
+    got = [_fq(s.run(None, {"add": _fq(ref["block1"][i], x_s, x_z)})[0], y_s, y_z) for i in range(n)]
+    assert v.row("block2").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["block2"]), rel=1e-9)
+
+    # pooled = mean(block2): fp32 ReduceMean of the input on relu_2's grid, output on mean's grid
+    s = _layer(conv.onnx, tmp_path, "relu_2", "mean", {})
+    got = [_fq(s.run(None, {"relu_2": _fq(ref["block2"][i], y_s, y_z)})[0], m_s, m_z) for i in range(n)]
+    assert v.row("pooled").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
+
+    # output_0 = head(pooled): QGemm's weight and bias grids, output on output_0's grid
+    w = _fq(prepared_m["head.weight"], h_s, h_z)
+    b_scale = np.float32(m_s * h_s)
+    b = (np.rint(prepared_m["head.bias"] / b_scale) * b_scale).astype(np.float32)
+    s = _layer(conv.onnx, tmp_path, "mean", "output_0", {"head.weight": w, "head.bias": b})
+    got = [_fq(s.run(None, {"mean": _fq(ref["pooled"][i], m_s, m_z)})[0], o_s, o_z) for i in range(n)]
+    assert v.row("output_0").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["output_0"]),
+                                                                   rel=1e-9)
+
+
+def test_a_layer_perturbed_in_the_engine_only_is_beyond_and_ranked_first(conv, tmp_path):
+    """block1's weights x 1.03 in the engine's ONNX (the reference untouched): within the plain
+    1 % rule and not the largest local error, but the only row beyond its int8 rounding."""
+    import shutil
+    out = tmp_path / "p"
+    out.mkdir()
+    m = onnx.load(str(conv.onnx))
+    init = next(i for i in m.graph.initializer if i.name == "block1.0.weight")
+    init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(1.03), init.name))
+    onnx.save(m, str(out / "model.onnx"))
+    shutil.copy(conv.npz, out / "model.npz")
+    rep = compile(out / "model.onnx", "ort-int8", out=out / "model.ort-int8", naive_check=False)
+    v = verify(conv.reference, rep.path, out=tmp_path / "runs", expected="int8", json_path=tmp_path / "v.json")
+    assert v.first_beyond_expected == "block1" and v.beyond_expected == ["block1"]
+    assert v.worst_local == "block1" and v.row("block1").local_excess > 1.5
+    assert v.first_locally_divergent == "stem"      # what --local alone leads with: int8 rounding
+    assert str(v).splitlines()[1].startswith("beyond what int8 rounding explains: block1 (local excess")
+    # saved and loaded as computed; the JSON rows and the CSV carry the new fields
+    import leapp_lab
+    back = leapp_lab.load(v.path)
+    assert back.expected.dtype == "int8" and back.expected.local and back.first_beyond_expected == "block1"
+    assert [r.local_excess for r in back.rows] == [r.local_excess for r in v.rows]
+    rows = json.loads((tmp_path / "v.json").read_text())
+    assert rows["expected"]["dtype"] == "int8" and rows["expected"]["factor"] == pytest.approx(1.1)
+    assert {"expected_local_nrmse", "local_excess"} <= set(rows["rows"][0])
+    head = (Path(v.path) / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert "expected_local_nrmse" in head and "local_excess" in head
+
+
+def test_cli_expected_int8_and_a_build_without_grids(conv, clean8, tmp_path):
+    r = subprocess.run([*CLI, "verify", str(conv.reference), str(clean8.path), "--expected", "int8",
+                        "--no-save", "--json", str(tmp_path / "v.json")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "beyond what int8 rounding explains: nothing" in r.stdout
+    rows = json.loads((tmp_path / "v.json").read_text())
+    assert rows["local"] is True and all(x["local_excess"] is not None for x in rows["rows"])
+    # an fp32 build has no int8 grids: the verify goes on and says why
+    b32 = compile(conv.onnx, "ort", out=tmp_path / "model.ort", naive_check=False)
+    v = verify(conv.reference, b32.path, save=False, expected="int8")
+    assert v.expected is not None and all(r.expected_local_nrmse is None for r in v.rows)
+    assert any("not ort-int8" in w for w in v.warnings)
+    assert v.row("stem").expected_note.startswith("the build's engine is ort")
