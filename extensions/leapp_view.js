@@ -3087,6 +3087,7 @@ function drawProfile(div, profile, metric, onPick) {
   };
   if (profile.first_divergent_index !== null && profile.first_divergent_index !== void 0) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
   if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== void 0) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (profile.first_beyond_expected_index !== null && profile.first_beyond_expected_index !== void 0) vline(profile.first_beyond_expected_index, "#6a1b9a", "dash", profile.beyond_label || "first beyond expected");
   if (s.threshold !== null && s.threshold !== void 0) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({
@@ -3220,6 +3221,14 @@ function header(view, onBadge) {
     { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
+    // with an expectation (verify --expected) the view leads with the rows beyond it; a button to
+    // the first of them
+    view.lead ? view.lead.row ? h("button", {
+      class: "leapp-lead leapp-badge-link leapp-" + view.lead.status,
+      "data-leapp-lead": view.lead.status,
+      "data-leapp-badge-row": view.lead.row,
+      on: { click: () => onBadge(view.lead.row) }
+    }, view.lead.text) : h("div", { class: "leapp-lead leapp-" + view.lead.status, "data-leapp-lead": view.lead.status }, view.lead.text) : null,
     h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.row ? h(
       "button",
       {
