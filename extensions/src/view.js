@@ -10,6 +10,7 @@
 // onSelect (a list: push fn(id, sample, source), called on every selection), scrollToRow(id),
 // showTab(id), search(q), rowIds() (the rows shown, in their current order), fragment(), state.
 import { h } from "./shared/dom.js";
+import { findingEl } from "./shared/finding.js";
 import { fmt } from "./shared/format.js";
 import { fragmentOf, readFragment } from "./shared/permalink.js";
 import { TABS } from "./tabs.js";
@@ -33,12 +34,7 @@ function header(view, onBadge) {
   return h("div", { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
-    // with an expectation (verify --expected) the view leads with the rows beyond it; a button to
-    // the first of them
-    view.lead ? (view.lead.row
-      ? h("button", { class: "leapp-lead leapp-badge-link leapp-" + view.lead.status, "data-leapp-lead": view.lead.status,
-                      "data-leapp-badge-row": view.lead.row, on: { click: () => onBadge(view.lead.row) } }, view.lead.text)
-      : h("div", { class: "leapp-lead leapp-" + view.lead.status, "data-leapp-lead": view.lead.status }, view.lead.text)) : null,
+    findingEl(view.finding, onBadge),
     h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.row
       ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
                       "data-leapp-badge-row": b.row, on: { click: () => onBadge(b.row) } },

@@ -280,7 +280,8 @@ class CompareReport(Viewable, Report, Plain):
         """The ``--json`` document: the sides, the flips, the flat rows and the warnings."""
         from .jsonio import to_jsonable
         return to_jsonable({
-            "kind": "compare-rows", "schema_version": self.schema_version, "mode": self.mode,
+            "kind": "compare-rows", "schema_version": self.schema_version, "finding": self.finding,
+            "mode": self.mode,
             "sides": self.sides, "baseline": self.baseline.key if self.sides else None,
             "to_fail": self.to_fail, "to_pass": self.to_pass,
             "fail_on_flip": self.fail_on_flip, "exit_code": self.exit_code,

@@ -134,7 +134,7 @@ def _write_files(report: RepairReport, json_path, html, tmps: list[Path]) -> Non
 
 
 def _write_json(path, report: RepairReport) -> None:
-    write_json(path, {"kind": report.kind, "schema_version": report.schema_version, **report.to_dict()})
+    write_json(path, report.body())
 
 
 def check_repair_options(*, engine: str = "ort-int8", target_nrmse: Any = 0.01, budget: Any = None,

@@ -27,6 +27,7 @@ from leapp_lab.model.compare import RATIO_FMTS, change_columns, identity_columns
 from leapp_lab.model.hist import Hist
 
 from .verify_view import _column, _tap_status
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, hist_dict
 
 def beyond_words(dtype: str) -> str:
@@ -235,6 +236,7 @@ def compare_view(report: Any) -> dict[str, Any]:
     notes = list(report.warnings)
     return {
         "kind": "compare", "schema": VIEW_SCHEMA, "title": title,
+        "finding": finding_view(report, lambda n: n if n in {x["id"] for x in rows} else None),
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
         "tabs": [{"id": "table", "label": "Compare"}],

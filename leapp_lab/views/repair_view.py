@@ -8,6 +8,7 @@ from typing import Any
 from leapp_lab.model.repair import table_columns
 
 from .numfmt import fmt
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column
 
 _PRECISION = {"ort-int8": "int8", "ort-fp16": "fp16", "trt-fp16": "fp16"}
@@ -125,7 +126,7 @@ def repair_view(report: Any) -> dict[str, Any]:
     if cmd:
         notes.append(f"rebuild it: {cmd}")
     return {
-        "kind": "repair", "schema": VIEW_SCHEMA,
+        "kind": "repair", "schema": VIEW_SCHEMA, "finding": finding_view(r, lambda n: n if n in by_id else None),
         "title": f"Repair · {Path(r.onnx).name} on {r.engine}, target nrmse {r.target_nrmse:g}",
         "subtitle": " · ".join(x for x in (r.created, str(r.path) if r.path else None) if x),
         "status": "pass" if r.met else "fail", "badges": [b for b in badges if b["value"] is not None],

@@ -4,6 +4,7 @@ then the flips, the rows in one run only and each run's first divergent row. Rea
 from __future__ import annotations
 
 from .compare_view import FLIP_WORDS, STATUS_LABELS, _columns, _row, beyond_words
+from .finding import lead
 from .numfmt import fmt
 
 _LEFT = ("text", "status", "bool", "verdict", "flip")
@@ -83,4 +84,4 @@ def render_compare(report) -> str:
                      if report.to_fail else "PASS: no row flipped to fail (--fail-on-flip)")
     if report.path:
         lines.append(f"run folder: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))

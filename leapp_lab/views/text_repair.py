@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from leapp_lab.model.repair import table_columns
 
+from .finding import lead
 from .numfmt import fmt
 from .text_verify import _table
 
@@ -51,7 +52,7 @@ def render_repair(report) -> str:
         lines.append(f"warning: {w}")
     if r.path:
         lines.append(f"run folder: {r.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def _cell(v, kind: str) -> str:

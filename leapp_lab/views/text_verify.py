@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, table_columns
 
+from .finding import lead
 from .numfmt import fmt
 
 _LEFT = ("text", "status", "bool")
@@ -22,8 +23,6 @@ def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    if report.expected is not None:
-        lines.append(expected_headline(report))
     cols = table_columns(report)
     body = []
     for r in report.table(verbose):
@@ -100,25 +99,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
         lines.append(f"metrics backend: {report.metrics_backend}")
     if report.path:
         lines.append(f"run folder: {report.path}")
-    return "\n".join(lines)
-
-
-def expected_headline(report) -> str:
-    """The sentence a report with an expectation leads with (text, widget, offline report):
-    ``beyond what int8 rounding explains: b5 (local excess 3.2x > 1.1), b9 (...)``, or nothing."""
-    ex = report.expected
-    rows = {r.name: r for r in report.rows}
-    parts = []
-    for n in report.beyond_expected:
-        r = rows.get(n)
-        if r is not None and r.local_excess is not None:
-            parts.append(f"{n} (local excess {fmt(r.local_excess, 'x')})")
-        elif r is not None:
-            parts.append(f"{n} (nrmse {fmt(r.nrmse, 'num')}, expected {fmt(r.expected_nrmse, 'num')})")
-    head = ex.headline() if hasattr(ex, "headline") else f"beyond expected {ex.dtype} drift"
-    if not parts:
-        return f"{head}: nothing (rule: {ex.text or ex.describe()})"
-    return f"{head}: {', '.join(parts)}"
+    return lead(report, "\n".join(lines))
 
 
 def _worst_element(r) -> str:
@@ -163,7 +144,7 @@ def render_build(report) -> str:
     if report.path:
         kind = "build archive" if str(report.path).endswith((".tgz", ".tar.gz")) else "build folder"
         lines.append(f"{kind}: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def render_prepare(r) -> str:
@@ -199,4 +180,4 @@ def render_prepare(r) -> str:
             line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
         lines.append(line)
     tail = [f"  warning: {w}" for w in r.warnings]
-    return "\n".join(head + lines + tail)
+    return lead(r, "\n".join(head + lines + tail))

@@ -6,9 +6,12 @@ import re
 from typing import Any
 
 from leapp_lab.model.arraysummary import array_summary
+from leapp_lab.model.trace import graph_labels  # noqa: F401  (the views' name for it)
 
 from .graphs import Arrow, Box, Drawing, render_svg
+from .numfmt import NONE
 from .trace_layers import layer_budget, layer_views, pipeline_view
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 MAX_LOG_RECORDS = 5000
@@ -21,21 +24,10 @@ def _status(passed: bool | None) -> str:
 
 
 def _port_text(p: Any) -> str:
-    shape = "?" if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
+    shape = NONE if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
     arrow = "in " if p.direction == "in" else "out"
     role = " (state)" if p.role == "state" else ""
     return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"
-
-
-def graph_labels(graphs: list[Any]) -> list[str]:
-    """One distinct label per graph: a script that compiles the same graph name twice (a sweep, a
-    second backend) gets ``name``, ``name#2``, ... so row and node ids stay unique."""
-    seen: dict[str, int] = {}
-    out = []
-    for g in graphs:
-        seen[g.name] = seen.get(g.name, 0) + 1
-        out.append(g.name if seen[g.name] == 1 else f"{g.name}#{seen[g.name]}")
-    return out
 
 
 def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
@@ -275,6 +267,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         [{"id": "pipeline", "label": "Pipeline on engines"}] if pipeline else [])
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
+        "finding": finding_view(report, lambda n: n if any(r["id"] == n for r in rows) else None),
         "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
                                            str(report.path) if report.path else None) if x),
         "status": status, "badges": badges, "notes": notes,

@@ -8,6 +8,7 @@ from typing import Any
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
 
 from .engine_graph_view import engine_graph_view
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 
@@ -170,19 +171,15 @@ def verify_view(report: Any) -> dict[str, Any]:
                          title="the first row whose own (local) error crosses the rule (click: go to it)"),
                    badge("largest local error", report.worst_local,
                          row=report.worst_local if report.worst_local in shown else None)]
-    lead = None
     if report.expected is not None:
         n_beyond = len(report.beyond_expected)
-        # with an expectation the view leads with it: the first divergent row is where every
-        # engine of that precision diverges, the rows beyond it are where this one is wrong
+        # with an expectation its verdict comes first (the finding leads with it too): the first
+        # divergent row is where every engine of that precision diverges
         badges.insert(0, badge(report.expected.headline(),
                                f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "nothing",
                                "fail" if n_beyond else "pass", row=report.first_beyond_expected
                                if report.first_beyond_expected in shown else None,
                                title="rule: " + (report.expected.text or report.expected.describe())))
-        from .text_verify import expected_headline
-        lead = {"text": expected_headline(report), "status": "fail" if n_beyond else "pass",
-                "row": report.first_beyond_expected if report.first_beyond_expected in shown else None}
     if report.max_mape is not None:
         badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
@@ -193,11 +190,10 @@ def verify_view(report: Any) -> dict[str, Any]:
     title = report.build_name or Path(report.build).name or "build"
     graph = engine_graph_view(report)
     return {
-        "kind": "verify", "schema": VIEW_SCHEMA,
+        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding_view(report, lambda n: n if n in shown else None),
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
-        "lead": lead,
         "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}]
         + ([{"id": "graph", "label": "Graph"}] if graph is not None else []),
         "table": {"title": "Outputs and taps in model order (|engine − reference|)",

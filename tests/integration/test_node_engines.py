@@ -260,3 +260,19 @@ def test_layers_find_the_verify_run_in_a_moved_run_folder(traced, tmp_path):
     gone = "/nowhere/else" + entry.verify_run[entry.verify_run.index("/nodes/"):]
     assert _located(gone, str(moved)) == moved / entry.verify_run[entry.verify_run.index("/nodes/") + 1:]
     assert _located(gone, str(tmp_path)) is None and _located(None, str(moved)) is None
+
+
+@pytest.mark.parametrize("name,rc", [("frozen_item", 1), ("crash_midtrace", 2)])
+def test_run_exit_codes_are_the_same_with_engines(name, rc, tmp_path, capsys):
+    """A failed validation exits 1 and a script that raises exits 2, with or without --engine; the
+    nodes of a compiled graph still get their engine entries."""
+    script = str(HERE.parent / "pipelines" / f"{name}.py")
+    plain = cli_main(["run", script, "--quiet", "--", str(tmp_path / "a")])
+    js = tmp_path / "r.json"
+    with_engine = cli_main(["run", script, "--engine", "ort", "--quiet", "--json", str(js), "--", str(tmp_path / "b")])
+    capsys.readouterr()
+    assert plain == with_engine == rc
+    g = json.loads(js.read_text())["graphs"][0]
+    assert (g["status"] == "compiled") == (name == "frozen_item")
+    if g["status"] == "compiled":
+        assert [[e["engine"] for e in n["engines"]] for n in g["nodes"] if n["backend"]] == [["ort"]]
