@@ -23,8 +23,6 @@ def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    if report.expected is not None:
-        lines.append(expected_headline(report))
     cols = table_columns(report)
     body = []
     for r in report.table(verbose):
@@ -102,24 +100,6 @@ def render_verify(report, verbose: bool | None = None) -> str:
     if report.path:
         lines.append(f"run folder: {report.path}")
     return lead(report, "\n".join(lines))
-
-
-def expected_headline(report) -> str:
-    """The sentence a report with an expectation leads with (text, widget, offline report):
-    ``beyond what int8 rounding explains: b5 (local excess 3.2x > 1.1), b9 (...)``, or nothing."""
-    ex = report.expected
-    rows = {r.name: r for r in report.rows}
-    parts = []
-    for n in report.beyond_expected:
-        r = rows.get(n)
-        if r is not None and r.local_excess is not None:
-            parts.append(f"{n} (local excess {fmt(r.local_excess, 'x')})")
-        elif r is not None:
-            parts.append(f"{n} (nrmse {fmt(r.nrmse, 'num')}, expected {fmt(r.expected_nrmse, 'num')})")
-    head = ex.headline() if hasattr(ex, "headline") else f"beyond expected {ex.dtype} drift"
-    if not parts:
-        return f"{head}: nothing (rule: {ex.text or ex.describe()})"
-    return f"{head}: {', '.join(parts)}"
 
 
 def _worst_element(r) -> str:

@@ -72,8 +72,9 @@ def test_clean_int8_build_is_explained_by_its_own_rounding(conv, clean8):
     assert v.beyond_expected == [] and v.first_beyond_expected is None
     assert v.first_divergent == "stem"          # the plain rule still trips at the first int8 layer
     text = str(v)
-    assert text.splitlines()[1].startswith("beyond what int8 rounding explains: nothing")
-    assert "largest local excess" in text
+    # the finding leads: every row is within int8 rounding although every row crosses the 1 % rule
+    assert text.startswith("Every row is within what int8 rounding explains") and v.finding_record().status == "warn"
+    assert "largest local excess" in text and "beyond expected int8 drift (local excess" in text
 
 
 def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8, tmp_path):
@@ -128,7 +129,8 @@ def test_a_layer_perturbed_in_the_engine_only_is_beyond_and_ranked_first(conv, t
     assert v.first_beyond_expected == "block1" and v.beyond_expected == ["block1"]
     assert v.worst_local == "block1" and v.row("block1").local_excess > 1.5
     assert v.first_locally_divergent == "stem"      # what --local alone leads with: int8 rounding
-    assert str(v).splitlines()[1].startswith("beyond what int8 rounding explains: block1 (local excess")
+    assert str(v).startswith("Beyond what int8 rounding explains: block1 (its own error is")
+    assert v.finding_record().rows[0] == "block1"
     # saved and loaded as computed; the JSON rows and the CSV carry the new fields
     import leapp_lab
     back = leapp_lab.load(v.path)
@@ -145,7 +147,7 @@ def test_cli_expected_int8_and_a_build_without_grids(conv, clean8, tmp_path):
     r = subprocess.run([*CLI, "verify", str(conv.reference), str(clean8.path), "--expected", "int8",
                         "--no-save", "--json", str(tmp_path / "v.json")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "beyond what int8 rounding explains: nothing" in r.stdout
+    assert r.stdout.startswith("Every row is within what int8 rounding explains")
     rows = json.loads((tmp_path / "v.json").read_text())
     assert rows["local"] is True and all(x["local_excess"] is not None for x in rows["rows"])
     # an fp32 build has no int8 grids: the verify goes on and says why
