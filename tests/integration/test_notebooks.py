@@ -198,8 +198,8 @@ def test_inside_a_node_notebook(tmp_path_factory, artifacts_dir):
     r = leapp_lab.load(build / "leapp_lab")                 # its latest run: the repair
     assert r.kind == "repair" and r.met and r.chosen == ["fc1"]
     ref = build / "node.reference.npz"
-    assert _nrmse(Path(r.baseline.build) / "sample_outputs.npz", ref, "action") > 0.1
-    after = _nrmse(Path(r.final.build) / "sample_outputs.npz", ref, "action")
+    assert oracle.nrmse_of_files(Path(r.baseline.build) / "sample_outputs.npz", ref, "action") > 0.1
+    after = oracle.nrmse_of_files(Path(r.final.build) / "sample_outputs.npz", ref, "action")
     assert after < 0.02 and after == pytest.approx(r.after, rel=1e-9)
     # the recurrent variant: its node's samples hold the state input, chained from the Python's states
     assert "the node's samples: {'obs': (6, 1, 12), 'h_in': (6, 1, 32)}" in text
