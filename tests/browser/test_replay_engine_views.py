@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from harness import open_notebook, run_all, wait_text
+from harness import open_notebook, open_offline, run_all, wait_text
 from leapp_lab.views.html import to_html
 
 pytestmark = pytest.mark.browser
@@ -100,11 +100,7 @@ def test_engine_replay_offline(page, tapped, tmp_path, artifacts_dir):
     mod, rep = tapped
     f = tmp_path / "engine_replay.html"
     to_html(rep, f)
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(f.as_uri())
-    page.wait_for_selector("[data-leapp-tab='table']", timeout=15000)
+    blocked = open_offline(page, f, "[data-leapp-tab='table']", timeout=15000)
     check_engine_replay(page, "body", mod.NAME, mod, rep.graph.replay, artifacts_dir, "replay_engine_offline.png")
     assert blocked == [] and page.errors == []
 

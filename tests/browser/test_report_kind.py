@@ -3,6 +3,7 @@ by the shared front-end, offline in real Chromium: its table with no front-end c
 its own "summary" tab by the one front-end module the page adds (bundled as the page says)."""
 import pytest
 
+from harness import open_offline
 from leapp_lab.model import base
 from leapp_lab.views import assets, registry
 from tests.contributing_example import bundle_with_example, run_example
@@ -16,11 +17,7 @@ def test_the_contributing_example_kind_in_chromium(page, tmp_path, monkeypatch, 
     with run_example(tmp_path) as (ns, _, _):
         f = tmp_path / "doctor.html"
         ns["report"].to_html(f)
-    blocked = []
-    page.route("**/*", lambda q: q.continue_() if q.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(q.request.url), q.abort()))
-    page.goto(f.as_uri())
-    page.wait_for_selector(".leapp-view:not(.leapp-static) tr[data-leapp-row]")
+    blocked = open_offline(page, f, ".leapp-view:not(.leapp-static) tr[data-leapp-row]")
     live = page.locator(".leapp-view:not(.leapp-static)")
     assert live.get_attribute("data-leapp-kind") == "doctor" and live.get_attribute("data-leapp-status") == "fail"
     rows = live.locator("tr[data-leapp-row]")
@@ -48,12 +45,8 @@ def test_the_contributing_example_tab_in_chromium(page, tmp_path, monkeypatch, a
     with run_example(tmp_path) as (ns, _, _):
         f = tmp_path / "doctor.html"
         ns["report"].to_html(f)
-    blocked = []
-    page.route("**/*", lambda q: q.continue_() if q.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(q.request.url), q.abort()))
-    page.goto(f.as_uri())
     live = ".leapp-view:not(.leapp-static)"
-    page.wait_for_selector(f"{live} tr[data-leapp-row]")
+    blocked = open_offline(page, f, f"{live} tr[data-leapp-row]")
     page.click(f"{live} [data-leapp-tab='summary']")
     items = page.locator(f"{live} [data-leapp-panel='summary'] li[data-leapp-summary-row]")
     assert [items.nth(i).inner_text() for i in range(items.count())] == ["onnxruntime: ok", "tensorrt: failing"]

@@ -19,6 +19,7 @@ from leapp_lab.steps.compile import compile
 from leapp_lab.steps.verify import verify
 from tests.integration.test_verify_local import perturbed_build
 from tests.models.builds import prepared
+from tests import oracle
 
 CLI = [sys.executable, "-m", "leapp_lab.cli"]
 
@@ -38,11 +39,6 @@ def _fq(x, scale, zp):
     info = np.iinfo(zp.dtype)
     q = np.clip(np.rint(np.asarray(x, np.float32) / scale) + int(zp), info.min, info.max)
     return ((q - int(zp)) * scale).astype(np.float32)
-
-
-def _nrmse(e, r):
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    return float(np.sqrt(((e - r) ** 2).sum() / (r @ r)))
 
 
 def _layer(model_onnx: Path, tmp: Path, src: str, dst: str, weights: dict) -> "object":
@@ -76,8 +72,9 @@ def test_clean_int8_build_is_explained_by_its_own_rounding(conv, clean8):
     assert v.beyond_expected == [] and v.first_beyond_expected is None
     assert v.first_divergent == "stem"          # the plain rule still trips at the first int8 layer
     text = str(v)
-    assert text.splitlines()[1].startswith("beyond what int8 rounding explains: nothing")
-    assert "largest local excess" in text
+    # the finding leads: every row is within int8 rounding although every row crosses the 1 % rule
+    assert text.startswith("Every row is within what int8 rounding explains") and v.finding_record().status == "warn"
+    assert "largest local excess" in text and "beyond expected int8 drift (local excess" in text
 
 
 def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8, tmp_path):
@@ -99,12 +96,12 @@ def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8
     b = (np.rint(prepared_m["block2.0.bias"] / b_scale) * b_scale).astype(np.float32)
     s = _layer(conv.onnx, tmp_path, "add", "relu_2", {"block2.0.weight": w, "block2.0.bias": b})
     got = [_fq(s.run(None, {"add": _fq(ref["block1"][i], x_s, x_z)})[0], y_s, y_z) for i in range(n)]
-    assert v.row("block2").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["block2"]), rel=1e-9)
+    assert v.row("block2").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["block2"]), rel=1e-9)
 
     # pooled = mean(block2): fp32 ReduceMean of the input on relu_2's grid, output on mean's grid
     s = _layer(conv.onnx, tmp_path, "relu_2", "mean", {})
     got = [_fq(s.run(None, {"relu_2": _fq(ref["block2"][i], y_s, y_z)})[0], m_s, m_z) for i in range(n)]
-    assert v.row("pooled").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
+    assert v.row("pooled").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
 
     # output_0 = head(pooled): QGemm's weight and bias grids, output on output_0's grid
     w = _fq(prepared_m["head.weight"], h_s, h_z)
@@ -112,7 +109,7 @@ def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8
     b = (np.rint(prepared_m["head.bias"] / b_scale) * b_scale).astype(np.float32)
     s = _layer(conv.onnx, tmp_path, "mean", "output_0", {"head.weight": w, "head.bias": b})
     got = [_fq(s.run(None, {"mean": _fq(ref["pooled"][i], m_s, m_z)})[0], o_s, o_z) for i in range(n)]
-    assert v.row("output_0").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["output_0"]),
+    assert v.row("output_0").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["output_0"]),
                                                                    rel=1e-9)
 
 
@@ -132,7 +129,8 @@ def test_a_layer_perturbed_in_the_engine_only_is_beyond_and_ranked_first(conv, t
     assert v.first_beyond_expected == "block1" and v.beyond_expected == ["block1"]
     assert v.worst_local == "block1" and v.row("block1").local_excess > 1.5
     assert v.first_locally_divergent == "stem"      # what --local alone leads with: int8 rounding
-    assert str(v).splitlines()[1].startswith("beyond what int8 rounding explains: block1 (local excess")
+    assert str(v).startswith("Beyond what int8 rounding explains: block1 (its own error is")
+    assert v.finding_record().rows[0] == "block1"
     # saved and loaded as computed; the JSON rows and the CSV carry the new fields
     import leapp_lab
     back = leapp_lab.load(v.path)
@@ -149,7 +147,7 @@ def test_cli_expected_int8_and_a_build_without_grids(conv, clean8, tmp_path):
     r = subprocess.run([*CLI, "verify", str(conv.reference), str(clean8.path), "--expected", "int8",
                         "--no-save", "--json", str(tmp_path / "v.json")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "beyond what int8 rounding explains: nothing" in r.stdout
+    assert r.stdout.startswith("Every row is within what int8 rounding explains")
     rows = json.loads((tmp_path / "v.json").read_text())
     assert rows["local"] is True and all(x["local_excess"] is not None for x in rows["rows"])
     # an fp32 build has no int8 grids: the verify goes on and says why
