@@ -119,6 +119,10 @@ def _unjudged(r) -> str:
 def render_build(report) -> str:
     lines = [f"build engine={report.engine}  artifact={report.artifact}  samples={report.samples}  "
              f"onnx={report.onnx}"]
+    c = getattr(report, "cache", None)
+    if c is not None and c.hit:
+        lines.append(f"reused the build of {c.reused_from or 'the previous compile'}: nothing changed "
+                     f"(cache key {(c.key or '')[:12]}; --force builds again)")
     if report.taps:
         body = [[t.name, t.kind, fmt(t.order, "int"), t.binding or "", t.via or "", t.source or ""]
                 for t in report.taps]
@@ -160,6 +164,10 @@ def render_prepare(r) -> str:
             f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
             + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
             + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    c = getattr(r, "cache", None)
+    if c is not None and c.hit:
+        head.insert(1, f"  reused    the export of {c.reused_from or 'the previous prepare'}: nothing changed "
+                       f"(cache key {(c.key or '')[:12]}; --force exports again)")
     o = getattr(r, "from_trace", None)
     if o is not None:
         what = ("LEAPP's own artifact" if o.onnx_source == "leapp" else

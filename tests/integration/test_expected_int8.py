@@ -19,6 +19,7 @@ from leapp_lab.steps.compile import compile
 from leapp_lab.steps.verify import verify
 from tests.integration.test_verify_local import perturbed_build
 from tests.models.builds import prepared
+from tests import oracle
 
 CLI = [sys.executable, "-m", "leapp_lab.cli"]
 
@@ -38,11 +39,6 @@ def _fq(x, scale, zp):
     info = np.iinfo(zp.dtype)
     q = np.clip(np.rint(np.asarray(x, np.float32) / scale) + int(zp), info.min, info.max)
     return ((q - int(zp)) * scale).astype(np.float32)
-
-
-def _nrmse(e, r):
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    return float(np.sqrt(((e - r) ** 2).sum() / (r @ r)))
 
 
 def _layer(model_onnx: Path, tmp: Path, src: str, dst: str, weights: dict) -> "object":
@@ -100,12 +96,12 @@ def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8
     b = (np.rint(prepared_m["block2.0.bias"] / b_scale) * b_scale).astype(np.float32)
     s = _layer(conv.onnx, tmp_path, "add", "relu_2", {"block2.0.weight": w, "block2.0.bias": b})
     got = [_fq(s.run(None, {"add": _fq(ref["block1"][i], x_s, x_z)})[0], y_s, y_z) for i in range(n)]
-    assert v.row("block2").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["block2"]), rel=1e-9)
+    assert v.row("block2").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["block2"]), rel=1e-9)
 
     # pooled = mean(block2): fp32 ReduceMean of the input on relu_2's grid, output on mean's grid
     s = _layer(conv.onnx, tmp_path, "relu_2", "mean", {})
     got = [_fq(s.run(None, {"relu_2": _fq(ref["block2"][i], y_s, y_z)})[0], m_s, m_z) for i in range(n)]
-    assert v.row("pooled").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
+    assert v.row("pooled").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
 
     # output_0 = head(pooled): QGemm's weight and bias grids, output on output_0's grid
     w = _fq(prepared_m["head.weight"], h_s, h_z)
@@ -113,7 +109,7 @@ def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8
     b = (np.rint(prepared_m["head.bias"] / b_scale) * b_scale).astype(np.float32)
     s = _layer(conv.onnx, tmp_path, "mean", "output_0", {"head.weight": w, "head.bias": b})
     got = [_fq(s.run(None, {"mean": _fq(ref["pooled"][i], m_s, m_z)})[0], o_s, o_z) for i in range(n)]
-    assert v.row("output_0").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["output_0"]),
+    assert v.row("output_0").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["output_0"]),
                                                                    rel=1e-9)
 
 

@@ -26,6 +26,7 @@ ROOT = HERE.parents[1]
 PIPES = HERE.parent / "node_pipelines"
 sys.path.insert(0, str(HERE.parent))
 from node_pipelines import encoded_policy, tapped_policy  # noqa: E402
+from tests import oracle
 
 ENGINE_KEYS = ["engine", "build", "verify_run", "status", "first_divergent", "worst_local", "error"]
 
@@ -42,11 +43,6 @@ def _tensorrt_here() -> str | None:
 
 
 NO_TRT = _tensorrt_here()
-
-
-def _nrmse(e, r) -> float:
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    return float(np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2)))
 
 
 @pytest.fixture(scope="module")
@@ -122,12 +118,12 @@ def test_pipeline_on_an_engine_node_by_node(traced):
     cum = [sess.run(["action"], {"latent": enc_out[k]})[0] for k in range(4)]
     loc = [sess.run(["action"], {"latent": arrays[f"policy/latent/{k}/input"]})[0] for k in range(4)]
     row = pe.nodes[1]
-    assert row.nrmse == pytest.approx(_nrmse(cum, rec), rel=1e-6)
-    assert row.local_nrmse == pytest.approx(_nrmse(loc, rec), rel=1e-6)
+    assert row.nrmse == pytest.approx(oracle.nrmse(cum, rec), rel=1e-6)
+    assert row.local_nrmse == pytest.approx(oracle.nrmse(loc, rec), rel=1e-6)
     assert row.own_share == pytest.approx(min(1.0, row.local_nrmse / row.nrmse), rel=1e-9)
     enc = pe.nodes[0]
     enc_rec = [arrays[f"encoder/latent/{k}/recorded"] for k in range(4)]
-    assert enc.nrmse == enc.local_nrmse == pytest.approx(_nrmse(enc_out, enc_rec), rel=1e-6)   # a graph input
+    assert enc.nrmse == enc.local_nrmse == pytest.approx(oracle.nrmse(enc_out, enc_rec), rel=1e-6)   # a graph input
     # the encoder stays under verify's 1 % nrmse limit; the policy does not: it is the node int8 hurts
     assert enc.nrmse < 0.01 < row.nrmse and pe.first_divergent_node == "policy"
     assert by["ort"].first_divergent_node is None and all(r.nrmse < 1e-5 for r in by["ort"].nodes)
