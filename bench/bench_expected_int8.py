@@ -60,12 +60,21 @@ def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[
 
 
 def block_convs(model_onnx: Path, block: int) -> list[str]:
-    """The conv weights of block ``block`` in the prepared ONNX (``blocks.<b>.body.<k>.weight``)."""
+    """The conv weights of block ``block`` in the prepared ONNX, in model order: the Conv nodes of
+    module ``blocks.<b>`` (the dynamo exporter's scope metadata, or the TorchScript exporter's
+    node names ``/blocks.<b>/...``)."""
     import onnx
+
+    from leapp_lab.onnxio.manifest import module_scope
     m = onnx.load(str(model_onnx), load_external_data=False)
-    convs = {n.input[1] for n in m.graph.node if n.op_type == "Conv"}
-    return sorted(i.name for i in m.graph.initializer
-                  if i.name in convs and i.name.startswith(f"blocks.{block}.body."))
+    inits = {i.name for i in m.graph.initializer}
+    out = []
+    for n in m.graph.node:
+        scope = (module_scope(n) or "") + "."
+        if n.op_type == "Conv" and (scope.startswith(f"blocks.{block}.") or n.name.startswith(f"/blocks.{block}/")):
+            if n.input[1] in inits and n.input[1] not in out:
+                out.append(n.input[1])
+    return out
 
 
 def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int):
