@@ -50,6 +50,15 @@ def fmt_metric(key: str, v: Any) -> str:
     return fmt(v, "cos" if key == "cosine" else "num")
 
 
+def _headline(ex: Any) -> str:
+    """``beyond what int8 rounding explains`` (the rule's own words, ExpectedRule.headline)."""
+    return ex.headline() if hasattr(ex, "headline") else f"beyond what {_within(ex)} explains"
+
+
+def _within(ex: Any) -> str:
+    return "int8 rounding" if ex.dtype == "int8" else f"{ex.dtype} precision"
+
+
 def _expected_lead(r: Any, rows: dict[str, Any]) -> tuple[list[str], str, list[str]]:
     """(sentences, status, cited) of an expectation: its beyond rows, or that every row is within it."""
     ex = r.expected
@@ -59,19 +68,19 @@ def _expected_lead(r: Any, rows: dict[str, Any]) -> tuple[list[str], str, list[s
         b = rows[beyond[0]]
         excess = getattr(b, "local_excess", None)
         if excess is not None:
-            how = f"its own error is {ratio(excess)} what rounding explains"
+            how = f"its own error is {ratio(excess)} what {_within(ex)} explains"
         elif b.expected_nrmse is not None and b.nrmse is not None:
             how = f"nrmse {num(b.nrmse)}, {ratio(b.nrmse / max(b.expected_nrmse, ex.floor))} its expected {num(b.expected_nrmse)}"
         else:
             how = f"nrmse {num(b.nrmse)}"
         more = f"; {plural(len(beyond) - 1, 'more row')} after it: {names(beyond[1:], 3)}" if len(beyond) > 1 else ""
-        return ([f"Beyond what {ex.dtype} rounding explains: {b.name} ({how}){more}."], "fail", beyond[:4])
+        return ([f"{_headline(ex)[:1].upper()}{_headline(ex)[1:]}: {b.name} ({how}){more}."], "fail", beyond[:4])
     diverged = [x.name for x in judged if x.diverged]
     if diverged:
-        return ([f"Every row is within what {ex.dtype} rounding explains ({plural(len(diverged), 'row')} cross "
+        return ([f"Every row is within what {_within(ex)} explains ({plural(len(diverged), 'row')} cross "
                  f"the rule, none beyond {ex.factor:g}× its expected error): ordinary reduced-precision error, "
                  f"no broken layer; repair finds the segments to keep in fp32 to meet a target."], "warn", [])
-    return ([f"Every row is within the rule and within what {ex.dtype} rounding explains "
+    return ([f"Every row is within the rule and within what {_within(ex)} explains "
              f"({plural(len(judged), 'judged row')})."], "pass", [])
 
 

@@ -108,13 +108,13 @@ def test_verify_finding_plain_local_and_expected():
     ex.beyond_expected, ex.first_beyond_expected = ["output_0"], "output_0"
     ex.row("output_0").beyond_expected = True
     f = ex.finding_record()
-    assert f.text.startswith("Beyond what fp16 rounding explains: output_0") and f.status == "fail"
+    assert f.text.startswith("Beyond what fp16 precision explains: output_0") and f.status == "fail"
     assert f.rows[0] == "output_0"
     _same_everywhere(ex)
     ex.beyond_expected, ex.first_beyond_expected = [], None
     ex.row("output_0").beyond_expected = False
     f = ex.finding_record()
-    assert f.status == "warn" and f.text.startswith("Every row is within what fp16 rounding explains")
+    assert f.status == "warn" and f.text.startswith("Every row is within what fp16 precision explains")
     assert "repair" in f.text
 
 
