@@ -188,8 +188,10 @@ def compare_finding(c: Any) -> Finding:
         a_name, b_name = _side_name(base, "diff"), _side_name(b, "diff")
         if flipped:
             f = flipped[0]
-            text = (f"{plural(len(to_pass), 'row')} flipped to pass and {len(to_fail)} to fail from {a_name} to "
-                    f"{b_name}; the first in model order is {f.name} ({f.verdicts.get(base.key)} → "
+            counts = " and ".join(x for x in (f"{len(to_fail)} to fail" if to_fail else "",
+                                              f"{len(to_pass)} to pass" if to_pass else "") if x)
+            text = (f"{plural(len(flipped), 'row')} flipped from {a_name} to {b_name} ({counts}); the first in "
+                    f"model order is {f.name} ({f.verdicts.get(base.key)} → "
                     f"{f.verdicts.get(b.key)}{_change(f, b.key)}).")
             if to_fail and to_fail[0] != f.name:
                 g = c.row(to_fail[0])

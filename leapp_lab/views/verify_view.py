@@ -81,25 +81,26 @@ def _column(c: Any, hidden: bool = False) -> dict[str, Any]:
 
 #: the columns a verify view shows first, by what the verify measured (the finding's columns lead:
 #: Deliver 2 of issue 21); every other table column is behind the "columns" control
-LEAD_EXPECTED = ("beyond_expected", "local_excess")
-LEAD_EXPECTED_CUMULATIVE = ("beyond_expected", "expected_nrmse")
-LEAD_LOCAL = ("local_nrmse", "local_share")
-LEAD_PLAIN = ("reason", "nrmse", "cosine", "max_abs")
+LEAD_PLAIN = ("nrmse", "reason", "cosine", "max_abs", "mape", "growth")
+#: how many columns fit beside the side panel at 1400 px (name and status included)
+LEAD_BUDGET = 7
 
 
 def lead_columns(report: Any) -> list[str]:
-    """The keys of the columns shown when the view opens, in order: the row's identity (model order,
-    name, status), the columns the finding cites (expected and beyond, local NRMSE and own share),
-    then the plain metrics (fewer of them when the others take the room)."""
-    keys = ["order", "name", "status"]
+    """The keys of the columns shown when the view opens, in order: the row (name, status), the
+    columns the finding cites (beyond and the expected or excess it is judged by, local NRMSE and
+    own share), then the plain metrics while there is room."""
+    keys = ["name", "status"]
     if report.expected is not None:
         has_excess = any(getattr(r, "local_excess", None) is not None for r in report.rows)
-        keys += LEAD_EXPECTED if has_excess else LEAD_EXPECTED_CUMULATIVE
+        keys += ["beyond_expected", "nrmse", "local_excess" if has_excess else "expected_nrmse"]
     if report.local:
-        keys += LEAD_LOCAL
-    keys += LEAD_PLAIN[:2] if len(keys) > 5 else LEAD_PLAIN
-    if len(keys) <= 7:
-        keys += ["mape", "growth"]
+        keys += ["local_nrmse", "local_share"]
+    for k in LEAD_PLAIN:
+        if len(keys) >= LEAD_BUDGET - (1 if report.local or report.expected is not None else 0):
+            break
+        if k not in keys:
+            keys.append(k)
     return keys
 
 

@@ -122,7 +122,8 @@ def test_compare_finding_says_what_flipped_where_first_and_by_how_much():
     a, b = verify_report(), verify_report_after()
     cmp = a.diff(b)
     f = cmp.finding_record()
-    assert "1 row flipped to pass and 1 to fail" in f.text and f.rows[0] == "tap_a"
+    assert "2 rows flipped from A (model.ort-int8) to B (model.ort-fp16) (1 to fail and 1 to pass)" in f.text
+    assert f.rows[0] == "tap_a"
     assert "tap_a (pass → fail, nrmse" in f.text and f.status == "fail"
     _same_everywhere(cmp)
     same = a.diff(verify_report())
@@ -150,7 +151,7 @@ def test_report_json_and_json_rows_carry_the_finding(tmp_path):
     assert doc["finding"] == rep.finding
     assert load(tmp_path / "run").finding == rep.finding
     assert rep.json_rows()["finding"] == rep.finding
-    assert rep.diff(verify_report_after()).json_rows()["finding"].startswith("1 row flipped")
+    assert rep.diff(verify_report_after()).json_rows()["finding"].startswith("2 rows flipped")
     r = repair_report()
     assert r.body()["finding"] == r.finding
 
