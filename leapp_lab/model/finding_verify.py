@@ -157,6 +157,13 @@ def verify_finding(r: Any) -> Finding:
         else:
             crit = " or ".join(w for k, w, _ in r.rule.criteria_table() if k in ("nrmse", "cosine", "mape"))
             sentences.append(f"Every judged row is within the rule ({plural(len(judged), 'row')}; none has {crit}).")
+    missing = [x for x in r.rows if x.status == "not-in-engine"]
+    if missing and len(sentences) < 3:
+        fused = sum(1 for x in missing if "fused" in (x.note or ""))
+        how = f", {fused} fused away by its graph optimisation" if fused else ""
+        sentences.append(f"{plural(len(missing), 'row')} {'is' if len(missing) == 1 else 'are'} not in the engine"
+                         f"{how} (status not-in-engine): {names([x.name for x in missing], 3)}.")
+        cited += [x.name for x in missing[:3]]
     if r.max_mape is not None and r.exit_code:
         over = [n for n in r.exceeded if n in rows]
         sentences.append(f"The gate fails: mape above {r.max_mape:g}% on {names(over, 3) or 'a judged output'}.")
@@ -220,7 +227,7 @@ def compare_finding(c: Any) -> Finding:
     text = "; ".join(parts)
     if clean:
         text += ("; " if text else "") + f"{names(clean)} pass{'es' if len(clean) == 1 else ''} every judged row"
-    text = text[:1].upper() + text[1:] + "."
+    text += "."
     for s in c.sides[1:]:
         flips = [r for r in c.rows if r.flips.get(s.key) == "to-fail"]
         if flips:
