@@ -93,12 +93,17 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     culprit = rows.get(r.worst_local) if r.worst_local else max(loc, key=lambda x: x.local_nrmse)
     if culprit is None or culprit.local_nrmse is None:
         return ([], "pass", [])
-    others = [x.local_nrmse for x in loc if x is not culprit]
+    # with an expectation that has local values the layers compare by their excess over rounding
+    # (local_excess), and a layer adds error of its own when it is beyond what rounding explains
+    excess = r.expected is not None and getattr(culprit, "local_excess", None) is not None
+    measure = (lambda x: getattr(x, "local_excess", None)) if excess else (lambda x: x.local_nrmse)
+    others = [measure(x) for x in loc if x is not culprit and measure(x) is not None]
     top = max(others, default=None)
-    times = culprit.local_nrmse / top if top else None
+    times = measure(culprit) / top if top else None
     after = [x for x in judged if (x.order or 0) > (culprit.order or 0) and x.diverged]
-    inherit = [x for x in after if x.local_share is not None and x.local_share < INHERITS]
-    own = [x.name for x in loc if x.locally_diverged and x is not culprit]
+    inherit = [x for x in after if (not x.beyond_expected if excess else
+                                    x.local_share is not None and x.local_share < INHERITS)]
+    own = [x.name for x in loc if x is not culprit and (x.beyond_expected if excess else x.locally_diverged)]
     if not culprit.locally_diverged and not culprit.beyond_expected:
         if led:
             return ([], "pass", [])
@@ -106,10 +111,12 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
                  f"{num(culprit.local_nrmse)}, at {culprit.name}): the divergence is reduced-precision "
                  f"error building up over the model; repair finds the segments to keep in fp32 to meet a "
                  f"target."], "warn", [culprit.name])
+    what = "more error beyond rounding" if excess else "more error"
+    value = (f"local excess {ratio(measure(culprit))}" if excess else f"local NRMSE {num(culprit.local_nrmse)}")
     if times is not None and times >= STANDS_OUT:
-        s = f"{culprit.name} adds {ratio(times)} more error than any other layer (local NRMSE {num(culprit.local_nrmse)})"
+        s = f"{culprit.name} adds {ratio(times)} {what} than any other layer ({value})"
     else:
-        s = (f"{culprit.name} adds the most error of its own (local NRMSE {num(culprit.local_nrmse)}"
+        s = (f"{culprit.name} adds the most {what[5:]} of its own ({value}"
              + (f", {ratio(times)} the next layer's" if times is not None else "") + ")")
     if after and len(inherit) == len(after):
         s += "; the rows after it inherit it."

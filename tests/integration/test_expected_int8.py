@@ -76,7 +76,9 @@ def test_clean_int8_build_is_explained_by_its_own_rounding(conv, clean8):
     assert v.beyond_expected == [] and v.first_beyond_expected is None
     assert v.first_divergent == "stem"          # the plain rule still trips at the first int8 layer
     text = str(v)
-    assert text.splitlines()[1].startswith("beyond what int8 rounding explains: nothing")
+    assert text.startswith(v.finding + "\n\n")                 # the finding leads (issue 21)
+    assert v.finding.startswith("Every row is within what int8 rounding explains")
+    assert _body(text).splitlines()[1].startswith("beyond what int8 rounding explains: nothing")
     assert "largest local excess" in text
 
 
@@ -132,7 +134,8 @@ def test_a_layer_perturbed_in_the_engine_only_is_beyond_and_ranked_first(conv, t
     assert v.first_beyond_expected == "block1" and v.beyond_expected == ["block1"]
     assert v.worst_local == "block1" and v.row("block1").local_excess > 1.5
     assert v.first_locally_divergent == "stem"      # what --local alone leads with: int8 rounding
-    assert str(v).splitlines()[1].startswith("beyond what int8 rounding explains: block1 (local excess")
+    assert _body(str(v)).splitlines()[1].startswith("beyond what int8 rounding explains: block1 (local excess")
+    assert v.finding.startswith("Beyond what int8 rounding explains: block1")    # the finding leads with it
     # saved and loaded as computed; the JSON rows and the CSV carry the new fields
     import leapp_lab
     back = leapp_lab.load(v.path)
@@ -143,6 +146,11 @@ def test_a_layer_perturbed_in_the_engine_only_is_beyond_and_ranked_first(conv, t
     assert {"expected_local_nrmse", "local_excess"} <= set(rows["rows"][0])
     head = (Path(v.path) / "metrics.csv").read_text().splitlines()[0].split(",")
     assert "expected_local_nrmse" in head and "local_excess" in head
+
+
+def _body(text: str) -> str:
+    """The text output after its finding (docs/report.md#the-finding)."""
+    return text.split("\n\n", 1)[1]
 
 
 def test_cli_expected_int8_and_a_build_without_grids(conv, clean8, tmp_path):
