@@ -29,8 +29,13 @@ function fmt(v, kind) {
   }
   return String(v);
 }
+function fmtExp(v, digits = 1) {
+  if (v === null || v === void 0) return "–";
+  if (!Number.isFinite(v)) return fmtNum(v);
+  return (v < 0 ? "-" : "") + Math.abs(v).toExponential(digits);
+}
 function shapeText(s) {
-  return s === null || s === void 0 ? "?" : "[" + s.join(", ") + "]";
+  return fmt(s === void 0 ? null : s, "shape");
 }
 function plotText(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -136,11 +141,11 @@ function histTicks(n, first, nonfinite, plotPx) {
   const fits = (a, b) => (b.x - a.x) * perUnit >= (labelPx(a.text) + labelPx(b.text)) / 2 + TICK_GAP_PX;
   const zero = { x: 0, text: "0" };
   const nf = nonfinite ? { x: n + 3, text: "non-finite" } : null;
-  const widest = labelPx(binEdge(first).toExponential(1)) + TICK_GAP_PX;
+  const widest = labelPx(fmtExp(binEdge(first), 1)) + TICK_GAP_PX;
   const step = Math.max(1, Math.ceil(n / 7), Math.ceil(widest / perUnit));
   const kept = [zero];
   for (let i = 0; i < n; i += step) {
-    const t = { x: i + 2 - 0.5, text: binEdge(first + i).toExponential(1) };
+    const t = { x: i + 2 - 0.5, text: fmtExp(binEdge(first + i), 1) };
     if (fits(kept[kept.length - 1], t) && (!nf || fits(t, nf))) kept.push(t);
   }
   if (nf) kept.push(nf);
@@ -153,7 +158,7 @@ function histTraces(hist, nonfiniteLabel, plotPx) {
     xs.push(i + 2);
     ys.push(counts[i]);
     colors.push("#ef6c00");
-    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
+    text.push("[" + fmtExp(binEdge(first + i), 2) + ", " + fmtExp(binEdge(first + i + 1), 2) + ")");
   }
   const ticks = histTicks(n, first, hist.nonfinite, plotPx > 0 ? plotPx : 360);
   if (hist.nonfinite) {
@@ -1503,7 +1508,7 @@ function tapsBlock(t) {
   const picked = h("div", { class: "leapp-muted", "data-leapp-taps-cell": "" }, "click a cell for that step's histogram");
   const hist = h("div", { class: "leapp-histplot", "data-leapp-taps-hist": "" });
   const first = t.first ? "first beyond nrmse " + fmt(t.max_nrmse) + ": step " + t.first.step + ", tap " + t.first.tap : "no cell beyond nrmse " + fmt(t.max_nrmse);
-  box.append(
+  box.append(...[
     h("div", { class: "leapp-sub" }, "taps of " + t.node + " at every step (tier " + t.tier + ")"),
     h(
       "div",
@@ -1516,12 +1521,14 @@ function tapsBlock(t) {
     heat,
     picked,
     hist
-  );
+  ].filter(Boolean));
   const pick = (i, j) => {
     const useLocal = local.checked;
     picked.setAttribute("data-leapp-taps-cell", t.steps[i] + "/" + t.taps[j]);
     const z = (useLocal ? t.local_nrmse : t.nrmse)[i][j];
-    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : "") + ", max |diff| " + fmt(t.max_abs[i][j]);
+    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : ", max |diff| " + fmt(t.max_abs[i][j]));
+    const at = t.steps[i] + "/" + t.taps[j];
+    for (const td of heat.querySelectorAll("td[data-leapp-taps-at]")) td.classList.toggle("leapp-selected", td.getAttribute("data-leapp-taps-at") === at);
     drawHist(hist, t.hists[i] ? t.hists[i][j] : null, "|engine − fp32| · " + t.taps[j] + " · step " + t.steps[i]);
   };
   const draw = () => drawHeat(heat, t, local.checked, pick);
@@ -1530,121 +1537,51 @@ function tapsBlock(t) {
   box.pick = pick;
   return box;
 }
-function drawHeat(div, t, local, onCell) {
-  clearPlot(div);
-  if (!hasPlotly()) {
-    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
-    return;
-  }
+function heatCells(t, local) {
   const z = local ? t.local_nrmse : t.nrmse;
   const first = local ? t.first_local : t.first;
-  const annotations = first ? [{
-    x: t.taps.indexOf(first.tap),
-    y: t.steps.indexOf(first.step),
-    text: "✕",
-    showarrow: false,
-    font: { color: "#1565c0", size: 16 }
-  }] : [];
-  const data = [{
-    type: "heatmap",
-    z,
-    x: t.taps.map((_, j) => j),
-    y: t.steps.map((_, i) => i),
-    colorscale: "Reds",
-    colorbar: { title: { text: "nrmse" } },
-    customdata: z.map((row, i) => row.map((_, j) => t.steps[i] + "/" + plotText(t.taps[j]))),
-    hovertemplate: "step/tap %{customdata}<br>nrmse %{z:.3e}<extra></extra>"
-  }];
-  const layout = {
-    title: { text: (local ? "local " : "") + "nrmse per step and tap (✕: first beyond the rule)", font: { size: 12 } },
-    height: Math.min(520, 140 + 18 * t.steps.length),
-    margin: { l: 50, r: 10, t: 40, b: 90 },
-    annotations,
-    paper_bgcolor: "rgba(0,0,0,0)",
-    plot_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { tickvals: t.taps.map((_, j) => j), ticktext: t.taps.map(plotText), tickangle: -40 },
-    yaxis: { tickvals: t.steps.map((_, i) => i), ticktext: t.steps.map(String), autorange: "reversed", title: { text: "step", font: { size: 10 } } }
-  };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), CONFIG);
-  if (div.on) div.on("plotly_click", (ev) => {
-    const p = ev.points && ev.points[0];
-    if (p) onCell(p.y, p.x);
-  });
+  const rule = { threshold: t.max_nrmse, worse: "above" };
+  return t.steps.map((k, i) => t.taps.map((tap, j) => {
+    const v = z[i] ? z[i][j] : null;
+    return {
+      at: k + "/" + tap,
+      z: v,
+      color: badColor(badness(v, rule), rule),
+      first: !!first && first.step === k && first.tap === tap
+    };
+  }));
+}
+function drawHeat(div, t, local, onCell) {
+  div.replaceChildren();
+  const cells = heatCells(t, local);
+  const title = (local ? "local " : "") + "nrmse per step and tap (✕: first beyond nrmse " + fmt(t.max_nrmse) + "; green below, red above)";
+  const head = h("tr", {}, h("th", {}, "step"), t.taps.map((tap) => h("th", { class: "leapp-tapshead", title: tap }, tap)));
+  const body = cells.map((row, i) => h("tr", {}, h("th", {}, String(t.steps[i])), row.map((c, j) => {
+    const td = h(
+      "td",
+      {
+        "data-leapp-taps-at": c.at,
+        "data-leapp-taps-first-cell": c.first ? "true" : null,
+        title: "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(c.z),
+        style: "background:" + c.color
+      },
+      c.first ? "✕" : ""
+    );
+    td.addEventListener("click", () => onCell(i, j));
+    return td;
+  })));
+  div.append(
+    h("div", { class: "leapp-sub" }, title),
+    h("div", { class: "leapp-tapsscroll" }, h("table", { class: "leapp-tapsgrid" }, h("thead", {}, head), h("tbody", {}, body)))
+  );
 }
 
 // src/views/deep.js
-var DEEP_COLUMNS = {
-  replay: [
-    ["step", "step", "int"],
-    ["output", "output", "text"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["nrmse", "nrmse", "num"],
-    ["ref_max", "max |ref|", "num"],
-    ["worst_element", "worst element", "text"],
-    ["reset", "episode", "text"],
-    ["note", "note", "text"]
-  ],
-  parity: [
-    ["output", "output", "text"],
-    ["sample", "fresh input", "int"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["worst_element", "worst element", "text"],
-    ["p99", "p99", "num"],
-    ["mean", "mean", "num"],
-    ["min_atol", "min atol", "num"],
-    ["range", "original range", "text"]
-  ],
-  adapters: [
-    ["function", "function", "text"],
-    ["case", "case", "text"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["shapes", "shapes adapter / original", "text"],
-    ["dtypes", "dtypes adapter / original", "text"],
-    ["error", "error", "text"]
-  ],
-  exporters: [
-    ["node", "node", "text"],
-    ["backend", "backend", "text"],
-    ["status", "outcome", "status"],
-    ["verdict", "verdict", "text"],
-    ["max_abs", "max |diff|", "num"],
-    ["failed_samples", "failed samples", "int"],
-    ["time_s", "time s", "num"],
-    ["error", "error", "text"]
-  ],
-  isolation: [
-    ["run", "run", "text"],
-    ["options", "options", "text"],
-    ["status", "verdict", "status"],
-    ["failing", "failing samples", "int"],
-    ["fx_mismatch", "FX ≠ recorded", "int"],
-    ["same_trace", "same trace", "text"],
-    ["hazards", "hazards", "text"],
-    ["note", "note", "text"]
-  ]
-};
-var ENGINE_COLUMNS = [
-  ["step", "step", "int"],
-  ["output", "output", "text"],
-  ["status", "status", "status"],
-  ["max_abs", "max |diff|", "num"],
-  ["nrmse", "nrmse", "num"],
-  ["fp32_max_abs", "max |diff| vs fp32", "num"],
-  ["own_error", "own error", "num"],
-  ["inherited_error", "inherited error", "num"],
-  ["worst_element", "worst element", "text"],
-  ["reset", "episode", "text"],
-  ["note", "note", "text"]
-].map(([key, label, type]) => ({ key, label, type }));
-function deepColumns(section, e) {
-  if (e && Array.isArray(e.columns) && e.columns.length) return e.columns.map((c) => [c.key, c.label, c.type]);
-  return DEEP_COLUMNS[section];
+function deepColumns(e) {
+  return (e && Array.isArray(e.columns) ? e.columns : []).map((c) => [c.key, c.label, c.type]);
 }
 function deepTable(section, rows, onPick, labelOf, entry) {
-  const cols = deepColumns(section, entry);
+  const cols = deepColumns(entry);
   const body = h("tbody", {});
   for (const r of rows) {
     const tr = h("tr", {
@@ -1797,7 +1734,7 @@ function renderReplayPanel(panel, entries, many) {
         outputsTable(run)
       );
       const pick = (id) => selectWithElements(box, elBox, run.rows, id);
-      box.replaceChildren(deepTable("replay", run.rows, pick, null, run.engine ? { columns: ENGINE_COLUMNS } : e));
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, run));
       elBox.replaceChildren();
       drawReplay(plot, run, pick);
       splitBox.replaceChildren();
@@ -3131,6 +3068,7 @@ function drawProfile(div, profile, metric, onPick) {
   };
   if (profile.first_divergent_index !== null && profile.first_divergent_index !== void 0) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
   if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== void 0) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (profile.first_beyond_expected_index !== null && profile.first_beyond_expected_index !== void 0) vline(profile.first_beyond_expected_index, "#6a1b9a", "dash", profile.beyond_label || "first beyond expected");
   if (s.threshold !== null && s.threshold !== void 0) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({

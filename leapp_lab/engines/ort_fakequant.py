@@ -61,10 +61,12 @@ def _qdq(src: str, dst: str, grid: Grid, tag: str, inits: list) -> list[onnx.Nod
 
 
 def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str],
-                   local: bool = True) -> ExpectedGraph:
+                   local: bool = True, unrounded: frozenset[str] | set[str] = frozenset()) -> ExpectedGraph:
     """The three chains of ``model`` (the prepared ONNX with its tap outputs, weights loaded).
     ``cuts``: tap name -> the tensor it shows (manifest ``tensor``), for every tap ``--local``
-    cuts; ``local=False`` leaves the local chain out."""
+    cuts; ``local=False`` leaves the local chain out. ``unrounded``: taps the engine shows as the
+    float value before its QuantizeLinear (build.json ``via`` direct / unfused): their value is
+    read before the rounding, as the engine's is."""
     g0 = model.graph
     inits = {i.name: i for i in g0.initializer}
     graph_inputs = [i.name for i in g0.input if i.name not in inits]
@@ -104,6 +106,9 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
         for i, x in enumerate(c.input):
             if x in rename_in:
                 c.input[i] = rename_in[x]
+        if (c.name.startswith(TAP_NODE_PREFIX) and c.name[len(TAP_NODE_PREFIX):] in unrounded
+                and c.input and c.input[0] in raw):
+            c.input[0] = raw[c.input[0]]
         after = []
         for j, o in enumerate(c.output):
             if o in raw:

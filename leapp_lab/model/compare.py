@@ -147,6 +147,12 @@ class CompareSide(Plain):
     rule: str = ""
     first_divergent: str | None = None
     worst_tap: str | None = None
+    #: with an expectation (verify --expected): its dtype, the rows beyond it, the first of them,
+    #: the row with the largest local excess
+    expected: str | None = None
+    beyond_expected: list[str] = field(default_factory=list)
+    first_beyond_expected: str | None = None
+    worst_local: str | None = None
     exit_code: int = 0
     created: str | None = None
     report: VerifyReport | None = field(default=None, repr=False, compare=False, metadata={"transient": True})

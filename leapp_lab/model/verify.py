@@ -125,6 +125,14 @@ class VerifyReport(Viewable, Report, Plain):
     def taps(self) -> list[VerifyRow]:
         return [r for r in self.rows if r.is_tap]
 
+    def thresholds(self) -> dict[str, tuple[float, str]]:
+        """The limits every view draws: the divergence rule's (``DivergenceRule.thresholds``) and,
+        with an expectation judged locally, ``local_excess``'s factor."""
+        out = self.rule.thresholds()
+        if self.expected is not None and self.expected.local:
+            out["local_excess"] = (self.expected.factor, "above")
+        return out
+
     def profile(self) -> list[VerifyRow]:
         """The error-growth profile: the rows the rule judges, in model order."""
         return [r for r in self.rows if r.in_rule]

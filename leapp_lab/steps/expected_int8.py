@@ -91,15 +91,18 @@ def expected_int8(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, re
         return _skip(report, f"{artifact.name} holds no quantized tensor")
     rows = [r for r in report.rows if r.status == "compared"]
     cut_taps: set[str] = set()
-    if local_job is not None and local_job.lg is not None:
+    has_local = local_job is not None and local_job.lg is not None     # the local chain (no cut: the whole model)
+    if has_local:
         cut_taps = {t for c in local_job.lg.cuts for t in c.taps}
+    # a tap the engine shows as its float tensor (not the dequantized int8 value) is not rounded
+    unrounded = {t.name for t in build.report.manifest.taps if t.via in ("direct", "unfused")}
     inputs = load_npz(inputs_npz)
     why = []
     for onnx_path in cands:
         model = onnx.load(str(onnx_path))
         man = read_manifest(model)
         cuts = {t.name: t.tensor for t in man.taps if t.name in cut_taps and t.tensor}
-        eg = expected_graph(model, grids, cuts, local=bool(cut_taps))
+        eg = expected_graph(model, grids, cuts, local=has_local, unrounded=unrounded)
         runner = OrtRunner(eg.model.SerializeToString(), optimize=False)
         with runner:
             names = set(runner.output_names)

@@ -30,6 +30,11 @@ from .verify_view import _column, _tap_status, page_note
 from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, hist_dict
 
+def beyond_words(dtype: str) -> str:
+    """``beyond what int8 rounding explains`` (ExpectedRule.headline, from a side's dtype)."""
+    return "beyond what " + ("int8 rounding" if dtype == "int8" else f"{dtype} precision") + " explains"
+
+
 STATUS_LABELS = {"fail": "diverged", "pass": "ok", "uncompared": "not judged", "absent": "absent"}
 FLIP_WORDS = {"to-fail": "pass → fail", "to-pass": "fail → pass"}
 
@@ -220,6 +225,12 @@ def compare_view(report: Any) -> dict[str, Any]:
     n_fail, n_pass = len(report.to_fail), len(report.to_pass)
     badges = []
     for s in sides:
+        if s.expected:
+            # a run with an expectation leads with the rows beyond it (verify_view's lead)
+            badges.append(badge(s.key, f"{s.label if s.label != s.key else s.build_name} · "
+                                   f"{beyond_words(s.expected)}: {', '.join(s.beyond_expected) or 'nothing'}",
+                                "fail" if s.beyond_expected else "pass"))
+            continue
         badges.append(badge(s.key, f"{s.label if s.label != s.key else s.build_name} · first divergent "
                                f"{s.first_divergent or 'none'}", "fail" if s.first_divergent else "pass"))
     badges += [badge("flipped to fail", n_fail, "fail" if n_fail else "pass"),

@@ -79,8 +79,8 @@ def _boxes(groups: dict[str, dict[str, Any]], node_group: list[str | None], open
 
 def _metrics(report: Any) -> list[dict[str, Any]]:
     """Columns that may colour the nodes, with the rule's threshold where the rule has one."""
-    rule = report.rule
-    thresholds = rule.thresholds()     # the rule's own limits and sides (DivergenceRule.thresholds)
+    # the rule's own limits and sides (DivergenceRule.thresholds; an expectation's excess factor)
+    thresholds = report.thresholds() if hasattr(report, "thresholds") else report.rule.thresholds()
     in_table = {c.key for c in table_columns(report)}
     out = []
     for c in profile_columns(report):

@@ -3,7 +3,7 @@
 then the flips, the rows in one run only and each run's first divergent row. Reads fields only."""
 from __future__ import annotations
 
-from .compare_view import FLIP_WORDS, STATUS_LABELS, _columns, _row
+from .compare_view import FLIP_WORDS, STATUS_LABELS, _columns, _row, beyond_words
 from .finding import lead
 from .numfmt import fmt
 
@@ -68,6 +68,9 @@ def render_compare(report) -> str:
                      + (f" ({', '.join(to_fail)})" if to_fail else "")
                      + f", {len(to_pass)} flipped to pass" + (f" ({', '.join(to_pass)})" if to_pass else ""))
     for s in sides:
+        if s.expected:
+            lines.append(f"{beyond_words(s.expected)} in {s.key}: {', '.join(s.beyond_expected) or 'nothing'}"
+                         + (f" (largest local excess: {s.worst_local})" if s.worst_local else ""))
         lines.append(f"first divergent in {s.key}: {s.first_divergent or 'none'}")
     for w in report.warnings:
         lines.append(f"warning: {w}")

@@ -13,7 +13,7 @@ from .numfmt import fmt as _g
 def _ports(ports) -> str:
     out = []
     for p in ports:
-        shape = "x".join(str(s) for s in p.shape) if p.shape else "?"
+        shape = _g(None) if p.shape is None else "x".join(str(s) for s in p.shape)
         extra = []
         if p.role == "state":
             extra.append("state")

@@ -23,8 +23,6 @@ def render_verify(report, verbose: bool | None = None) -> str:
     name = report.build_name or report.build
     lines = [f"verify [{name}] engine={report.engine or '?'}  samples={report.samples}  "
              f"reference={report.reference}"]
-    if report.expected is not None:
-        lines.append(expected_headline(report))
     cols = table_columns(report)
     body = []
     for r in report.table(verbose):
@@ -104,24 +102,6 @@ def render_verify(report, verbose: bool | None = None) -> str:
     return lead(report, "\n".join(lines))
 
 
-def expected_headline(report) -> str:
-    """The sentence a report with an expectation leads with (text, widget, offline report):
-    ``beyond what int8 rounding explains: b5 (local excess 3.2x > 1.1), b9 (...)``, or nothing."""
-    ex = report.expected
-    rows = {r.name: r for r in report.rows}
-    parts = []
-    for n in report.beyond_expected:
-        r = rows.get(n)
-        if r is not None and r.local_excess is not None:
-            parts.append(f"{n} (local excess {fmt(r.local_excess, 'x')})")
-        elif r is not None:
-            parts.append(f"{n} (nrmse {fmt(r.nrmse, 'num')}, expected {fmt(r.expected_nrmse, 'num')})")
-    head = ex.headline() if hasattr(ex, "headline") else f"beyond expected {ex.dtype} drift"
-    if not parts:
-        return f"{head}: nothing (rule: {ex.text or ex.describe()})"
-    return f"{head}: {', '.join(parts)}"
-
-
 def _worst_element(r) -> str:
     """``worst element left_knee (max |diff| 0.616; target/joint/position, rad)``"""
     e = next((x for x in r.elements if x.name == r.worst_element), None)
@@ -139,6 +119,10 @@ def _unjudged(r) -> str:
 def render_build(report) -> str:
     lines = [f"build engine={report.engine}  artifact={report.artifact}  samples={report.samples}  "
              f"onnx={report.onnx}"]
+    c = getattr(report, "cache", None)
+    if c is not None and c.hit:
+        lines.append(f"reused the build of {c.reused_from or 'the previous compile'}: nothing changed "
+                     f"(cache key {(c.key or '')[:12]}; --force builds again)")
     if report.taps:
         body = [[t.name, t.kind, fmt(t.order, "int"), t.binding or "", t.via or "", t.source or ""]
                 for t in report.taps]
@@ -180,6 +164,10 @@ def render_prepare(r) -> str:
             f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
             + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
             + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    c = getattr(r, "cache", None)
+    if c is not None and c.hit:
+        head.insert(1, f"  reused    the export of {c.reused_from or 'the previous prepare'}: nothing changed "
+                       f"(cache key {(c.key or '')[:12]}; --force exports again)")
     o = getattr(r, "from_trace", None)
     if o is not None:
         what = ("LEAPP's own artifact" if o.onnx_source == "leapp" else

@@ -10,6 +10,7 @@ from leapp_lab.model.finding_trace import advice, reason_words
 from leapp_lab.model.trace import graph_labels  # noqa: F401  (the views' name for it)
 
 from .graphs import Arrow, Box, Drawing, render_svg
+from .numfmt import NONE
 from .trace_layers import layer_budget, layer_views, pipeline_view
 from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
@@ -24,7 +25,7 @@ def _status(passed: bool | None) -> str:
 
 
 def _port_text(p: Any) -> str:
-    shape = "?" if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
+    shape = NONE if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
     arrow = "in " if p.direction == "in" else "out"
     role = " (state)" if p.role == "state" else ""
     return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"

@@ -147,8 +147,9 @@ def profile_view(report: Any) -> dict[str, Any] | None:
     if not prof:
         return None
     names = [p.name for p in prof]
-    thresholds = report.rule.thresholds()      # the rule's own limits: drawn, never restated
+    thresholds = report.thresholds()      # the rule's own limits: drawn, never restated
     local = report.first_locally_divergent        # set when the verify measured local error
+    beyond = report.first_beyond_expected
     keys = [c.key for c in profile_columns(report)]
     return {
         "x": names,   # row ids, in model order
@@ -159,6 +160,8 @@ def profile_view(report: Any) -> dict[str, Any] | None:
         "nonfinite": [p.nonfinite for p in prof],
         "first_divergent_index": names.index(report.first_divergent) if report.first_divergent in names else None,
         "first_local_divergent_index": names.index(local) if local in names else None,
+        "first_beyond_expected_index": names.index(beyond) if beyond in names else None,
+        "beyond_label": report.expected.headline() if report.expected is not None else None,
         "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
                     "type": c.fmt, "description": c.description,
@@ -242,10 +245,13 @@ def verify_view(report: Any) -> dict[str, Any]:
                          row=report.worst_local if report.worst_local in shown else None)]
     if report.expected is not None:
         n_beyond = len(report.beyond_expected)
-        badges.append(badge(f"beyond expected {report.expected.dtype}",
-                            f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "0",
-                            "fail" if n_beyond else "pass", row=report.first_beyond_expected
-                            if report.first_beyond_expected in shown else None))
+        # with an expectation its verdict comes first (the finding leads with it too): the first
+        # divergent row is where every engine of that precision diverges
+        badges.insert(0, badge(report.expected.headline(),
+                               f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "nothing",
+                               "fail" if n_beyond else "pass", row=report.first_beyond_expected
+                               if report.first_beyond_expected in shown else None,
+                               title="rule: " + (report.expected.text or report.expected.describe())))
     if report.max_mape is not None:
         badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))

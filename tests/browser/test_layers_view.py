@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from harness import open_notebook, run_all, wait_hist, wait_text
+from harness import open_notebook, open_offline, run_all, wait_hist, wait_text
 from leapp_lab.views.html import to_html
 
 pytestmark = pytest.mark.browser
@@ -78,11 +78,7 @@ def _pipeline_first_divergent(page, root: str) -> None:
 def test_layers_panel_and_pipeline_table_offline(page, engine_trace, tmp_path, artifacts_dir):
     f = tmp_path / "layers.html"
     to_html(engine_trace, f)
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(f.as_uri())
-    page.wait_for_selector("[data-leapp-tab='layers']", timeout=15000)
+    blocked = open_offline(page, f, "[data-leapp-tab='layers']", timeout=15000)
     root = ".leapp-view[data-leapp-kind='trace']"
     _layers_to_histogram(page, root)
     page.screenshot(path=str(artifacts_dir / "layers_offline.png"), full_page=True)

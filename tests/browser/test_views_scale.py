@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from harness import open_notebook, run_cell, wait_hist, wait_text
+from harness import open_notebook, open_offline, run_cell, wait_hist, wait_text
 from leapp_lab.views.html import to_html
 from tests.scale_report import ALL_NONFINITE, OVERFLOW_ROW, scale_verify
 
@@ -61,10 +61,7 @@ def test_offline_report_at_2000_rows(page, scale, tmp_path, artifacts_dir):
     rep = scale
     f = tmp_path / "scale.html"
     to_html(rep, f)
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(f.as_uri())
+    blocked = open_offline(page, f)
     first = rep.first_divergent
     wait_hist(page, "body", first, "all")
     # virtual: a screenful of rows exists, the table says 2000, the first divergent row is in view

@@ -17,6 +17,7 @@ import pytest
 import leapp_lab
 from deep_pipelines import load_pipeline, trace
 from leapp_lab.model.jsonio import load_npz
+from tests import oracle
 
 STEPS = 12
 
@@ -35,11 +36,6 @@ def _session(path):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     s = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     return s, [o.name for o in s.get_outputs()]
-
-
-def _nrmse(a, b):
-    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
-    return float(np.sqrt(np.mean(d ** 2)) / np.sqrt(np.mean(np.asarray(b, np.float64) ** 2)))
 
 
 def test_every_cell_recomputed_from_the_engine_and_the_fp32_onnx(replayed):
@@ -70,8 +66,8 @@ def test_every_cell_recomputed_from_the_engine_and_the_fp32_onnx(replayed):
         teacher = dict(zip(tapped_out, tapped.run(None, {"obs": obs, "h_in": hf, "c_in": cf})))
         fp32 = dict(zip(ref_out, ref.run(None, {"obs": obs, "h_in": hf, "c_in": cf})))
         for j, name in enumerate(mod.TAPS):
-            grid[k, j] = _nrmse(own[bound[name]], fp32[name])
-            local[k, j] = _nrmse(teacher[bound[name]], fp32[name])
+            grid[k, j] = oracle.nrmse(own[bound[name]], fp32[name])
+            local[k, j] = oracle.nrmse(teacher[bound[name]], fp32[name])
             assert t.max_abs[k][j] == pytest.approx(float(np.max(np.abs(
                 own[bound[name]].astype(np.float64) - fp32[name]))), rel=1e-6)
             assert sum(t.hists[k][j].counts) + t.hists[k][j].zero == fp32[name].size

@@ -66,6 +66,7 @@ function drawProfile(div, profile, metric, onPick) {
   };
   if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
   if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== undefined) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (profile.first_beyond_expected_index !== null && profile.first_beyond_expected_index !== undefined) vline(profile.first_beyond_expected_index, "#6a1b9a", "dash", profile.beyond_label || "first beyond expected");
   if (s.threshold !== null && s.threshold !== undefined) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({ xref: "paper", x: 1, xanchor: "right", y: ay(s.threshold), yanchor: "bottom", showarrow: false,
