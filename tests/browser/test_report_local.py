@@ -75,7 +75,8 @@ def test_local_and_expected_columns_and_profile_offline(page, local_report, tmp_
     page.wait_for_function("() => (document.querySelector('.leapp-profile .gtitle') || {}).textContent"
                            " && document.querySelector('.leapp-profile .gtitle').textContent.startsWith('local NRMSE')")
     # the marks, and the rule's threshold on the local series (issue 21, Deliver 3: it had none)
-    assert page.locator(".leapp-profile .shapelayer path").count() == 2 + (rep.first_divergent is not None)
+    assert page.locator(".leapp-profile .shapelayer path").count() == \
+        2 + (rep.first_divergent is not None) + (rep.first_beyond_expected is not None)
     assert "rule: local NRMSE > 0.01" in page.inner_text(".leapp-profile")
     assert "first locally divergent" in page.inner_text(".leapp-profile-panel, body")   # the marked row
     page.screenshot(path=str(artifacts_dir / "report_verify_local_profile.png"), full_page=True)
