@@ -93,6 +93,27 @@ def test_replay_rows_break_down_by_element(joint):
     assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max_abs, rel=1e-12)
 
 
+def test_parity_rows_and_outputs_name_the_perturbed_joint(joint):
+    """Parity (fresh inputs) breaks every check and every output down by element: the export froze
+    the knee's offset, so on fresh observations only the left knee (step 2 of the chunk) differs."""
+    mod = load_pipeline("joint_semantics")
+    par = leapp_lab.parity(joint, mod.Original(), n=4)
+    worst = {"policy/action": "left_knee", "policy/chunk": "t+2/left_knee"}
+    assert {c.port for c in par.checks if c.passed is False} == {"action", "chunk"}
+    for c in par.checks:
+        assert [e.name for e in c.elements][:6] == (JOINTS if c.port == "action" else [f"t+0/{j}" for j in JOINTS])
+        if c.passed is False:
+            assert c.worst_element == worst[f"policy/{c.port}"]
+            others = [e.max_abs for e in c.elements if e.name != c.worst_element]
+            assert max(others) < 1e-5 < c.elements[[e.name for e in c.elements].index(c.worst_element)].max_abs
+    for o in par.outputs:
+        assert o.worst_element == worst[o.output]
+    df = par.to_dataframe()
+    assert set(df.loc[df["passed"] == False, "worst_element"]) == {"left_knee", "t+2/left_knee"}  # noqa: E712
+    d = json.loads(json.dumps(par.to_dict()))
+    assert d["outputs"][0]["elements"][1]["name"] == "left_knee"
+
+
 def test_run_json_holds_elements_and_worst_element(tmp_path):
     js = tmp_path / "run.json"
     rc = main(["run", str(PIPELINES / "joint_semantics.py"), "--json", str(js), "--quiet", "--no-fail",
