@@ -128,7 +128,7 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
             expected_int8(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), job)
         elif exp_rule is not None:
             from .expected_drift import expected_drift
-            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found)
+            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found, job)
     report.verbose = verbose
     apply_gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")
