@@ -143,6 +143,14 @@ def test_run_with_engine_reuses_the_node_builds(tmp_path, taps, capsys):
     if taps:
         assert e["nodes"][0]["source"] == "node build (tapped)" and Path(e["nodes"][0]["build"]) == build
         assert not (Path(g["run_dir"]) / "replay_engines").exists()
+        # the node's verify (Inside a LEAPP node) breaks its outputs down: the joints by name, the
+        # state (no semantics, 16 elements) by index
+        v = leapp_lab.load(build.parent / "leapp_lab")
+        assert [e.name for e in v.row("action").elements] == load_pipeline("lstm_tapped_policy").JOINTS
+        assert v.row("action").meaning == "target/joint/position, rad"
+        assert [e.name for e in v.row("h_out").elements] == [f"[{i}]" for i in range(16)]
+        assert v.row("h_out").meaning is None and v.elements
+        assert all(not r.elements for r in v.taps)
     else:
         assert e["nodes"][0]["source"] == "tapped build (prepare --from-trace, compile)"
         assert "replay_engines" in Path(e["nodes"][0]["build"]).parts
