@@ -634,7 +634,7 @@ function whyBlock(r, table) {
   const keys = (r.reason || "").split(",").map((x) => x.trim()).filter(Boolean);
   const label = (table.status_labels || {})[r.status] || r.status;
   const text = r.why ? r.why : keys.length ? keys.map((k) => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
-  return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
+  return h("div", { class: "leapp-why leapp-" + (r.tone || r.status), "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
 }
 function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
   const s = r.samples.find((x) => x.key === sampleKey) || r.samples[0];
@@ -770,7 +770,8 @@ function virtualTable(o) {
       "data-leapp-status": r.status,
       "data-leapp-tap-status": r.tap_status,
       "data-leapp-first-divergent": r.first_divergent ? "true" : null,
-      class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
+      "data-leapp-tone": r.tone || null,
+      class: "leapp-row leapp-" + r.status + (r.tone ? " leapp-tone-" + r.tone : "") + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
       on: { click: () => o.onRow(r.id) }
     });
     for (const c of cols) {
@@ -783,7 +784,7 @@ function virtualTable(o) {
         tr.append(h(
           "td",
           { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.why || r.reason ? "why: " + (r.why || r.reason) : null },
-          h("span", { class: "leapp-pill leapp-" + r.status }, label),
+          h("span", { class: "leapp-pill leapp-" + (r.tone || r.status) }, label),
           extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
           r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null
         ));
@@ -1386,7 +1387,7 @@ function badColor(b, m) {
   if (m.threshold === null || m.threshold === void 0) return mix("#e8eaf6", "#7e57c2", b);
   return b < 0 ? mix("#fff59d", "#c8e6c9", -b / 2) : mix("#ffb74d", "#e57373", b / 2);
 }
-var statusColor = (st) => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
+var statusColor = (st) => st === "fail" ? "#c62828" : st === "warn" ? "#ef8f00" : st === "pass" ? "#2e7d32" : "#9e9e9e";
 
 // src/views/replay_engine.js
 var CONFIG = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
@@ -2478,13 +2479,15 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     for (const u of unitsNow.values()) {
       const el = u.el, ids = u.members.flatMap((i) => nodes[i].rows);
       let worst = null, fail = 0, judged = 0;
+      const local = !!(metric && metric.key && metric.key.startsWith("local_"));
+      const failed = (r) => local ? r.local_status === "fail" : r.status === "fail";
       for (const id of ids) {
         const r = rowOf(id);
         if (!r) continue;
-        if (r.status === "fail") fail++;
+        if (failed(r)) fail++;
         if (r.status !== "uncompared") judged++;
         let b = badness(value(r), metric || {}, range);
-        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== void 0) b = Math.max(b ?? 0, 0);
+        if (failed(r) && metric && metric.threshold !== null && metric.threshold !== void 0) b = Math.max(b ?? 0, 0);
         if (b !== null && (worst === null || b > worst)) worst = b;
       }
       const st = fail ? "fail" : judged ? "pass" : ids.some((id) => rowOf(id)) ? "uncompared" : "none";
@@ -3041,7 +3044,8 @@ function drawProfile(div, profile, metric, onPick) {
     customdata: profile.x,
     hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
     line: { width: 1, color: "rgba(120,120,120,0.6)" },
-    marker: { color: profile.status.map(statusColor), size }
+    // a local series is coloured by the rule on the local error; else by the row's tone
+    marker: { color: (s.status || profile.status).map((st, i) => statusColor(s.status ? st : (profile.tone || [])[i] || st)), size }
   }];
   if (missing.length) {
     data.push({

@@ -35,14 +35,47 @@ FIXES = {
                       "only the filled slots",
     "dropped-input": "use the input in the traced computation, or remove it from annotate.input_tensors()",
 }
-_KNOWN_WORDS = {
+#: the fix of each hazard kind in a table cell (the trace view's "advice" column)
+ADVICE = {
+    "frozen-constant": "keep the value in torch ops, or annotate.input_tensors()",
+    "trace-loss": "torch ops instead of .item() / if, or leapp.FunctionPatch",
+    "mutated-after-trace": "freeze the state while tracing, or annotate.state_tensors()",
+    "export-mismatch": "the other exporter, or leapp.FunctionPatch",
+    "tolerance-only": "a larger atol (see min atol)",
+    "unfilled-cache": "record more samples than max_cached_io",
+    "dropped-input": "use the input, or drop it from input_tensors()",
+    "adapter-mismatch": "fix the FunctionPatch adapter",
+    "warm-start": "trace from the state the deployment starts in",
+}
+
+
+def advice(kinds: list[str]) -> str | None:
+    """The advice of the hazard among ``kinds`` that explains a row best (EXPLAINS), or None."""
+    rank = {k: i for i, k in enumerate(EXPLAINS)}
+    for k in sorted(kinds, key=lambda k: rank.get(k, len(rank))):
+        if k in ADVICE:
+            return ADVICE[k]
+    return None
+
+
+#: a hazard kind in a few words (the views' reason words)
+HAZARD_WORDS = {
     "frozen-constant": "a value that changes from pass to pass was frozen into the graph as a constant",
     "trace-loss": "a value left the traced graph while tracing",
     "mutated-after-trace": "module state changed after it was traced",
     "export-mismatch": "the trace reproduces Python but the exported model computes something else",
     "tolerance-only": "numeric noise of the export backend, not a bug",
     "unfilled-cache": "the recorded value is LEAPP's unfilled zero placeholder",
+    "dropped-input": "an input the traced computation does not use",
 }
+
+
+def reason_words(kind: str) -> str:
+    """``frozen-constant: a value … frozen into the graph as a constant; fix: keep the value in torch
+    ops, or annotate.input_tensors()`` (a trace row's reason key in words)."""
+    words = HAZARD_WORDS.get(kind)
+    fix = ADVICE.get(kind)
+    return kind + (f": {words}" if words else "") + (f"; fix: {fix}" if fix else "")
 
 
 def _first_sentence(message: str) -> str:

@@ -50,6 +50,15 @@ def fmt_metric(key: str, v: Any) -> str:
     return fmt(v, "cos" if key == "cosine" else "num")
 
 
+def _headline(ex: Any) -> str:
+    """``beyond what int8 rounding explains`` (the rule's own words, ExpectedRule.headline)."""
+    return ex.headline() if hasattr(ex, "headline") else f"beyond what {_within(ex)} explains"
+
+
+def _within(ex: Any) -> str:
+    return "int8 rounding" if ex.dtype == "int8" else f"{ex.dtype} precision"
+
+
 def _expected_lead(r: Any, rows: dict[str, Any]) -> tuple[list[str], str, list[str]]:
     """(sentences, status, cited) of an expectation: its beyond rows, or that every row is within it."""
     ex = r.expected
@@ -59,19 +68,19 @@ def _expected_lead(r: Any, rows: dict[str, Any]) -> tuple[list[str], str, list[s
         b = rows[beyond[0]]
         excess = getattr(b, "local_excess", None)
         if excess is not None:
-            how = f"its own error is {ratio(excess)} what rounding explains"
+            how = f"its own error is {ratio(excess)} what {_within(ex)} explains"
         elif b.expected_nrmse is not None and b.nrmse is not None:
             how = f"nrmse {num(b.nrmse)}, {ratio(b.nrmse / max(b.expected_nrmse, ex.floor))} its expected {num(b.expected_nrmse)}"
         else:
             how = f"nrmse {num(b.nrmse)}"
         more = f"; {plural(len(beyond) - 1, 'more row')} after it: {names(beyond[1:], 3)}" if len(beyond) > 1 else ""
-        return ([f"Beyond what {ex.dtype} rounding explains: {b.name} ({how}){more}."], "fail", beyond[:4])
+        return ([f"{_headline(ex)[:1].upper()}{_headline(ex)[1:]}: {b.name} ({how}){more}."], "fail", beyond[:4])
     diverged = [x.name for x in judged if x.diverged]
     if diverged:
-        return ([f"Every row is within what {ex.dtype} rounding explains ({plural(len(diverged), 'row')} cross "
+        return ([f"Every row is within what {_within(ex)} explains ({plural(len(diverged), 'row')} cross "
                  f"the rule, none beyond {ex.factor:g}× its expected error): ordinary reduced-precision error, "
                  f"no broken layer; repair finds the segments to keep in fp32 to meet a target."], "warn", [])
-    return ([f"Every row is within the rule and within what {ex.dtype} rounding explains "
+    return ([f"Every row is within the rule and within what {_within(ex)} explains "
              f"({plural(len(judged), 'judged row')})."], "pass", [])
 
 
@@ -84,12 +93,17 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     culprit = rows.get(r.worst_local) if r.worst_local else max(loc, key=lambda x: x.local_nrmse)
     if culprit is None or culprit.local_nrmse is None:
         return ([], "pass", [])
-    others = [x.local_nrmse for x in loc if x is not culprit]
+    # with an expectation that has local values the layers compare by their excess over rounding
+    # (local_excess), and a layer adds error of its own when it is beyond what rounding explains
+    excess = r.expected is not None and getattr(culprit, "local_excess", None) is not None
+    measure = (lambda x: getattr(x, "local_excess", None)) if excess else (lambda x: x.local_nrmse)
+    others = [measure(x) for x in loc if x is not culprit and measure(x) is not None]
     top = max(others, default=None)
-    times = culprit.local_nrmse / top if top else None
+    times = measure(culprit) / top if top else None
     after = [x for x in judged if (x.order or 0) > (culprit.order or 0) and x.diverged]
-    inherit = [x for x in after if x.local_share is not None and x.local_share < INHERITS]
-    own = [x.name for x in loc if x.locally_diverged and x is not culprit]
+    inherit = [x for x in after if (not x.beyond_expected if excess else
+                                    x.local_share is not None and x.local_share < INHERITS)]
+    own = [x.name for x in loc if x is not culprit and (x.beyond_expected if excess else x.locally_diverged)]
     if not culprit.locally_diverged and not culprit.beyond_expected:
         if led:
             return ([], "pass", [])
@@ -97,10 +111,12 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
                  f"{num(culprit.local_nrmse)}, at {culprit.name}): the divergence is reduced-precision "
                  f"error building up over the model; repair finds the segments to keep in fp32 to meet a "
                  f"target."], "warn", [culprit.name])
+    what = "more error beyond rounding" if excess else "more error"
+    value = (f"local excess {ratio(measure(culprit))}" if excess else f"local NRMSE {num(culprit.local_nrmse)}")
     if times is not None and times >= STANDS_OUT:
-        s = f"{culprit.name} adds {ratio(times)} more error than any other layer (local NRMSE {num(culprit.local_nrmse)})"
+        s = f"{culprit.name} adds {ratio(times)} {what} than any other layer ({value})"
     else:
-        s = (f"{culprit.name} adds the most error of its own (local NRMSE {num(culprit.local_nrmse)}"
+        s = (f"{culprit.name} adds the most {what[5:]} of its own ({value}"
              + (f", {ratio(times)} the next layer's" if times is not None else "") + ")")
     if after and len(inherit) == len(after):
         s += "; the rows after it inherit it."
@@ -148,6 +164,13 @@ def verify_finding(r: Any) -> Finding:
         else:
             crit = " or ".join(w for k, w, _ in r.rule.criteria_table() if k in ("nrmse", "cosine", "mape"))
             sentences.append(f"Every judged row is within the rule ({plural(len(judged), 'row')}; none has {crit}).")
+    missing = [x for x in r.rows if x.status == "not-in-engine"]
+    if missing and len(sentences) < 3:
+        fused = sum(1 for x in missing if "fused" in (x.note or ""))
+        how = f", {fused} fused away by its graph optimisation" if fused else ""
+        sentences.append(f"{plural(len(missing), 'row')} {'is' if len(missing) == 1 else 'are'} not in the engine"
+                         f"{how} (status not-in-engine): {names([x.name for x in missing], 3)}.")
+        cited += [x.name for x in missing[:3]]
     if r.max_mape is not None and r.exit_code:
         over = [n for n in r.exceeded if n in rows]
         sentences.append(f"The gate fails: mape above {r.max_mape:g}% on {names(over, 3) or 'a judged output'}.")
@@ -179,8 +202,10 @@ def compare_finding(c: Any) -> Finding:
         a_name, b_name = _side_name(base, "diff"), _side_name(b, "diff")
         if flipped:
             f = flipped[0]
-            text = (f"{plural(len(to_pass), 'row')} flipped to pass and {len(to_fail)} to fail from {a_name} to "
-                    f"{b_name}; the first in model order is {f.name} ({f.verdicts.get(base.key)} → "
+            counts = " and ".join(x for x in (f"{len(to_fail)} to fail" if to_fail else "",
+                                              f"{len(to_pass)} to pass" if to_pass else "") if x)
+            text = (f"{plural(len(flipped), 'row')} flipped from {a_name} to {b_name} ({counts}); the first in "
+                    f"model order is {f.name} ({f.verdicts.get(base.key)} → "
                     f"{f.verdicts.get(b.key)}{_change(f, b.key)}).")
             if to_fail and to_fail[0] != f.name:
                 g = c.row(to_fail[0])
@@ -209,7 +234,7 @@ def compare_finding(c: Any) -> Finding:
     text = "; ".join(parts)
     if clean:
         text += ("; " if text else "") + f"{names(clean)} pass{'es' if len(clean) == 1 else ''} every judged row"
-    text = text[:1].upper() + text[1:] + "."
+    text += "."
     for s in c.sides[1:]:
         flips = [r for r in c.rows if r.flips.get(s.key) == "to-fail"]
         if flips:

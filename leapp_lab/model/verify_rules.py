@@ -44,7 +44,7 @@ class ExpectedRule(Plain):
     #: the floor of each dtype ``--expected`` takes
     FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "int8": 1e-3}
     #: the factor of each dtype
-    FACTORS: ClassVar[dict[str, float]] = {"fp16": 4.0, "bf16": 4.0, "int8": 1.1}
+    FACTORS: ClassVar[dict[str, float]] = {"fp16": 4.0, "bf16": 4.0, "int8": 1.05}
 
     @classmethod
     def of(cls, dtype: str, factor: float | None = None, local: bool = False) -> "ExpectedRule":

@@ -26,7 +26,7 @@ from leapp_lab.model.columns import panel_columns, table_columns
 from leapp_lab.model.compare import RATIO_FMTS, change_columns, identity_columns
 from leapp_lab.model.hist import Hist
 
-from .verify_view import _column, _tap_status
+from .verify_view import _column, _tap_status, page_note
 from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, hist_dict
 
@@ -85,7 +85,24 @@ def _columns(report: Any) -> tuple[list[dict], list[dict]]:
                 columns.append({"key": f"{s.key}.{c.key}.delta", "label": f"{c.label} Δ", "type": "num",
                                 "group": g, "description": f"{s.key} − {base.key}: {c.description}"})
     columns += [_column(c) for c in tail]
-    return columns, groups
+    return compact(columns), groups
+
+
+#: what a compare view shows when it opens (Deliver 2 of issue 21): the row's model order and name,
+#: per run a compact group (its verdict and nrmse), per change group the flip and the nrmse ratio;
+#: every other column (the full metrics of each run) is behind the "columns" control
+COMPACT_KEYS = ("order", "name")
+COMPACT_SIDE = ("status", "nrmse", "flip", "nrmse.ratio", "nrmse.delta")
+
+
+def compact(columns: list[dict]) -> list[dict]:
+    """``columns`` with everything but the compact ones hidden (the text table keeps them all)."""
+    out = []
+    for c in columns:
+        keep = (c["key"] in COMPACT_KEYS if c.get("group") is None
+                else c["key"].partition(".")[2] in COMPACT_SIDE)
+        out.append(c if keep else {**c, "hidden": True})
+    return out
 
 
 def _aligned(hists: dict[str, Any]) -> dict[str, Any]:
@@ -233,7 +250,7 @@ def compare_view(report: Any) -> dict[str, Any]:
     else:
         ref = Path(sides[0].reference).name if sides[0].reference else "reference"
         title = f"Engines · {' · '.join(s.label for s in sides)} vs {ref}"
-    notes = list(report.warnings)
+    notes = [page_note(w) for w in report.warnings]
     return {
         "kind": "compare", "schema": VIEW_SCHEMA, "title": title,
         "finding": finding_view(report, lambda n: n if n in {x["id"] for x in rows} else None),

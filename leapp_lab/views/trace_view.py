@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from leapp_lab.model.arraysummary import array_summary
+from leapp_lab.model.finding_trace import advice, reason_words
 from leapp_lab.model.trace import graph_labels  # noqa: F401  (the views' name for it)
 
 from .graphs import Arrow, Box, Drawing, render_svg
@@ -190,6 +191,27 @@ def _sample_metrics(c: Any) -> list[Any]:
     return [values[k] for k, _, _ in PANEL]
 
 
+#: the validation table's columns: the row, its verdict, the hazards that explain it and their advice
+#: first (what the finding cites: Deliver 2 of issue 21), then the errors; the rest behind "columns"
+TRACE_COLUMNS = [
+    column("node", "node", "text", "the LEAPP node", pinned=True),
+    column("port", "port", "text", "its output port", pinned=True),
+    column("sample", "sample", "int", "the recorded call", pinned=True),
+    column("status", "status", "status", "allclose(exported, recorded, rtol, atol)", pinned=True),
+    column("hazards", "hazards", "text", "hazards that concern this row"),
+    column("advice", "advice", "text", "what to do about the hazard that explains this row best"),
+    column("max", "max", "num", "max |exported − recorded|"),
+    column("fx_max", "fx max", "num", "max |FX replay − recorded|"),
+    column("export_vs_fx", "exp−fx max", "num", "max |exported − FX replay|"),
+    column("min_atol", "min atol", "num", "the smallest atol that passes"),
+    column("worst_element", "worst element", "text",
+           "the element with the largest |exported − recorded| (named by the port's LEAPP semantics, else by index)"),
+    column("p99", "p99", "num", "99th percentile of |exported − recorded| (exact)", hidden=True),
+    column("mean", "mean", "num", "mean |exported − recorded|", hidden=True),
+    column("atol", "atol", "num", "the atol of the check", hidden=True),
+    column("rtol", "rtol", "num", "the rtol of the check", hidden=True)]
+
+
 def trace_view(report: Any) -> dict[str, Any]:
     many = len(report.graphs) > 1
     rows: list[dict[str, Any]] = []
@@ -201,6 +223,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         hz = [{"kind": h.kind, "node": h.node, "port": h.port, "samples": list(h.samples),
                "message": h.message, "graph": label} for h in g.hazards]
         hazards_all += hz
+        reasons.update({h["kind"]: reason_words(h["kind"]) for h in hz})
         svg, layout = render_svg(connectivity_drawing(g, prefix))
         graphs.append({"name": label, "svg": svg, "layout": layout, "status": g.status, "error": g.error,
                        "verdict": g.verdict})
@@ -227,11 +250,13 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "sub": label, "reason": ", ".join((["allclose"] if c.passed is False else []) + kinds
                                                   + ([wr] if wr else [])) or None,
                 "note": None, "info": [],
+                **({"why": "allclose passes on this sample; a hazard concerns its node"} if kinds and c.passed else {}),
                 "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": _status(c.passed),
                           "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                           "mean": (c.stats or {}).get("mean"), "fx_max": (c.fx_stats or {}).get("max"),
                           "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "atol": c.atol,
-                          "rtol": c.rtol, "hazards": ", ".join(kinds), "worst_element": c.worst_element},
+                          "rtol": c.rtol, "hazards": ", ".join(kinds), "worst_element": c.worst_element,
+                          "advice": advice(kinds) if c.passed is False or kinds else None},
                 "samples": [{"key": str(c.sample), "label": f"sample {c.sample}",
                              "hist": hist_dict(c.hist, c.nonfinite_exported), "m": _sample_metrics(c),
                              "inputs": _inputs(report, g, node, c.sample) if node is not None else [],
@@ -275,23 +300,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
                  {"id": "log", "label": "Log"}] + layer_tabs + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
-                  "columns": [column("node", "node", "text", "the LEAPP node", pinned=True),
-                              column("port", "port", "text", "its output port", pinned=True),
-                              column("sample", "sample", "int", "the recorded call", pinned=True),
-                              column("status", "status", "status", "allclose(exported, recorded, rtol, atol)",
-                                     pinned=True),
-                              column("max", "max", "num", "max |exported − recorded|"),
-                              column("p99", "p99", "num", "99th percentile of |exported − recorded| (exact)"),
-                              column("mean", "mean", "num", "mean |exported − recorded|"),
-                              column("fx_max", "fx max", "num", "max |FX replay − recorded|"),
-                              column("export_vs_fx", "exp−fx max", "num", "max |exported − FX replay|"),
-                              column("min_atol", "min atol", "num", "the smallest atol that passes"),
-                              column("hazards", "hazards", "text", "hazards that concern this row"),
-                              column("worst_element", "worst element", "text",
-                                     "the element with the largest |exported − recorded| (named by the port's "
-                                     "LEAPP semantics, else by index)"),
-                              column("atol", "atol", "num", "the atol of the check"),
-                              column("rtol", "rtol", "num", "the rtol of the check")],
+                  "columns": TRACE_COLUMNS,
                   "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
                   "info_columns": [],
                   "rows": rows, "first_divergent": first["id"] if first else None,

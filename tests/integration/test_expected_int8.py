@@ -19,6 +19,7 @@ from leapp_lab.steps.compile import compile
 from leapp_lab.steps.verify import verify
 from tests.integration.test_verify_local import perturbed_build
 from tests.models.builds import prepared
+from tests import oracle
 
 CLI = [sys.executable, "-m", "leapp_lab.cli"]
 
@@ -40,11 +41,6 @@ def _fq(x, scale, zp):
     return ((q - int(zp)) * scale).astype(np.float32)
 
 
-def _nrmse(e, r):
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    return float(np.sqrt(((e - r) ** 2).sum() / (r @ r)))
-
-
 def _layer(model_onnx: Path, tmp: Path, src: str, dst: str, weights: dict) -> "object":
     """The prepared model's layer from tensor ``src`` to ``dst`` (extract_model), with the
     initializers in ``weights`` replaced, as an onnxruntime fp32 session (optimisations off)."""
@@ -63,7 +59,7 @@ def _layer(model_onnx: Path, tmp: Path, src: str, dst: str, weights: dict) -> "o
 def test_clean_int8_build_is_explained_by_its_own_rounding(conv, clean8):
     v = verify(conv.reference, clean8.path, save=False, expected="int8")
     assert v.local and v.expected.dtype == "int8" and v.expected.local
-    assert v.expected.factor == pytest.approx(1.1) and v.expected.floor == pytest.approx(1e-3)
+    assert v.expected.factor == pytest.approx(1.05) and v.expected.floor == pytest.approx(1e-3)
     rows = [r for r in v.rows if r.in_rule]
     assert len(rows) == 5
     for r in rows:
@@ -100,12 +96,12 @@ def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8
     b = (np.rint(prepared_m["block2.0.bias"] / b_scale) * b_scale).astype(np.float32)
     s = _layer(conv.onnx, tmp_path, "add", "relu_2", {"block2.0.weight": w, "block2.0.bias": b})
     got = [_fq(s.run(None, {"add": _fq(ref["block1"][i], x_s, x_z)})[0], y_s, y_z) for i in range(n)]
-    assert v.row("block2").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["block2"]), rel=1e-9)
+    assert v.row("block2").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["block2"]), rel=1e-9)
 
     # pooled = mean(block2): fp32 ReduceMean of the input on relu_2's grid, output on mean's grid
     s = _layer(conv.onnx, tmp_path, "relu_2", "mean", {})
     got = [_fq(s.run(None, {"relu_2": _fq(ref["block2"][i], y_s, y_z)})[0], m_s, m_z) for i in range(n)]
-    assert v.row("pooled").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
+    assert v.row("pooled").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["pooled"]), rel=1e-9)
 
     # output_0 = head(pooled): QGemm's weight and bias grids, output on output_0's grid
     w = _fq(prepared_m["head.weight"], h_s, h_z)
@@ -113,7 +109,7 @@ def test_expected_local_nrmse_equals_a_layer_fake_quantized_by_hand(conv, clean8
     b = (np.rint(prepared_m["head.bias"] / b_scale) * b_scale).astype(np.float32)
     s = _layer(conv.onnx, tmp_path, "mean", "output_0", {"head.weight": w, "head.bias": b})
     got = [_fq(s.run(None, {"mean": _fq(ref["pooled"][i], m_s, m_z)})[0], o_s, o_z) for i in range(n)]
-    assert v.row("output_0").expected_local_nrmse == pytest.approx(_nrmse(np.stack(got), ref["output_0"]),
+    assert v.row("output_0").expected_local_nrmse == pytest.approx(oracle.nrmse(np.stack(got), ref["output_0"]),
                                                                    rel=1e-9)
 
 
@@ -141,7 +137,7 @@ def test_a_layer_perturbed_in_the_engine_only_is_beyond_and_ranked_first(conv, t
     assert back.expected.dtype == "int8" and back.expected.local and back.first_beyond_expected == "block1"
     assert [r.local_excess for r in back.rows] == [r.local_excess for r in v.rows]
     rows = json.loads((tmp_path / "v.json").read_text())
-    assert rows["expected"]["dtype"] == "int8" and rows["expected"]["factor"] == pytest.approx(1.1)
+    assert rows["expected"]["dtype"] == "int8" and rows["expected"]["factor"] == pytest.approx(1.05)
     assert {"expected_local_nrmse", "local_excess"} <= set(rows["rows"][0])
     head = (Path(v.path) / "metrics.csv").read_text().splitlines()[0].split(",")
     assert "expected_local_nrmse" in head and "local_excess" in head
@@ -160,3 +156,86 @@ def test_cli_expected_int8_and_a_build_without_grids(conv, clean8, tmp_path):
     assert v.expected is not None and all(r.expected_local_nrmse is None for r in v.rows)
     assert any("not ort-int8" in w for w in v.warnings)
     assert v.row("stem").expected_note.startswith("the build's engine is ort")
+
+
+def _bench():
+    """bench/bench_expected_int8.py as a module: the test runs a smaller, fixed version of its study."""
+    import importlib.util
+    path = Path(__file__).resolve().parents[2] / "bench" / "bench_expected_int8.py"
+    spec = importlib.util.spec_from_file_location("bench_expected_int8", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def mbv2(tmp_path_factory):
+    """tests/models/mobilenet_blocks.py with 6 inverted-residual blocks (a tap after each), 32x32."""
+    import leapp_lab
+    from tests.models import mobilenet_blocks as mb
+    d = tmp_path_factory.mktemp("mbv2")
+    leapp_lab.prepare({"model": mb.Model(blocks=6), "samples": mb.get_samples(size=32, n=2)},
+                      d / "model.onnx", d / "model.npz", d / "model.reference.npz", debug_taps=["all"])
+    return d
+
+
+TRIALS = 6      # seeds 0..5 of the study: blocks, convs and magnitudes drawn as bench/ draws them
+
+
+def test_study_the_faulted_block_is_ranked_first_by_local_excess(mbv2, tmp_path):
+    """The Must show's study, smaller: one conv of one block perturbed by a few percent of its
+    norm (scale, noise, one channel) in the engine's ONNX only, under ort-int8. The largest local
+    excess names the faulted block in every trial and it is first beyond expected in >= 80 % of
+    them, where the plain ranking (largest local nrmse) does not; the unperturbed build has no
+    row beyond expected."""
+    bench = _bench()
+    clean = compile(mbv2 / "model.onnx", "ort-int8", out=tmp_path / "clean.ort-int8", naive_check=False)
+    v = verify(mbv2 / "model.reference.npz", clean.path, save=False, expected="int8")
+    assert v.beyond_expected == [] and len([r for r in v.rows if r.local_excess is not None]) == 9
+    assert all(0.99 < r.local_excess < 1.01 for r in v.rows if r.local_excess is not None)
+    assert v.first_divergent == "stem"            # every int8 engine: rounding crosses the 1 % rule
+    rows = [bench.trial(mbv2, tmp_path / "trials", s, 6) for s in range(TRIALS)]
+    got = [(r["block"], r["fault"], round(r["excess"], 3), r["worst_excess"], r["first_beyond"]) for r in rows]
+    assert all(r["hit_excess"] for r in rows), got
+    assert sum(r["hit_first_beyond"] for r in rows) >= 0.8 * TRIALS, got
+    assert {r["kind"] for r in rows} == set(bench.KINDS)
+    assert sum(r["hit_local_nrmse"] for r in rows) < TRIALS, got     # what excess adds over local nrmse
+
+
+def test_a_prepared_onnx_changed_after_prepare_is_checked_and_refused(conv, clean8, tmp_path):
+    """The rounded model must be the model of the reference: an ONNX edited after prepare (newer
+    than prepare's record) is run in fp32 on the first sample, found to differ, and not used."""
+    import shutil
+    d = tmp_path / "p"
+    shutil.copytree(conv.dir, d)
+    build = compile(d / "model.onnx", "ort-int8", naive_check=False)
+    v = verify(d / "model.reference.npz", build.path, save=False, expected="int8")
+    assert v.row("block1").expected_local_nrmse is not None        # checked in fp32: the same model
+    m = onnx.load(str(d / "model.onnx"))
+    init = next(i for i in m.graph.initializer if i.name == "block1.0.weight")
+    init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(1.05), init.name))
+    onnx.save(m, str(d / "model.onnx"))
+    import os
+    os.utime(d / "model.onnx")
+    v = verify(d / "model.reference.npz", build.path, save=False, expected="int8")
+    assert all(r.expected_nrmse is None for r in v.rows)
+    w = next(x for x in v.warnings if "no expected int8 error" in x)
+    assert "differs from the reference" in w and "not the model of this reference" in w
+
+
+def test_repair_rank_excess_tries_candidates_by_excess(tmp_path):
+    """repair --rank excess: the baseline verified with --expected int8, segments tried one at a
+    time in the order of their local excess (one build each), kept when they lower the error."""
+    import leapp_lab
+    b = prepared("outlier_mlp", taps=("all",))
+    r = leapp_lab.repair(b.reference, b.onnx, engine="ort-int8", target_nrmse=0.01, jobs=1, rank="excess",
+                         out=tmp_path / "rep")
+    assert r.rank == "excess" and set(r.excess) == {s.name for s in r.segments}
+    assert all(0.9 < e < 1.1 for e in r.excess.values())       # a clean engine: rounding explains it all
+    assert r.met and "l2" in r.chosen and r.builds == len(r.trials) + 2
+    assert [t.rank for t in r.ranking()] == list(range(1, len(r.trials) + 1))
+    assert "candidates by their local excess" in str(r)
+    back = leapp_lab.load(r.path)
+    assert back.rank == "excess" and back.excess == r.excess
+    with pytest.raises(ValueError, match="--rank"):
+        leapp_lab.repair(b.reference, b.onnx, engine="ort-int8", rank="largest")

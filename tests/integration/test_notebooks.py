@@ -6,6 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from tests import oracle
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -111,16 +112,6 @@ def test_isolate_tutorial(tmp_path_factory, artifacts_dir):
     assert "isolation: decision PATCHING (row 2" in clip and "ran again 4 times" in clip
 
 
-def _nrmse(engine_npz: Path, reference_npz: Path, name: str) -> float:
-    """sqrt(sum (e - r)^2 / sum r^2) over every sample, in float64, from the arrays on disk."""
-    import numpy as np
-    with np.load(engine_npz, allow_pickle=False) as z:
-        e = z[name].astype(np.float64)
-    with np.load(reference_npz, allow_pickle=False) as z:
-        r = z[name].astype(np.float64)
-    return float(np.sqrt(np.sum((e - r) ** 2) / np.sum(r ** 2)))
-
-
 @pytest.mark.slow
 def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     """03: an int8 conv net with one broken layer: cumulative says the first tap, local says the
@@ -146,8 +137,8 @@ def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     r = leapp_lab.load(out / "leapp_lab")               # its latest run
     assert r.kind == "repair" and r.met and r.chosen == ["block2"] and 2 * len(r.chosen) < len(r.segments)
     ref = out / "model.reference.npz"
-    assert _nrmse(Path(r.baseline.build) / "sample_outputs.npz", ref, "output_0") > 0.01
-    after = _nrmse(Path(r.final.build) / "sample_outputs.npz", ref, "output_0")
+    assert oracle.nrmse_of_files(Path(r.baseline.build) / "sample_outputs.npz", ref, "output_0") > 0.01
+    after = oracle.nrmse_of_files(Path(r.final.build) / "sample_outputs.npz", ref, "output_0")
     assert after < 0.01 and after == pytest.approx(r.after, rel=1e-9)
     assert "--keep-fp32" in rep and "MET" in _plain(_cell(nb, "%leapp_repair"))
     # diff: the broken layer and the rows after it flip to pass, nothing to fail, one reference
@@ -207,8 +198,8 @@ def test_inside_a_node_notebook(tmp_path_factory, artifacts_dir):
     r = leapp_lab.load(build / "leapp_lab")                 # its latest run: the repair
     assert r.kind == "repair" and r.met and r.chosen == ["fc1"]
     ref = build / "node.reference.npz"
-    assert _nrmse(Path(r.baseline.build) / "sample_outputs.npz", ref, "action") > 0.1
-    after = _nrmse(Path(r.final.build) / "sample_outputs.npz", ref, "action")
+    assert oracle.nrmse_of_files(Path(r.baseline.build) / "sample_outputs.npz", ref, "action") > 0.1
+    after = oracle.nrmse_of_files(Path(r.final.build) / "sample_outputs.npz", ref, "action")
     assert after < 0.02 and after == pytest.approx(r.after, rel=1e-9)
     # the recurrent variant: its node's samples hold the state input, chained from the Python's states
     assert "the node's samples: {'obs': (6, 1, 12), 'h_in': (6, 1, 32)}" in text

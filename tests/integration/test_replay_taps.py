@@ -17,6 +17,7 @@ import pytest
 import leapp_lab
 from deep_pipelines import load_pipeline, trace
 from leapp_lab.model.jsonio import load_npz
+from tests import oracle
 
 STEPS = 12
 
@@ -35,11 +36,6 @@ def _session(path):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     s = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
     return s, [o.name for o in s.get_outputs()]
-
-
-def _nrmse(a, b):
-    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
-    return float(np.sqrt(np.mean(d ** 2)) / np.sqrt(np.mean(np.asarray(b, np.float64) ** 2)))
 
 
 def test_every_cell_recomputed_from_the_engine_and_the_fp32_onnx(replayed):
@@ -70,8 +66,8 @@ def test_every_cell_recomputed_from_the_engine_and_the_fp32_onnx(replayed):
         teacher = dict(zip(tapped_out, tapped.run(None, {"obs": obs, "h_in": hf, "c_in": cf})))
         fp32 = dict(zip(ref_out, ref.run(None, {"obs": obs, "h_in": hf, "c_in": cf})))
         for j, name in enumerate(mod.TAPS):
-            grid[k, j] = _nrmse(own[bound[name]], fp32[name])
-            local[k, j] = _nrmse(teacher[bound[name]], fp32[name])
+            grid[k, j] = oracle.nrmse(own[bound[name]], fp32[name])
+            local[k, j] = oracle.nrmse(teacher[bound[name]], fp32[name])
             assert t.max_abs[k][j] == pytest.approx(float(np.max(np.abs(
                 own[bound[name]].astype(np.float64) - fp32[name]))), rel=1e-6)
             assert sum(t.hists[k][j].counts) + t.hists[k][j].zero == fp32[name].size
@@ -125,3 +121,39 @@ def test_text_json_dataframe_figure_and_view(replayed):
     blob = json.dumps(view)
     assert '"key": "lstm_tapped_policy:ort-int8:taps"' in blob and '"first": {"step": %d, "tap": "%s"}' % (
         f["step"], f["tap"]) in blob
+
+
+@pytest.mark.parametrize("taps", [["--taps", "all"], []], ids=["node-build-tapped", "untapped-node-build"])
+def test_run_with_engine_reuses_the_node_builds(tmp_path, taps, capsys):
+    """``leapp-lab run --replay N --engine E`` builds each node (Inside a LEAPP node: prepare
+    --from-trace, compile) before the checks. With ``--taps all`` that build has the taps: the replay
+    on E runs it and follows the taps with it, instead of building the node a second time. Without,
+    the replay makes its own tapped build (the run's progress callback reaches compile, not prepare,
+    whose progress takes other arguments)."""
+    from leapp_lab.cli import main
+    from deep_pipelines import PIPELINES
+    js = tmp_path / "run.json"
+    rc = main(["run", str(PIPELINES / "lstm_tapped_policy.py"), "--replay", "4", "--engine", "ort-int8", *taps,
+               "--json", str(js), "--", str(tmp_path / "out")])
+    assert rc == 0
+    g = json.loads(js.read_text())["graphs"][0]
+    (e,) = g["replay"]["engines"]
+    assert e["status"] in ("ok", "diverged"), e["reason"]
+    build = Path(g["run_dir"]) / "nodes" / "0" / "build" / "node.ort-int8"
+    if taps:
+        assert e["nodes"][0]["source"] == "node build (tapped)" and Path(e["nodes"][0]["build"]) == build
+        assert not (Path(g["run_dir"]) / "replay_engines").exists()
+        # the node's verify (Inside a LEAPP node) breaks its outputs down: the joints by name, the
+        # state (no semantics, 16 elements) by index
+        v = leapp_lab.load(build.parent / "leapp_lab")
+        assert [e.name for e in v.row("action").elements] == load_pipeline("lstm_tapped_policy").JOINTS
+        assert v.row("action").meaning == "target/joint/position, rad"
+        assert [e.name for e in v.row("h_out").elements] == [f"[{i}]" for i in range(16)]
+        assert v.row("h_out").meaning is None and v.elements
+        assert all(not r.elements for r in v.taps)
+    else:
+        assert e["nodes"][0]["source"] == "tapped build (prepare --from-trace, compile)"
+        assert "replay_engines" in Path(e["nodes"][0]["build"]).parts
+        assert "replay on ort-int8: captured step 4/4" in capsys.readouterr().err
+    assert e["taps"]["taps"] == ["gates", "c_next", "h_next"] and len(e["taps"]["steps"]) == 4
+    assert e["closed_loop"]["steps"] == 4 and e["status"] in ("ok", "diverged")

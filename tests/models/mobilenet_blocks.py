@@ -4,7 +4,8 @@ where stride 1 keeps the width), a tap after each, then global average pooling a
 Random (seeded) weights with non-trivial batch-norm statistics folded by the exporter.
 
 ``BLOCKS`` sets the depth (default 14; the environment variable ``LEAPP_LAB_MBV2_BLOCKS`` overrides
-it, so one file serves the fast test and the full study in bench/bench_expected_int8.py).
+it); ``Model(blocks=N)`` and ``get_samples(size, n)`` make a smaller one (the fast test,
+tests/integration/test_expected_int8.py; the full study is bench/bench_expected_int8.py).
 
 Taps, in model order: stem, b0 ... b{BLOCKS-1}, pooled.
 """
@@ -51,16 +52,16 @@ class Block(nn.Module):
 
 
 class Model(nn.Module):
-    def __init__(self):
+    def __init__(self, blocks: int = BLOCKS):
         super().__init__()
         g = torch.Generator().manual_seed(22)
         self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1, bias=False), _bn(16, g), nn.ReLU6())
-        blocks, cin = [], 16
-        for i in range(BLOCKS):
+        made, cin = [], 16
+        for i in range(blocks):
             e, c, s = PLAN[i % len(PLAN)]
-            blocks.append(Block(cin, e, c, s, g))
+            made.append(Block(cin, e, c, s, g))
             cin = c
-        self.blocks = nn.ModuleList(blocks)
+        self.blocks = nn.ModuleList(made)
         self.head = nn.Linear(cin, 10)
         with torch.no_grad():
             for m in self.modules():
@@ -81,6 +82,6 @@ def get_fwd_args():
     return (torch.randn(1, 3, SIZE, SIZE),)
 
 
-def get_samples():
+def get_samples(size: int = SIZE, n: int = SAMPLES):
     g = torch.Generator().manual_seed(7)
-    return [(torch.randn(1, 3, SIZE, SIZE, generator=g),) for _ in range(SAMPLES)]
+    return [(torch.randn(1, 3, size, size, generator=g),) for _ in range(n)]

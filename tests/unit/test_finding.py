@@ -108,13 +108,13 @@ def test_verify_finding_plain_local_and_expected():
     ex.beyond_expected, ex.first_beyond_expected = ["output_0"], "output_0"
     ex.row("output_0").beyond_expected = True
     f = ex.finding_record()
-    assert f.text.startswith("Beyond what fp16 rounding explains: output_0") and f.status == "fail"
+    assert f.text.startswith("Beyond what fp16 precision explains: output_0") and f.status == "fail"
     assert f.rows[0] == "output_0"
     _same_everywhere(ex)
     ex.beyond_expected, ex.first_beyond_expected = [], None
     ex.row("output_0").beyond_expected = False
     f = ex.finding_record()
-    assert f.status == "warn" and f.text.startswith("Every row is within what fp16 rounding explains")
+    assert f.status == "warn" and f.text.startswith("Every row is within what fp16 precision explains")
     assert "repair" in f.text
 
 
@@ -122,7 +122,8 @@ def test_compare_finding_says_what_flipped_where_first_and_by_how_much():
     a, b = verify_report(), verify_report_after()
     cmp = a.diff(b)
     f = cmp.finding_record()
-    assert "1 row flipped to pass and 1 to fail" in f.text and f.rows[0] == "tap_a"
+    assert "2 rows flipped from A (model.ort-int8) to B (model.ort-fp16) (1 to fail and 1 to pass)" in f.text
+    assert f.rows[0] == "tap_a"
     assert "tap_a (pass → fail, nrmse" in f.text and f.status == "fail"
     _same_everywhere(cmp)
     same = a.diff(verify_report())
@@ -150,7 +151,7 @@ def test_report_json_and_json_rows_carry_the_finding(tmp_path):
     assert doc["finding"] == rep.finding
     assert load(tmp_path / "run").finding == rep.finding
     assert rep.json_rows()["finding"] == rep.finding
-    assert rep.diff(verify_report_after()).json_rows()["finding"].startswith("1 row flipped")
+    assert rep.diff(verify_report_after()).json_rows()["finding"].startswith("2 rows flipped")
     r = repair_report()
     assert r.body()["finding"] == r.finding
 

@@ -9,13 +9,9 @@ import pytest
 from leapp_lab.cli import main as cli_main
 from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
+from tests import oracle
 
 N_SAMPLES = 3
-
-
-def _nrmse(e, r):
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    return np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +38,9 @@ def test_nrmse_rows_and_samples_equal_independent_numpy(files):
     rep = verify(files["reference"], files["build"], save=False)
     for name in ("a_relu", "b_scaled"):
         row, e, r = rep.row(name), files["eng"][name], files["ref"][name]
-        assert row.nrmse == pytest.approx(_nrmse(e, r), rel=1e-10)
+        assert row.nrmse == pytest.approx(oracle.nrmse(e, r), rel=1e-10)
         for s in row.samples:
-            assert s.nrmse == pytest.approx(_nrmse(e[s.sample], r[s.sample]), rel=1e-10)
+            assert s.nrmse == pytest.approx(oracle.nrmse(e[s.sample], r[s.sample]), rel=1e-10)
     assert rep.row("c_exact").nrmse == 0.0
     df = rep.to_dataframe()
     assert df.set_index("name").loc["b_scaled", "nrmse"] == pytest.approx(0.05, rel=1e-6)

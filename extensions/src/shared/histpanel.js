@@ -13,7 +13,7 @@ export function whyBlock(r, table) {
   const label = (table.status_labels || {})[r.status] || r.status;
   // r.why: the verdict in the view's own words (a repair segment: why it is kept or not)
   const text = r.why ? r.why : keys.length ? keys.map(k => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
-  return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
+  return h("div", { class: "leapp-why leapp-" + (r.tone || r.status), "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
 }
 
 // panel: the (emptied) panel element; plot: the histogram's div, kept across rows (Plotly.react
