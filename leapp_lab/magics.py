@@ -332,7 +332,8 @@ class LeappMagics(Magics):
     @line_magic
     def leapp_repair(self, line: str):
         """%leapp_repair REFERENCE.npz MODEL.onnx --engine ort-int8|ort-fp16 --target-nrmse X [--budget N]
-        [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F]: the precision-repair sweep; shows its view."""
+        [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F] [--rank output|excess]: the precision-repair
+        sweep; shows its view."""
         return self._run_cli("repair", _split(line))
 
     @line_magic

@@ -46,6 +46,8 @@ class ExpectedGraph:
     feeds: list[tuple[str, str]] = field(default_factory=list)
     rounded: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: int8 tensors of the engine with no float name (``Int8Grids.unmapped``), for the warning
+    unmapped: list[str] = field(default_factory=list)
 
 
 def _qdq(src: str, dst: str, grid: Grid, tag: str, inits: list) -> list[onnx.NodeProto]:
@@ -61,12 +63,13 @@ def _qdq(src: str, dst: str, grid: Grid, tag: str, inits: list) -> list[onnx.Nod
 
 
 def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str],
-                   local: bool = True, unrounded: frozenset[str] | set[str] = frozenset()) -> ExpectedGraph:
+                   local: bool = True, unrounded: frozenset[str] | set[str] = frozenset(),
+                   fp32: bool = True) -> ExpectedGraph:
     """The three chains of ``model`` (the prepared ONNX with its tap outputs, weights loaded).
     ``cuts``: tap name -> the tensor it shows (manifest ``tensor``), for every tap ``--local``
     cuts; ``local=False`` leaves the local chain out. ``unrounded``: taps the engine shows as the
     float value before its QuantizeLinear (build.json ``via`` direct / unfused): their value is
-    read before the rounding, as the engine's is."""
+    read before the rounding, as the engine's is. ``fp32=False`` leaves the fp32 chain out."""
     g0 = model.graph
     inits = {i.name: i for i in g0.initializer}
     graph_inputs = [i.name for i in g0.input if i.name not in inits]
@@ -75,8 +78,10 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
     out = ExpectedGraph(onnx.ModelProto())
     new_inits: list[onnx.TensorProto] = []
 
-    # rounded weights and biases: copies beside the originals (the fp32 chain reads those)
+    # rounded weights and biases: copies beside the originals (the fp32 chain reads those), or in
+    # their place when there is no fp32 chain
     wname: dict[str, str] = {}
+    replaced: dict[str, onnx.TensorProto] = {}
     for table in (grids.weights, grids.biases):
         for name, grid in table.items():
             init = inits.get(name)
@@ -86,8 +91,12 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
             w = numpy_helper.to_array(init)
             if w.dtype != np.float32:
                 continue
-            wname[name] = f"{FQ}{name}"
-            new_inits.append(numpy_helper.from_array(fake_quantize(w, grid).astype(np.float32), wname[name]))
+            rounded_w = fake_quantize(w, grid).astype(np.float32)
+            if fp32:
+                wname[name] = f"{FQ}{name}"
+                new_inits.append(numpy_helper.from_array(rounded_w, wname[name]))
+            else:
+                replaced[name] = numpy_helper.from_array(rounded_w, name)
 
     # the cumulative chain: the model's nodes, weights renamed, each quantized activation rounded
     rounded = {t: grid for t, grid in grids.activations.items() if t in produced or t in graph_inputs}
@@ -117,7 +126,7 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
         cum_nodes += [c, *after]
 
     # the fp32 chain: the model unchanged, every node output prefixed
-    fp_nodes = _prefixed(list(g0.node), FP32, produced)
+    fp_nodes = _prefixed(list(g0.node), FP32, produced) if fp32 else []
     # the local chain: the cumulative chain prefixed, cut at every tap of ``cuts``
     loc_nodes: list[onnx.NodeProto] = []
     loc_inputs: list[onnx.ValueInfoProto] = []
@@ -150,6 +159,10 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
     m = out.model
     m.CopyFrom(model)
     g = m.graph
+    if replaced:
+        kept = [replaced.get(i.name, i) for i in g.initializer]
+        del g.initializer[:]
+        g.initializer.extend(kept)
     del g.node[:]
     g.node.extend([*fp_nodes, *cum_nodes, *loc_nodes])
     g.initializer.extend(new_inits)
@@ -157,9 +170,10 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
     del g.output[:]
     for o in outputs:
         out.cumulative[o] = o
-        out.fp32[o] = FP32 + o
         g.output.append(onnx.ValueInfoProto(name=o))
-        g.output.append(onnx.ValueInfoProto(name=FP32 + o))
+        if fp32:
+            out.fp32[o] = FP32 + o
+            g.output.append(onnx.ValueInfoProto(name=FP32 + o))
         if local:
             out.local[o] = LOCAL + o
             g.output.append(onnx.ValueInfoProto(name=LOCAL + o))

@@ -30,6 +30,13 @@ def tapped_build(graph: GraphReport, node: Any, engine: str, root: Path, say: Ca
     from leapp_lab.model.build import BUILD_FILE
     from leapp_lab.steps.compile import compile as compile_build
     from leapp_lab.steps.prepare_node import prepare_from_trace
+
+    from .replay_reuse import node_build
+    got = node_build(graph, node, engine, tapped=True)
+    if got is not None:                 # the node's tapped build of "Inside a LEAPP node"
+        taps = {t.name: t.bound_to or t.name for t in load(got[0]).taps if t.binding != "unbound"}
+        if taps:
+            return got[0], got[1], taps
     d = root / TAPS_DIR
     onnx, npz, ref, build = d / "node.onnx", d / "node.npz", d / "node.reference.npz", d / "build"
     stamp = d / "source.json"
@@ -38,7 +45,8 @@ def tapped_build(graph: GraphReport, node: Any, engine: str, root: Path, say: Ca
     if not (stamp.is_file() and (build / BUILD_FILE).is_file() and _same(stamp, key)):
         d.mkdir(parents=True, exist_ok=True)
         say(f"{engine}: preparing node {node.name!r} with its {len(node.taps)} taps from the trace")
-        prepare_from_trace(graph.run_dir, onnx, npz, ref, node=node.name, debug_taps="all", progress=progress)
+        # prepare reports progress(stage, fraction), not the (stage, done, total) the replay is given
+        prepare_from_trace(graph.run_dir, onnx, npz, ref, node=node.name, debug_taps="all")
         compile_build(onnx, engine=engine, npz=npz, out=build, progress=progress, naive_check=False)
         stamp.write_text(json.dumps(key))
     taps = {t.name: t.bound_to or t.name for t in load(build).taps if t.binding != "unbound"}   # model order

@@ -100,19 +100,25 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     exp_rule = None if expected is None else ExpectedRule.of(expected)
     local = local or expected == "int8"         # int8 is judged by each row's own (local) error
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
-        job = found = None
+        job = found = int8 = None
         if exp_rule is not None and expected != "int8":
             # the MODEL.py to re-run, checked (recorded path and sha256) before any work: exit 2 if not
             from .expected_drift import find_model
             found = find_model(b, ref_path)
 
         def paired(rows: list[VerifyRow], n_samples: int) -> None:
-            # --local: the teacher-forced engine runs on a thread while the rows are scored
-            nonlocal job
+            # --local: the teacher-forced engine runs on a thread while the rows are scored;
+            # --expected int8: the rounded model too, on another
+            nonlocal job, int8
             if local:
                 from .local_error import LocalJob
                 job = LocalJob(rows, n_samples, b, ref, _inputs_npz(b, ref_path))
                 job.start()
+            if expected == "int8":
+                from .expected_int8 import Int8Job
+                int8 = Int8Job([r for r in rows if r.status == "compared"], b, ref, ref_path,
+                               _inputs_npz(b, ref_path), job)
+                int8.start()
         try:
             report = score_build(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
             report.inputs = _input_summaries(b, ref_path)
@@ -120,15 +126,18 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
             report.graph = engine_graph(b, report.rows)
             if job is not None:
                 job.finish(report, progress)
+            if int8 is not None:
+                int8.finish(report, exp_rule)
         finally:
             if job is not None:
                 job.cancel()
-        if exp_rule is not None and expected == "int8":
-            from .expected_int8 import expected_int8
-            expected_int8(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), job)
-        elif exp_rule is not None:
+            if int8 is not None:
+                int8.cancel()
+        if expected == "int8" and int8 is None:
+            report.expected = exp_rule
+        if exp_rule is not None and expected != "int8":
             from .expected_drift import expected_drift
-            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found)
+            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found, job)
     report.verbose = verbose
     apply_gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")

@@ -247,7 +247,7 @@ def verify_view(report: Any) -> dict[str, Any]:
         n_beyond = len(report.beyond_expected)
         # with an expectation its verdict comes first (the finding leads with it too): the first
         # divergent row is where every engine of that precision diverges
-        badges.insert(0, badge(report.expected.headline(),
+        badges.insert(0, badge(f"beyond expected {report.expected.dtype}",
                                f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "nothing",
                                "fail" if n_beyond else "pass", row=report.first_beyond_expected
                                if report.first_beyond_expected in shown else None,

@@ -132,3 +132,38 @@ def test_engine_replay_in_jupyterlab(lab, page, artifacts_dir):
     check_engine_replay(page, f"{TRACE}[data-test-scope='1']", "lab_taps", mod, rep.graph.replay, artifacts_dir,
                         "lab_replay_engine.png")
     assert [e for e in page.errors if "leapp" in e.lower() or "blob:" in e] == []
+
+
+def test_verify_of_a_prepared_node_draws_the_joints_offline(page, tmp_path, artifacts_dir):
+    """Errors by meaning in verify: a node prepared from the trace (its knee offset frozen by the
+    export), verified on ort; its output row's panel draws the per-joint bars, the worst one named,
+    and the row's why names the joint with its kind and unit."""
+    import leapp_lab
+    from leapp_lab.cli import main
+    mod = load_pipeline("joint_semantics")
+    rep = trace(mod, tmp_path / "t")
+    d = tmp_path / "b"
+    leapp_lab.prepare(rep, d / "policy.onnx", d / "policy.npz", d / "policy.reference.npz", node="policy")
+    assert main(["compile", str(d / "policy.onnx"), "--engine", "ort", "--npz", str(d / "policy.npz"),
+                 "--out", str(d / "build"), "--quiet"]) == 0
+    v = leapp_lab.verify(d / "policy.reference.npz", d / "build", save=False)
+    f = tmp_path / "verify.html"
+    v.to_html(f)
+    page.goto(f.as_uri())
+    page.wait_for_selector("[data-leapp-tab='table']", timeout=15000)
+    page.click("tr[data-leapp-row='action']")
+    els = "[data-leapp-elements='action']"
+    page.wait_for_selector(f"{els} [data-leapp-element-plot] .main-svg")
+    names = page.evaluate(f"() => [...document.querySelectorAll(\"{els} tr[data-leapp-element]\")].map(e => e.dataset.leappElement)")
+    assert names == mod.JOINTS
+    assert page.locator(f"{els} tr[data-leapp-worst='true']").get_attribute("data-leapp-element") == "left_knee"
+    assert "target/joint/position, rad" in page.locator(els).text_content()
+    assert "worst element left_knee (target/joint/position, rad)" in page.locator(".leapp-why").first.text_content()
+    bar = page.locator(f"{els} .barlayer .point").nth(1)        # the knee: the others are ~0 tall
+    bar.scroll_into_view_if_needed()
+    b = bar.bounding_box()
+    _click_at(page, b["x"] + b["width"] / 2, b["y"] + b["height"] - 1)
+    page.wait_for_function(f"() => document.querySelector(\"{els} [data-leapp-element-picked]\").dataset.leappElementPicked === 'left_knee'")
+    assert "(worst element)" in page.locator(f"{els} [data-leapp-element-picked]").text_content()
+    page.screenshot(path=str(artifacts_dir / "verify_elements_offline.png"), full_page=True)
+    assert page.errors == []

@@ -200,3 +200,42 @@ def test_study_the_faulted_block_is_ranked_first_by_local_excess(mbv2, tmp_path)
     assert sum(r["hit_first_beyond"] for r in rows) >= 0.8 * TRIALS, got
     assert {r["kind"] for r in rows} == set(bench.KINDS)
     assert sum(r["hit_local_nrmse"] for r in rows) < TRIALS, got     # what excess adds over local nrmse
+
+
+def test_a_prepared_onnx_changed_after_prepare_is_checked_and_refused(conv, clean8, tmp_path):
+    """The rounded model must be the model of the reference: an ONNX edited after prepare (newer
+    than prepare's record) is run in fp32 on the first sample, found to differ, and not used."""
+    import shutil
+    d = tmp_path / "p"
+    shutil.copytree(conv.dir, d)
+    build = compile(d / "model.onnx", "ort-int8", naive_check=False)
+    v = verify(d / "model.reference.npz", build.path, save=False, expected="int8")
+    assert v.row("block1").expected_local_nrmse is not None        # checked in fp32: the same model
+    m = onnx.load(str(d / "model.onnx"))
+    init = next(i for i in m.graph.initializer if i.name == "block1.0.weight")
+    init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(1.05), init.name))
+    onnx.save(m, str(d / "model.onnx"))
+    import os
+    os.utime(d / "model.onnx")
+    v = verify(d / "model.reference.npz", build.path, save=False, expected="int8")
+    assert all(r.expected_nrmse is None for r in v.rows)
+    w = next(x for x in v.warnings if "no expected int8 error" in x)
+    assert "differs from the reference" in w and "not the model of this reference" in w
+
+
+def test_repair_rank_excess_tries_candidates_by_excess(tmp_path):
+    """repair --rank excess: the baseline verified with --expected int8, segments tried one at a
+    time in the order of their local excess (one build each), kept when they lower the error."""
+    import leapp_lab
+    b = prepared("outlier_mlp", taps=("all",))
+    r = leapp_lab.repair(b.reference, b.onnx, engine="ort-int8", target_nrmse=0.01, jobs=1, rank="excess",
+                         out=tmp_path / "rep")
+    assert r.rank == "excess" and set(r.excess) == {s.name for s in r.segments}
+    assert all(0.9 < e < 1.1 for e in r.excess.values())       # a clean engine: rounding explains it all
+    assert r.met and "l2" in r.chosen and r.builds == len(r.trials) + 2
+    assert [t.rank for t in r.ranking()] == list(range(1, len(r.trials) + 1))
+    assert "candidates by their local excess" in str(r)
+    back = leapp_lab.load(r.path)
+    assert back.rank == "excess" and back.excess == r.excess
+    with pytest.raises(ValueError, match="--rank"):
+        leapp_lab.repair(b.reference, b.onnx, engine="ort-int8", rank="largest")

@@ -183,6 +183,8 @@ def test_run_cli_replays_on_the_engine_and_writes_the_contract(tmp_path, capsys)
     assert e["engine"] == "ort-int8" and e["closed_loop"]["steps"] == 6 and e["fresh"]["steps"] == 6
     act = next(o for o in e["closed_loop"]["outputs"] if o["output"] == "policy/action")
     assert act["own_error_max"] > 0 and act["inherited_error_max"] > 0
+    # --engine built the node (Inside a LEAPP node) before the checks: the replay runs that build
+    assert e["nodes"][0]["source"] == "node build" and "/nodes/0/build/node.ort-int8" in e["nodes"][0]["build"]
 
 
 def test_unknown_engine_is_a_usage_error(tmp_path, capsys):

@@ -121,3 +121,39 @@ def test_text_json_dataframe_figure_and_view(replayed):
     blob = json.dumps(view)
     assert '"key": "lstm_tapped_policy:ort-int8:taps"' in blob and '"first": {"step": %d, "tap": "%s"}' % (
         f["step"], f["tap"]) in blob
+
+
+@pytest.mark.parametrize("taps", [["--taps", "all"], []], ids=["node-build-tapped", "untapped-node-build"])
+def test_run_with_engine_reuses_the_node_builds(tmp_path, taps, capsys):
+    """``leapp-lab run --replay N --engine E`` builds each node (Inside a LEAPP node: prepare
+    --from-trace, compile) before the checks. With ``--taps all`` that build has the taps: the replay
+    on E runs it and follows the taps with it, instead of building the node a second time. Without,
+    the replay makes its own tapped build (the run's progress callback reaches compile, not prepare,
+    whose progress takes other arguments)."""
+    from leapp_lab.cli import main
+    from deep_pipelines import PIPELINES
+    js = tmp_path / "run.json"
+    rc = main(["run", str(PIPELINES / "lstm_tapped_policy.py"), "--replay", "4", "--engine", "ort-int8", *taps,
+               "--json", str(js), "--", str(tmp_path / "out")])
+    assert rc == 0
+    g = json.loads(js.read_text())["graphs"][0]
+    (e,) = g["replay"]["engines"]
+    assert e["status"] in ("ok", "diverged"), e["reason"]
+    build = Path(g["run_dir"]) / "nodes" / "0" / "build" / "node.ort-int8"
+    if taps:
+        assert e["nodes"][0]["source"] == "node build (tapped)" and Path(e["nodes"][0]["build"]) == build
+        assert not (Path(g["run_dir"]) / "replay_engines").exists()
+        # the node's verify (Inside a LEAPP node) breaks its outputs down: the joints by name, the
+        # state (no semantics, 16 elements) by index
+        v = leapp_lab.load(build.parent / "leapp_lab")
+        assert [e.name for e in v.row("action").elements] == load_pipeline("lstm_tapped_policy").JOINTS
+        assert v.row("action").meaning == "target/joint/position, rad"
+        assert [e.name for e in v.row("h_out").elements] == [f"[{i}]" for i in range(16)]
+        assert v.row("h_out").meaning is None and v.elements
+        assert all(not r.elements for r in v.taps)
+    else:
+        assert e["nodes"][0]["source"] == "tapped build (prepare --from-trace, compile)"
+        assert "replay_engines" in Path(e["nodes"][0]["build"]).parts
+        assert "replay on ort-int8: captured step 4/4" in capsys.readouterr().err
+    assert e["taps"]["taps"] == ["gates", "c_next", "h_next"] and len(e["taps"]["steps"]) == 4
+    assert e["closed_loop"]["steps"] == 4 and e["status"] in ("ok", "diverged")
