@@ -172,7 +172,7 @@ export function renderView(el, view, host) {
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
   const lost = frag && frag.row && !startRow ? frag.row : null;
-  let first = startRow || table.first_divergent || (rows[0] && rows[0].id);
+  let first = startRow || (table.open && byId.has(table.open) ? table.open : null) || table.first_divergent || (rows[0] && rows[0].id);
   if (lost && state.query) {
     const shown = tabs.table.rowIds();
     first = shown.includes(first) ? first : shown[0] || null;

@@ -101,9 +101,9 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     # the build replaces only a build (docs/safety.md), never its own inputs
     check_outputs([(out_path, "build", "--out")],
                   [(onnx_path, "the ONNX model"), (npz_path, "the input npz")])
-    eng = get_engine(engine)
     from . import compile_cache
     t_cache = time.perf_counter()
+    # before get_engine: a build that is reused imports neither onnx nor onnxruntime
     chk = compile_cache.check(onnx_path, npz_path, out_path, engine, archive, keep_fp32, naive_check, force)
     if chk.info.hit:
         reused = compile_cache.reuse(chk, out_path, onnx_path, npz_path, t_cache)
@@ -111,6 +111,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
             if log is not None:
                 log(compile_cache.hit_line(chk.info))
             return reused
+    eng = get_engine(engine)
     eng.check_available()
     import onnx as onnx_mod
 

@@ -69,6 +69,7 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         warnings.append(f"the dynamo exporter failed, used the TorchScript exporter: "
                         f"{exported.fallback_reason}")
 
+    t = time.perf_counter()
     markers = ge.remove_tap_markers(proto)
     exposed_manual = exposed_markers(markers, wanted, expose_all, exported.hits, eager,
                                      exported.exporter)
@@ -80,6 +81,7 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         builder.add_plugin()
     if op_taps:
         builder.add_op()
+    timings["taps"] = time.perf_counter() - t
     if builder.pending():
         say("computing torch references from the exported program's FX graph", 0.7)
         t = time.perf_counter()
@@ -97,6 +99,7 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         timings["ort_reference"] = time.perf_counter() - t
 
     say("writing files", 0.9)
+    t_write = time.perf_counter()
     manifest = builder.finish()
     stamped = bool(manifest.taps)
     if stamped:
@@ -129,6 +132,9 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         save_npz(tmps[1], inputs)
         save_npz(tmps[2], reference)
         atomic_write_bytes(tmps[0], proto.SerializeToString())
+        timings["write"] = time.perf_counter() - t_write
+        timings["total"] = time.perf_counter() - t_start
+        report.timings_s = {k: round(v, 4) for k, v in timings.items()}
         if save_report:
             report.save(tmps[3])
             # what this prepare wrote, so the next one may replace exactly these files
@@ -185,6 +191,7 @@ def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray]) -> list[T
 
 
 def _versions() -> dict[str, str]:
-    import onnxruntime
-    return {"torch": torch.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}
+    from leapp_lab.model.reuse import versions
+    # onnxruntime's without importing it (a prepare whose references all come from torch needs none)
+    return {"torch": torch.__version__, "onnx": onnx.__version__, **versions(["onnxruntime"])}
 

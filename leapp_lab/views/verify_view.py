@@ -261,8 +261,13 @@ def verify_view(report: Any) -> dict[str, Any]:
     rule = report.rule.text or report.rule.describe()
     title = report.build_name or Path(report.build).name or "build"
     graph = engine_graph_view(report)
+    finding = finding_view(report, lambda n: n if n in shown else None)
+    # with local error or an expectation the view opens on the row the finding names (the layer that
+    # adds the error), not on the first divergent row every engine of that precision has
+    opens = (finding["links"][0]["row"] if finding["links"] and (report.local or report.expected is not None)
+             else None)
     return {
-        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding_view(report, lambda n: n if n in shown else None),
+        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding,
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
@@ -273,7 +278,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                   "panel_columns": [column(c.key, c.label, c.fmt, c.description) for c in panel],
                   "info_columns": [column(k, label, fmt) for k, label, fmt in INFO_COLUMNS],
                   "rows": rows, "first_divergent": report.first_divergent if report.first_divergent in
-                  shown else None,
+                  shown else None, **({"open": opens} if opens else {}),
                   "filter_label": "divergent only", "rule": "status: " + rule,
                   "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
                   "hist_title": HIST_TITLE,

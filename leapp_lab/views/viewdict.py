@@ -8,6 +8,7 @@ Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads e
 schema 2 is the compact one: labels once per table, histograms without edges, inputs once)::
 
     {"kind", "schema": 2, "title", "subtitle", "status",
+     "finding": {"text", "status": fail|warn|pass, "links": [{text, row}]},   # views/finding.py
      "badges": [{label, value, status, row?, title?}],   # row: a click selects that row
      "notes": [str], "tabs": [{id, label}],
      "table": {"title", "columns": [{key, label, type, description, pinned?, hidden?}],
@@ -16,6 +17,8 @@ schema 2 is the compact one: labels once per table, histograms without edges, in
                "rows": [Row], "first_divergent": id|None, "filter_label", "jump_label"?, "rule",
                "status_labels", "hist_title", "nonfinite_label", "reasons": {key: words},
                "search_keys": [cell keys the search box looks in],
+               "open"?: the row the view opens on (default first_divergent; verify --local /
+               --expected: the row the finding names),
                "jump_status"?: the verdict n / p jump to (default fail), "row_noun"?: what a row is
                ("segment"; default row)},
      "inputs": {sample key: [{name, shape, dtype, range, index, file}]},

@@ -18,6 +18,8 @@ def test_verify_columns_lead_with_local_error_and_the_rest_is_behind_columns():
     assert shown[:4] == ["name", "status", "local_nrmse", "local_share"]
     hidden = [c["key"] for c in v["table"]["columns"] if c.get("hidden")]
     assert "local_cosine" in hidden and "mse" in hidden and len(shown) <= 7
+    assert v["table"]["open"] == "tap_b"                 # opens on the layer the finding names
+    assert "open" not in build_view(verify_report())["table"]
     plain = _shown(build_view(verify_report()))
     assert plain[:4] == ["name", "status", "nrmse", "reason"] and "local_nrmse" not in plain
 
