@@ -37,6 +37,12 @@ def row_tone(report: Any, r: Any) -> str | None:
     return "fail"
 
 
+def _tone_of(report: Any, name: str | None, none: str | None = "pass") -> str | None:
+    """A badge naming a row takes that row's colour (``none`` when it names none)."""
+    row = next((r for r in report.rows if r.name == name), None) if name else None
+    return none if row is None else (row_tone(report, row) or "pass")
+
+
 def _local_key(key: str) -> str:
     """The rule's metric a local column is judged by (``local_nrmse`` -> ``nrmse``)."""
     return key[len("local_"):] if key.startswith("local_") else key
@@ -238,7 +244,7 @@ def verify_view(report: Any) -> dict[str, Any]:
     badges = [badge("engine", report.engine or "?"), badge("samples", report.samples),
               badge("rows judged", f"{n_cmp}/{len(rows)}"),
               badge("divergent", n_fail, "fail" if n_fail else "pass"),
-              badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass",
+              badge("first divergent", report.first_divergent or "none", _tone_of(report, report.first_divergent),
                     row=report.first_divergent if report.first_divergent in shown else None,
                     title="the first row in model order that the rule finds divergent (click: go to it)"),
               badge("worst (non-finite, then nrmse)", report.worst_tap,
@@ -253,7 +259,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                          "fail" if report.first_locally_divergent else "pass",
                          row=report.first_locally_divergent if report.first_locally_divergent in shown else None,
                          title="the first row whose own (local) error crosses the rule (click: go to it)"),
-                   badge("largest local error", report.worst_local,
+                   badge("largest local error", report.worst_local, _tone_of(report, report.worst_local, None),
                          row=report.worst_local if report.worst_local in shown else None)]
     if report.expected is not None:
         n_beyond = len(report.beyond_expected)

@@ -63,8 +63,10 @@ def hist_dict(h: Any, nonfinite: int = 0) -> dict[str, Any] | None:
 
 
 def badge(label: str, value: Any, status: str | None = None, row: str | None = None,
-          title: str | None = None) -> dict[str, Any]:
-    return {"label": label, "value": value, "status": status, "row": row, "title": title}
+          title: str | None = None, tab: str | None = None) -> dict[str, Any]:
+    """A header badge; ``row``: a click selects that row; ``tab``: a click opens that tab."""
+    return {"label": label, "value": value, "status": status, "row": row, "title": title,
+            **({"tab": tab} if tab else {})}
 
 
 def column(key: str, label: str, type_: str, description: str = "", **flags: Any) -> dict[str, Any]:
