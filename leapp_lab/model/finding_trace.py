@@ -37,8 +37,8 @@ FIXES = {
 }
 #: the fix of each hazard kind in a table cell (the trace view's "advice" column)
 ADVICE = {
-    "frozen-constant": "keep the value in torch ops, or annotate.input_tensors()",
-    "trace-loss": "torch ops instead of .item() / if, or leapp.FunctionPatch",
+    "frozen-constant": "torch ops, or annotate.input_tensors()",
+    "trace-loss": "torch ops, not .item() / if",
     "mutated-after-trace": "freeze the state while tracing, or annotate.state_tensors()",
     "export-mismatch": "the other exporter, or leapp.FunctionPatch",
     "tolerance-only": "a larger atol (see min atol)",

@@ -279,7 +279,9 @@ def trace_view(report: Any) -> dict[str, Any]:
         badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
-               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass",
+                     title="every diagnosis with its explanation and fix (click: the Hazards tab)" if hazards_all else None,
+                     tab="hazards" if hazards_all else None)]
     from .deep_view import deep_badges, deep_view
     badges += deep_badges(report)
     notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
