@@ -29,8 +29,13 @@ function fmt(v, kind) {
   }
   return String(v);
 }
+function fmtExp(v, digits = 1) {
+  if (v === null || v === void 0) return "–";
+  if (!Number.isFinite(v)) return fmtNum(v);
+  return (v < 0 ? "-" : "") + Math.abs(v).toExponential(digits);
+}
 function shapeText(s) {
-  return s === null || s === void 0 ? "?" : "[" + s.join(", ") + "]";
+  return fmt(s === void 0 ? null : s, "shape");
 }
 function plotText(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -136,11 +141,11 @@ function histTicks(n, first, nonfinite, plotPx) {
   const fits = (a, b) => (b.x - a.x) * perUnit >= (labelPx(a.text) + labelPx(b.text)) / 2 + TICK_GAP_PX;
   const zero = { x: 0, text: "0" };
   const nf = nonfinite ? { x: n + 3, text: "non-finite" } : null;
-  const widest = labelPx(binEdge(first).toExponential(1)) + TICK_GAP_PX;
+  const widest = labelPx(fmtExp(binEdge(first), 1)) + TICK_GAP_PX;
   const step = Math.max(1, Math.ceil(n / 7), Math.ceil(widest / perUnit));
   const kept = [zero];
   for (let i = 0; i < n; i += step) {
-    const t = { x: i + 2 - 0.5, text: binEdge(first + i).toExponential(1) };
+    const t = { x: i + 2 - 0.5, text: fmtExp(binEdge(first + i), 1) };
     if (fits(kept[kept.length - 1], t) && (!nf || fits(t, nf))) kept.push(t);
   }
   if (nf) kept.push(nf);
@@ -153,7 +158,7 @@ function histTraces(hist, nonfiniteLabel, plotPx) {
     xs.push(i + 2);
     ys.push(counts[i]);
     colors.push("#ef6c00");
-    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
+    text.push("[" + fmtExp(binEdge(first + i), 2) + ", " + fmtExp(binEdge(first + i + 1), 2) + ")");
   }
   const ticks = histTicks(n, first, hist.nonfinite, plotPx > 0 ? plotPx : 360);
   if (hist.nonfinite) {
@@ -374,6 +379,14 @@ function columnWidth(c, rows, table, nameKey) {
   if (c.type === "status") {
     const labels = table.status_labels || {};
     for (const r of rows) w = Math.max(w, String(labels[r.status] || r.status).length + (r.tap_status && r.tap_status !== "compared" ? r.tap_status.length + 1 : 0) + (r.first_divergent ? 8 : 0));
+  } else if (c.type === "verdict") {
+    const labels = table.status_labels || {};
+    for (const r of rows) {
+      const side = (r.sides || {})[c.group] || {};
+      const extra = side.tap_status && !["compared", "absent"].includes(side.tap_status) ? side.tap_status.length + 1 : 0;
+      w = Math.max(w, String(labels[r.cells[c.key]] || r.cells[c.key] || "–").length + extra + (side.first_divergent ? 8 : 0));
+    }
+    return Math.min(w, WIDTH_CAP.status) + 2;
   } else if (c.type === "int") {
     for (const r of rows) {
       const v = r.cells[c.key];
@@ -478,6 +491,46 @@ function tableCsv(columns, rows) {
   const lines = [columns.map((c) => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
   for (const r of rows) lines.push(columns.map((c) => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
   return lines.join("\n") + "\n";
+}
+
+// src/shared/finding.js
+var WORD = /[A-Za-z0-9_]/;
+function findingParts(text, links) {
+  const names = (links || []).filter((l) => l && l.text).slice().sort((a, b) => b.text.length - a.text.length);
+  const out = [];
+  let plain = "", i = 0;
+  while (i < text.length) {
+    const hit = names.find((l) => text.startsWith(l.text, i) && !WORD.test(text[i - 1] || "") && !WORD.test(text[i + l.text.length] || ""));
+    if (hit) {
+      if (plain) out.push({ text: plain, row: null });
+      out.push({ text: hit.text, row: hit.row });
+      plain = "";
+      i += hit.text.length;
+    } else {
+      plain += text[i];
+      i += 1;
+    }
+  }
+  if (plain) out.push({ text: plain, row: null });
+  return out;
+}
+function findingEl(finding, onRow) {
+  if (!finding || !finding.text) return null;
+  const parts = findingParts(finding.text, finding.links).map((p) => p.row && onRow ? h("a", {
+    class: "leapp-finding-link",
+    href: "#",
+    "data-leapp-finding-row": p.row,
+    on: { click: (e) => {
+      e.preventDefault();
+      onRow(p.row);
+    } }
+  }, p.text) : p.text);
+  return h("div", {
+    class: "leapp-finding leapp-" + (finding.status || "pass"),
+    "data-leapp-finding": "",
+    "data-leapp-finding-status": finding.status || "pass",
+    role: "status"
+  }, ...parts);
 }
 
 // src/shared/permalink.js
@@ -589,7 +642,7 @@ function whyBlock(r, table) {
   const keys = (r.reason || "").split(",").map((x) => x.trim()).filter(Boolean);
   const label = (table.status_labels || {})[r.status] || r.status;
   const text = r.why ? r.why : keys.length ? keys.map((k) => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
-  return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
+  return h("div", { class: "leapp-why leapp-" + (r.tone || r.status), "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
 }
 function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
   const s = r.samples.find((x) => x.key === sampleKey) || r.samples[0];
@@ -612,6 +665,8 @@ function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
     opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")
   ));
   panel.append(whyBlock(r, table));
+  const actions = on.actions ? on.actions(r) : [];
+  if (actions.length) panel.append(h("div", { class: "leapp-row-actions" }, actions));
   panel.append(plot);
   plot.style.display = s && s.hist === false ? "none" : "";
   if (s && s.hist === false) clearPlot(plot);
@@ -723,7 +778,8 @@ function virtualTable(o) {
       "data-leapp-status": r.status,
       "data-leapp-tap-status": r.tap_status,
       "data-leapp-first-divergent": r.first_divergent ? "true" : null,
-      class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
+      "data-leapp-tone": r.tone || null,
+      class: "leapp-row leapp-" + r.status + (r.tone ? " leapp-tone-" + r.tone : "") + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
       on: { click: () => o.onRow(r.id) }
     });
     for (const c of cols) {
@@ -736,7 +792,7 @@ function virtualTable(o) {
         tr.append(h(
           "td",
           { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.why || r.reason ? "why: " + (r.why || r.reason) : null },
-          h("span", { class: "leapp-pill leapp-" + r.status }, label),
+          h("span", { class: "leapp-pill leapp-" + (r.tone || r.status) }, label),
           extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
           r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null
         ));
@@ -1252,6 +1308,7 @@ function tableTab(ctx, panel) {
     }
     drawRowPanel(histPanel, histPlot, r, state.sample, r.group ? groups.get(r.group) : null, view, table, {
       row: (id) => ctx.select(id, null, "picker"),
+      actions: ctx.rowActions,
       sample: (key) => {
         state.sample = key;
         renderHist();
@@ -1338,7 +1395,7 @@ function badColor(b, m) {
   if (m.threshold === null || m.threshold === void 0) return mix("#e8eaf6", "#7e57c2", b);
   return b < 0 ? mix("#fff59d", "#c8e6c9", -b / 2) : mix("#ffb74d", "#e57373", b / 2);
 }
-var statusColor = (st) => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
+var statusColor = (st) => st === "fail" ? "#c62828" : st === "warn" ? "#ef8f00" : st === "pass" ? "#2e7d32" : "#9e9e9e";
 
 // src/views/replay_engine.js
 var CONFIG = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
@@ -1378,12 +1435,12 @@ function outputsTable(run) {
         o.output,
         fmt(o.first),
         fmt(o.last),
-        fmt(o.max),
+        fmt(o.max_abs),
         fmt(o.max_step),
         fmt(o.first_fail_step === void 0 ? o.first_fail : o.first_fail_step),
         o.growth_per_step === null || o.growth_per_step === void 0 ? "–" : "×" + fmt(o.growth_per_step),
         o.trend || (o.grows ? "grows" : "–")
-      ].concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
+      ].concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
     )))
   );
 }
@@ -1459,7 +1516,7 @@ function tapsBlock(t) {
   const picked = h("div", { class: "leapp-muted", "data-leapp-taps-cell": "" }, "click a cell for that step's histogram");
   const hist = h("div", { class: "leapp-histplot", "data-leapp-taps-hist": "" });
   const first = t.first ? "first beyond nrmse " + fmt(t.max_nrmse) + ": step " + t.first.step + ", tap " + t.first.tap : "no cell beyond nrmse " + fmt(t.max_nrmse);
-  box.append(
+  box.append(...[
     h("div", { class: "leapp-sub" }, "taps of " + t.node + " at every step (tier " + t.tier + ")"),
     h(
       "div",
@@ -1472,12 +1529,14 @@ function tapsBlock(t) {
     heat,
     picked,
     hist
-  );
+  ].filter(Boolean));
   const pick = (i, j) => {
     const useLocal = local.checked;
     picked.setAttribute("data-leapp-taps-cell", t.steps[i] + "/" + t.taps[j]);
     const z = (useLocal ? t.local_nrmse : t.nrmse)[i][j];
-    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : "") + ", max |diff| " + fmt(t.max_abs[i][j]);
+    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : ", max |diff| " + fmt(t.max_abs[i][j]));
+    const at = t.steps[i] + "/" + t.taps[j];
+    for (const td of heat.querySelectorAll("td[data-leapp-taps-at]")) td.classList.toggle("leapp-selected", td.getAttribute("data-leapp-taps-at") === at);
     drawHist(hist, t.hists[i] ? t.hists[i][j] : null, "|engine − fp32| · " + t.taps[j] + " · step " + t.steps[i]);
   };
   const draw = () => drawHeat(heat, t, local.checked, pick);
@@ -1486,121 +1545,51 @@ function tapsBlock(t) {
   box.pick = pick;
   return box;
 }
-function drawHeat(div, t, local, onCell) {
-  clearPlot(div);
-  if (!hasPlotly()) {
-    div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded"));
-    return;
-  }
+function heatCells(t, local) {
   const z = local ? t.local_nrmse : t.nrmse;
   const first = local ? t.first_local : t.first;
-  const annotations = first ? [{
-    x: t.taps.indexOf(first.tap),
-    y: t.steps.indexOf(first.step),
-    text: "✕",
-    showarrow: false,
-    font: { color: "#1565c0", size: 16 }
-  }] : [];
-  const data = [{
-    type: "heatmap",
-    z,
-    x: t.taps.map((_, j) => j),
-    y: t.steps.map((_, i) => i),
-    colorscale: "Reds",
-    colorbar: { title: { text: "nrmse" } },
-    customdata: z.map((row, i) => row.map((_, j) => t.steps[i] + "/" + plotText(t.taps[j]))),
-    hovertemplate: "step/tap %{customdata}<br>nrmse %{z:.3e}<extra></extra>"
-  }];
-  const layout = {
-    title: { text: (local ? "local " : "") + "nrmse per step and tap (✕: first beyond the rule)", font: { size: 12 } },
-    height: Math.min(520, 140 + 18 * t.steps.length),
-    margin: { l: 50, r: 10, t: 40, b: 90 },
-    annotations,
-    paper_bgcolor: "rgba(0,0,0,0)",
-    plot_bgcolor: "rgba(0,0,0,0)",
-    xaxis: { tickvals: t.taps.map((_, j) => j), ticktext: t.taps.map(plotText), tickangle: -40 },
-    yaxis: { tickvals: t.steps.map((_, i) => i), ticktext: t.steps.map(String), autorange: "reversed", title: { text: "step", font: { size: 10 } } }
-  };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), CONFIG);
-  if (div.on) div.on("plotly_click", (ev) => {
-    const p = ev.points && ev.points[0];
-    if (p) onCell(p.y, p.x);
-  });
+  const rule = { threshold: t.max_nrmse, worse: "above" };
+  return t.steps.map((k, i) => t.taps.map((tap, j) => {
+    const v = z[i] ? z[i][j] : null;
+    return {
+      at: k + "/" + tap,
+      z: v,
+      color: badColor(badness(v, rule), rule),
+      first: !!first && first.step === k && first.tap === tap
+    };
+  }));
+}
+function drawHeat(div, t, local, onCell) {
+  div.replaceChildren();
+  const cells = heatCells(t, local);
+  const title = (local ? "local " : "") + "nrmse per step and tap (✕: first beyond nrmse " + fmt(t.max_nrmse) + "; green below, red above)";
+  const head = h("tr", {}, h("th", {}, "step"), t.taps.map((tap) => h("th", { class: "leapp-tapshead", title: tap }, tap)));
+  const body = cells.map((row, i) => h("tr", {}, h("th", {}, String(t.steps[i])), row.map((c, j) => {
+    const td = h(
+      "td",
+      {
+        "data-leapp-taps-at": c.at,
+        "data-leapp-taps-first-cell": c.first ? "true" : null,
+        title: "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(c.z),
+        style: "background:" + c.color
+      },
+      c.first ? "✕" : ""
+    );
+    td.addEventListener("click", () => onCell(i, j));
+    return td;
+  })));
+  div.append(
+    h("div", { class: "leapp-sub" }, title),
+    h("div", { class: "leapp-tapsscroll" }, h("table", { class: "leapp-tapsgrid" }, h("thead", {}, head), h("tbody", {}, body)))
+  );
 }
 
 // src/views/deep.js
-var DEEP_COLUMNS = {
-  replay: [
-    ["step", "step", "int"],
-    ["output", "output", "text"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["nrmse", "nrmse", "num"],
-    ["ref_max", "max |ref|", "num"],
-    ["worst_element", "worst element", "text"],
-    ["reset", "episode", "text"],
-    ["note", "note", "text"]
-  ],
-  parity: [
-    ["output", "output", "text"],
-    ["sample", "fresh input", "int"],
-    ["status", "status", "status"],
-    ["max", "max", "num"],
-    ["worst_element", "worst element", "text"],
-    ["p99", "p99", "num"],
-    ["mean", "mean", "num"],
-    ["min_atol", "min atol", "num"],
-    ["range", "original range", "text"]
-  ],
-  adapters: [
-    ["function", "function", "text"],
-    ["case", "case", "text"],
-    ["status", "status", "status"],
-    ["max_abs", "max |diff|", "num"],
-    ["shapes", "shapes adapter / original", "text"],
-    ["dtypes", "dtypes adapter / original", "text"],
-    ["error", "error", "text"]
-  ],
-  exporters: [
-    ["node", "node", "text"],
-    ["backend", "backend", "text"],
-    ["status", "outcome", "status"],
-    ["verdict", "verdict", "text"],
-    ["max_diff", "max |diff|", "num"],
-    ["failed_samples", "failed samples", "int"],
-    ["time_s", "time s", "num"],
-    ["error", "error", "text"]
-  ],
-  isolation: [
-    ["run", "run", "text"],
-    ["options", "options", "text"],
-    ["status", "verdict", "status"],
-    ["failing", "failing samples", "int"],
-    ["fx_mismatch", "FX ≠ recorded", "int"],
-    ["same_trace", "same trace", "text"],
-    ["hazards", "hazards", "text"],
-    ["note", "note", "text"]
-  ]
-};
-var ENGINE_COLUMNS = [
-  ["step", "step", "int"],
-  ["output", "output", "text"],
-  ["status", "status", "status"],
-  ["max_abs", "max |diff|", "num"],
-  ["nrmse", "nrmse", "num"],
-  ["fp32_max_abs", "max |diff| vs fp32", "num"],
-  ["own_error", "own error", "num"],
-  ["inherited_error", "inherited error", "num"],
-  ["worst_element", "worst element", "text"],
-  ["reset", "episode", "text"],
-  ["note", "note", "text"]
-].map(([key, label, type]) => ({ key, label, type }));
-function deepColumns(section, e) {
-  if (e && Array.isArray(e.columns) && e.columns.length) return e.columns.map((c) => [c.key, c.label, c.type]);
-  return DEEP_COLUMNS[section];
+function deepColumns(e) {
+  return (e && Array.isArray(e.columns) ? e.columns : []).map((c) => [c.key, c.label, c.type]);
 }
 function deepTable(section, rows, onPick, labelOf, entry) {
-  const cols = deepColumns(section, entry);
+  const cols = deepColumns(entry);
   const body = h("tbody", {});
   for (const r of rows) {
     const tr = h("tr", {
@@ -1753,7 +1742,7 @@ function renderReplayPanel(panel, entries, many) {
         outputsTable(run)
       );
       const pick = (id) => selectWithElements(box, elBox, run.rows, id);
-      box.replaceChildren(deepTable("replay", run.rows, pick, null, run.engine ? { columns: ENGINE_COLUMNS } : e));
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, run));
       elBox.replaceChildren();
       drawReplay(plot, run, pick);
       splitBox.replaceChildren();
@@ -1810,7 +1799,7 @@ function renderParityPanel(panel, entries, many) {
           {},
           h("td", {}, o.output),
           h("td", {}, o.failed + "/" + o.samples),
-          h("td", {}, fmt(o.max)),
+          h("td", {}, fmt(o.max_abs)),
           h("td", {}, fmt(o.worst_sample)),
           h("td", {}, fmt(o.min_atol))
         )))
@@ -2498,13 +2487,15 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     for (const u of unitsNow.values()) {
       const el = u.el, ids = u.members.flatMap((i) => nodes[i].rows);
       let worst = null, fail = 0, judged = 0;
+      const local = !!(metric && metric.key && metric.key.startsWith("local_"));
+      const failed = (r) => local ? r.local_status === "fail" : r.status === "fail";
       for (const id of ids) {
         const r = rowOf(id);
         if (!r) continue;
-        if (r.status === "fail") fail++;
+        if (failed(r)) fail++;
         if (r.status !== "uncompared") judged++;
         let b = badness(value(r), metric || {}, range);
-        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== void 0) b = Math.max(b ?? 0, 0);
+        if (failed(r) && metric && metric.threshold !== null && metric.threshold !== void 0) b = Math.max(b ?? 0, 0);
         if (b !== null && (worst === null || b > worst)) worst = b;
       }
       const st = fail ? "fail" : judged ? "pass" : ids.some((id) => rowOf(id)) ? "uncompared" : "none";
@@ -2627,6 +2618,160 @@ function barsTab(ctx, panel) {
   return { show: () => drawBars(barsDiv, view.bars, (id) => ctx.select(id, null, "plot")), handsToTable: true };
 }
 
+// src/views/layers.js
+function layerNodes(view) {
+  return Object.keys(view.nodes || {}).filter((k) => ((view.nodes[k] || {}).layers || []).length);
+}
+function pickLayer(view, node, engine) {
+  const names = layerNodes(view);
+  const name = names.includes(node) ? node : names[0];
+  if (!name) return null;
+  const entries = view.nodes[name].layers;
+  const entry = entries.find((e) => e.engine === engine) || entries.find((e) => e.view) || entries[0];
+  return { node: name, entry, asked: node };
+}
+function layerButtons(ctx, node) {
+  const n = (ctx.view.nodes || {})[node];
+  return (n && n.layers || []).map((e) => h(
+    "button",
+    {
+      class: "leapp-btn leapp-layers-link leapp-" + (e.status === "diverged" ? "fail" : e.status === "ok" ? "pass" : "uncompared"),
+      "data-leapp-open-layers": node,
+      "data-leapp-engine": e.engine,
+      title: "the layers of " + node + " on " + e.engine + ": its accuracy table, histograms and accuracy graph",
+      on: { click: (ev) => {
+        ev.stopPropagation();
+        ctx.openLayers(node, e.engine);
+      } }
+    },
+    "Layers on " + e.engine + " (" + e.status + ") ▸"
+  ));
+}
+function layersTab(ctx, panel) {
+  const { view, state } = ctx;
+  const names = layerNodes(view);
+  if (!names.length) return null;
+  const nodeSel = h(
+    "select",
+    { "data-leapp-layers-node": "", on: { change: (e) => {
+      state.node = e.target.value;
+      draw();
+    } } },
+    names.map((n) => h("option", { value: n }, n))
+  );
+  const engSel = h("select", { "data-leapp-layers-engine": "", on: { change: (e) => {
+    state.layersEngine = e.target.value;
+    draw();
+  } } });
+  const head = h("div", { class: "leapp-layers-head" });
+  const body = h("div", { class: "leapp-layers-body" });
+  panel.append(
+    h(
+      "div",
+      { class: "leapp-toolbar" },
+      h("label", {}, "node ", nodeSel),
+      " ",
+      h("label", {}, "engine ", engSel),
+      h("span", { class: "leapp-muted" }, " the node prepared from the trace, compiled for the engine and verified tap by tap, in model order")
+    ),
+    head,
+    body
+  );
+  let drawn = null;
+  function draw(force) {
+    const pick = pickLayer(view, state.node, state.layersEngine);
+    const key = pick.node + "\0" + pick.entry.engine;
+    if (!force && key === drawn) return;
+    drawn = key;
+    const { node, entry } = pick;
+    state.layersEngine = entry.engine;
+    nodeSel.value = node;
+    engSel.replaceChildren(...view.nodes[node].layers.map((e) => h("option", { value: e.engine, selected: e.engine === entry.engine }, e.engine + " · " + e.status)));
+    head.replaceChildren(...[
+      pick.asked && pick.asked !== node ? h("div", { class: "leapp-note", "data-leapp-layers-fallback": pick.asked }, "node " + pick.asked + " has no engine build; showing " + node) : null,
+      kv([
+        ["node", node],
+        ["engine", entry.engine],
+        ["status", entry.status],
+        ["first divergent", entry.first_divergent || "none"],
+        ["largest local error", entry.worst_local || (entry.view ? "– (no --local)" : "–")],
+        entry.error ? ["error", entry.error] : null,
+        entry.verify_run ? ["verify run", entry.verify_run] : null
+      ].filter(Boolean))
+    ].filter(Boolean));
+    head.setAttribute("data-leapp-layers-status", entry.status);
+    head.setAttribute("data-leapp-worst-local", entry.worst_local || "");
+    body.replaceChildren();
+    body.setAttribute("data-leapp-layers", node);
+    body.setAttribute("data-leapp-layers-engine", entry.engine);
+    if (entry.view) ctx.renderView(body, entry.view, {});
+    else body.append(h("div", { class: "leapp-empty", "data-leapp-layers-omitted": "" }, entry.omitted || "no verify run"));
+  }
+  return {
+    // drawn when shown (its plots size themselves only when visible); a row of another node
+    // selected while it is shown draws that node's
+    show: () => draw(),
+    render: () => {
+      if (state.tab === "layers") draw();
+    },
+    select: () => {
+      if (state.tab === "layers") draw();
+    },
+    actions: (r) => r.node ? layerButtons(ctx, r.node) : []
+  };
+}
+function pipelineTab(ctx, panel) {
+  const { view } = ctx;
+  const tables = view.pipeline_engines || [];
+  if (!tables.length) return null;
+  const many = (view.graphs || []).length > 1;
+  const pct = (v) => v === null || v === void 0 ? "–" : fmt(100 * v) + " %";
+  panel.append(h("div", { class: "leapp-rule" }, "Each node's engine build run on the cached samples, fed its upstream nodes' engine outputs (nrmse: cumulative) and fed the recorded inputs (local nrmse: its own); own share = local / cumulative. Pipeline order; click a row to open that node's layers on that engine."));
+  for (const t of tables) {
+    const key = (n) => (many ? t.graph + ":" : "") + n;
+    panel.append(h(
+      "div",
+      { class: "leapp-graphhead", "data-leapp-pipeline": t.engine, "data-leapp-pipeline-graph": t.graph },
+      h("b", {}, t.graph),
+      " on ",
+      h("b", {}, t.engine),
+      " · first divergent node: ",
+      h("span", {
+        class: t.first_divergent_node ? "leapp-pill leapp-fail" : "leapp-pill leapp-pass",
+        "data-leapp-first-divergent-node": t.first_divergent_node || ""
+      }, t.first_divergent_node || "none")
+    ));
+    panel.append(h(
+      "table",
+      { class: "leapp-table leapp-pipeline-table" },
+      h("thead", {}, h("tr", {}, ["node", "port", "nrmse (cumulative)", "local nrmse", "own share", ""].map((x) => h("th", {}, x)))),
+      h("tbody", {}, t.nodes.map((r) => {
+        const has = ((view.nodes[key(r.node)] || {}).layers || []).some((e) => e.engine === t.engine);
+        return h(
+          "tr",
+          {
+            class: "leapp-row" + (r.first_divergent ? " leapp-fail leapp-first-divergent" : ""),
+            "data-leapp-pipeline-row": r.node + "/" + r.port,
+            "data-leapp-pipeline-engine": t.engine,
+            "data-leapp-first-divergent": r.first_divergent ? "true" : "false",
+            title: has ? "open the layers of " + r.node + " on " + t.engine : null,
+            on: { click: () => {
+              if (has) ctx.openLayers(key(r.node), t.engine);
+            } }
+          },
+          h("td", {}, r.node),
+          h("td", {}, r.port),
+          h("td", { class: "leapp-num" }, pct(r.nrmse)),
+          h("td", { class: "leapp-num" }, pct(r.local_nrmse)),
+          h("td", { class: "leapp-num" }, pct(r.own_share)),
+          h("td", {}, r.first_divergent ? "← first divergent node" : "")
+        );
+      }))
+    ));
+  }
+  return {};
+}
+
 // src/views/trace.js
 function traceGraphTab(ctx, panel) {
   const { view } = ctx;
@@ -2654,6 +2799,14 @@ function traceGraphTab(ctx, panel) {
     hooks.push((r) => {
       for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node);
     });
+    const many = (view.graphs || []).length > 1;
+    const mine = Object.keys(view.nodes || {}).filter((k) => (!many || k.startsWith(g.name + ":")) && (view.nodes[k].layers || []).length);
+    if (mine.length) panel.append(h(
+      "div",
+      { class: "leapp-toolbar leapp-graph-layers", "data-leapp-graph-layers": g.name },
+      h("span", { class: "leapp-muted" }, "inside the nodes: "),
+      mine.map((k) => h("span", { class: "leapp-graph-layers-node" }, h("b", {}, k), " ", layerButtons(ctx, k)))
+    ));
   }
   if (!(view.graphs || []).length) panel.append(h("div", { class: "leapp-empty" }, "no graph"));
   return { select: (r) => {
@@ -2674,13 +2827,14 @@ function nodeTab(ctx, panel) {
   const nodeBody = h("div", { class: "leapp-nodebody" });
   panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "node ", nodeSelect)), nodeBody);
   function renderNode() {
-    const n = (view.nodes || {})[state.node] || (view.nodes || {})[nodeNames[0]];
+    const key = state.node && (view.nodes || {})[state.node] ? state.node : nodeNames[0];
+    const n = (view.nodes || {})[key];
     nodeBody.replaceChildren();
     if (!n) {
       nodeBody.append(h("div", { class: "leapp-empty" }, "no node"));
       return;
     }
-    nodeSelect.value = state.node && view.nodes[state.node] ? state.node : nodeNames[0];
+    nodeSelect.value = key;
     nodeBody.setAttribute("data-leapp-node-panel", n.name);
     nodeBody.append(kv([
       ["node", n.name],
@@ -2717,6 +2871,24 @@ function nodeTab(ctx, panel) {
         { class: "leapp-kv" },
         h("thead", {}, h("tr", {}, ["tap", "site"].map((x) => h("th", {}, x)))),
         h("tbody", {}, n.taps.map((t) => h("tr", { "data-leapp-tap": t.name }, h("td", {}, t.name), h("td", {}, t.site))))
+      )
+    );
+    const layers = n.layers || [];
+    if (layers.length) nodeBody.append(
+      h("div", { class: "leapp-sub" }, "inside the node, on engines"),
+      h(
+        "table",
+        { class: "leapp-kv", "data-leapp-node-engines": "" },
+        h("thead", {}, h("tr", {}, ["engine", "status", "first divergent", "largest local error", ""].map((x) => h("th", {}, x)))),
+        h("tbody", {}, layers.map((e) => h(
+          "tr",
+          { "data-leapp-node-engine": e.engine },
+          h("td", {}, e.engine),
+          h("td", {}, e.status + (e.error ? ": " + e.error : "")),
+          h("td", {}, e.first_divergent || "none"),
+          h("td", {}, e.worst_local || "–"),
+          h("td", {}, layerButtons(ctx, key).filter((b) => b.getAttribute("data-leapp-engine") === e.engine))
+        )))
       )
     );
     if (n.hazards.length) nodeBody.append(
@@ -2880,7 +3052,8 @@ function drawProfile(div, profile, metric, onPick) {
     customdata: profile.x,
     hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
     line: { width: 1, color: "rgba(120,120,120,0.6)" },
-    marker: { color: profile.status.map(statusColor), size }
+    // a local series is coloured by the rule on the local error; else by the row's tone
+    marker: { color: (s.status || profile.status).map((st, i) => statusColor(s.status ? st : (profile.tone || [])[i] || st)), size }
   }];
   if (missing.length) {
     data.push({
@@ -2903,6 +3076,7 @@ function drawProfile(div, profile, metric, onPick) {
   };
   if (profile.first_divergent_index !== null && profile.first_divergent_index !== void 0) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
   if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== void 0) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (profile.first_beyond_expected_index !== null && profile.first_beyond_expected_index !== void 0) vline(profile.first_beyond_expected_index, "#6a1b9a", "dash", profile.beyond_label || "first beyond expected");
   if (s.threshold !== null && s.threshold !== void 0) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({
@@ -2998,6 +3172,10 @@ var TABS = {
   graph: (ctx, panel) => ctx.view.engine_graph ? engineGraphTab(ctx, panel) : traceGraphTab(ctx, panel),
   hazards: hazardsTab,
   log: logTab,
+  layers: layersTab,
+  // a trace node's verify view per engine (--engine)
+  pipeline: pipelineTab,
+  // the pipeline on each engine, node by node
   profile: profileTab,
   bars: barsTab
 };
@@ -3020,18 +3198,31 @@ function initialState(view) {
     hidden: new Set(columns.filter((c) => c.hidden).map((c) => c.key)),
     panelOpen: true,
     node: null,
+    layersEngine: null,
     logLevel: 0,
     logSection: "",
     profileMetric: view.profile && view.profile.default || (series[0] ? series[0].key : null)
   };
 }
-function header(view, onBadge) {
+function header(view, onBadge, onTab) {
   return h(
     "div",
     { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
-    h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.row ? h(
+    findingEl(view.finding, onBadge),
+    h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.tab && onTab ? h(
+      "button",
+      {
+        class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""),
+        title: b.title,
+        "data-leapp-badge-tab": b.tab,
+        on: { click: () => onTab(b.tab) }
+      },
+      h("b", {}, b.label),
+      " ",
+      fmt(b.value)
+    ) : b.row ? h(
       "button",
       {
         class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""),
@@ -3081,14 +3272,19 @@ function renderView(el, view, host) {
     select,
     showTab,
     openNode,
+    openLayers,
     writeFragment,
     emit,
-    refocus: () => tabs.table.refocus()
+    refocus: () => tabs.table.refocus(),
+    // a view drawn inside a tab (a trace node's Layers: its verify view), and the buttons
+    // the tabs add to a row's side panel
+    renderView,
+    rowActions: (r) => Object.values(tabs).flatMap((t) => t.actions ? t.actions(r) : [])
   };
   root.append(header(view, (id) => {
     select(id, null, "badge");
     ctx.refocus();
-  }));
+  }, (id) => showTab(id)));
   const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
   const panels = {};
   root.append(tabBar);
@@ -3162,6 +3358,12 @@ function renderView(el, view, host) {
     if (tabs.node) tabs.node.render();
     showTab("node");
   }
+  function openLayers(name, engine) {
+    if (!tabs.layers) return;
+    state.node = name;
+    state.layersEngine = engine || null;
+    showTab("layers");
+  }
   function fragment() {
     return fragmentOf(view.kind, state);
   }
@@ -3190,7 +3392,7 @@ function renderView(el, view, host) {
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
   const lost = frag && frag.row && !startRow ? frag.row : null;
-  let first = startRow || table.first_divergent || rows[0] && rows[0].id;
+  let first = startRow || (table.open && byId.has(table.open) ? table.open : null) || table.first_divergent || rows[0] && rows[0].id;
   if (lost && state.query) {
     const shown = tabs.table.rowIds();
     first = shown.includes(first) ? first : shown[0] || null;

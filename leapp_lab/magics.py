@@ -318,7 +318,7 @@ class LeappMagics(Magics):
     @line_magic
     def leapp_verify(self, line: str):
         """%leapp_verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose] [--out DIR]
-        [--local] [--expected fp16|bf16]
+        [--local] [--expected fp16|bf16|int8]
 
         Several BUILDs: one compare table, a column group per engine."""
         return self._run_cli("verify", _split(line))
@@ -332,7 +332,8 @@ class LeappMagics(Magics):
     @line_magic
     def leapp_repair(self, line: str):
         """%leapp_repair REFERENCE.npz MODEL.onnx --engine ort-int8|ort-fp16 --target-nrmse X [--budget N]
-        [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F]: the precision-repair sweep; shows its view."""
+        [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F] [--rank output|excess]: the precision-repair
+        sweep; shows its view."""
         return self._run_cli("repair", _split(line))
 
     @line_magic

@@ -10,6 +10,7 @@
 // onSelect (a list: push fn(id, sample, source), called on every selection), scrollToRow(id),
 // showTab(id), search(q), rowIds() (the rows shown, in their current order), fragment(), state.
 import { h } from "./shared/dom.js";
+import { findingEl } from "./shared/finding.js";
 import { fmt } from "./shared/format.js";
 import { fragmentOf, readFragment } from "./shared/permalink.js";
 import { TABS } from "./tabs.js";
@@ -24,16 +25,21 @@ export function initialState(view) {
   return { tab: (view.tabs && view.tabs[0] && view.tabs[0].id) || "table", row: null, sample: null,
            sortKey: null, sortDir: 1, onlyBad: false, query: "", groupBy: false, collapsed: new Set(),
            hidden: new Set(columns.filter(c => c.hidden).map(c => c.key)), panelOpen: true,
-           node: null, logLevel: 0, logSection: "",
+           node: null, layersEngine: null, logLevel: 0, logSection: "",
            profileMetric: (view.profile && view.profile.default) || (series[0] ? series[0].key : null) };
 }
 
 // header; a badge that names a row (first divergent, worst, largest jump) is a button to it
-function header(view, onBadge) {
+function header(view, onBadge, onTab) {
   return h("div", { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
-    h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.row
+    findingEl(view.finding, onBadge),
+    h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.tab && onTab
+      ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
+                      "data-leapp-badge-tab": b.tab, on: { click: () => onTab(b.tab) } },
+          h("b", {}, b.label), " ", fmt(b.value))
+      : b.row
       ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
                       "data-leapp-badge-row": b.row, on: { click: () => onBadge(b.row) } },
           h("b", {}, b.label), " ", fmt(b.value))
@@ -60,8 +66,11 @@ export function renderView(el, view, host) {
   el.append(root);
   const tabs = {};
   const ctx = { view, host, state, table, rows, columns: table.columns || [], byId, root, frag,
-                select, showTab, openNode, writeFragment, emit, refocus: () => tabs.table.refocus() };
-  root.append(header(view, id => { select(id, null, "badge"); ctx.refocus(); }));
+                select, showTab, openNode, openLayers, writeFragment, emit, refocus: () => tabs.table.refocus(),
+                // a view drawn inside a tab (a trace node's Layers: its verify view), and the buttons
+                // the tabs add to a row's side panel
+                renderView, rowActions: r => Object.values(tabs).flatMap(t => (t.actions ? t.actions(r) : [])) };
+  root.append(header(view, id => { select(id, null, "badge"); ctx.refocus(); }, id => showTab(id)));
 
   const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
   const panels = {};
@@ -133,6 +142,14 @@ export function renderView(el, view, host) {
     showTab("node");
   }
 
+  // a node's Layers on one engine (the trace view's layers tab; views/layers.js)
+  function openLayers(name, engine) {
+    if (!tabs.layers) return;
+    state.node = name;
+    state.layersEngine = engine || null;
+    showTab("layers");
+  }
+
   // ---- permalink (offline report only; a notebook's URL is the notebook's)
   function fragment() { return fragmentOf(view.kind, state); }
   function writeFragment() {
@@ -159,7 +176,7 @@ export function renderView(el, view, host) {
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
   const lost = frag && frag.row && !startRow ? frag.row : null;
-  let first = startRow || table.first_divergent || (rows[0] && rows[0].id);
+  let first = startRow || (table.open && byId.has(table.open) ? table.open : null) || table.first_divergent || (rows[0] && rows[0].id);
   if (lost && state.query) {
     const shown = tabs.table.rowIds();
     first = shown.includes(first) ? first : shown[0] || null;

@@ -1,8 +1,22 @@
-// The number format (src/shared/format.js). The same rule as leapp_lab/views/numfmt.py:
-// tests/unit/test_numfmt.py feeds one vector of values through both.
+// The number format (src/shared/format.js). The same rule as leapp_lab/model/numfmt.py: both meet
+// the spec tests/data/numfmt_cases.json (tests/unit/test_numfmt.py reads it too, and feeds a vector of
+// random values through both).
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { fmt, fmtNum, plotText, shapeText } from "../src/shared/format.js";
+import { fmt, fmtExp, fmtNum, plotText, shapeText } from "../src/shared/format.js";
+
+const SPEC = JSON.parse(readFileSync(new URL("../../tests/data/numfmt_cases.json", import.meta.url), "utf8"));
+
+test("the shared table: every case as tests/data/numfmt_cases.json writes it", () => {
+  const value = v => (v !== null && typeof v === "object" && !Array.isArray(v) ? Number(v.float.replace("inf", "Infinity")) : v);
+  assert.ok(SPEC.cases.length > 150);
+  for (const c of SPEC.cases) {
+    const v = value(c.value);
+    const got = c.exp !== undefined ? fmtExp(v, c.exp) : fmt(v, c.kind);
+    assert.equal(got, c.text, JSON.stringify(c));
+  }
+});
 
 test("4 significant digits, fixed between 1e-3 and 1e4, else exponent", () => {
   const cases = [
@@ -38,7 +52,8 @@ test("integers print whole below 1e15, zero without a sign", () => {
 });
 
 test("shapes and plot text", () => {
-  assert.equal(shapeText(null), "?");
+  assert.equal(shapeText(null), "–");          // the missing value of every format
+  assert.equal(shapeText(undefined), "–");
   assert.equal(shapeText([1, 64]), "[1, 64]");
   assert.equal(plotText(`<b a="x">&'`), "&lt;b a=&quot;x&quot;&gt;&amp;&#39;");
 });

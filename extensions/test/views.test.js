@@ -1,9 +1,10 @@
 // Pure parts of the view modules: the profile's x axis (views/verify.js), the deep tables' columns
-// (views/deep.js) and the tab registry (tabs.js).
+// (views/deep.js), which node's Layers a trace view shows (views/layers.js) and the tab registry (tabs.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { TABS } from "../src/tabs.js";
 import { DEEP_SECTIONS, deepColumns } from "../src/views/deep.js";
+import { layerNodes, pickLayer } from "../src/views/layers.js";
 import { profileTicks, scopeGroup } from "../src/views/verify.js";
 
 test("profile ticks: every name up to 40 rows, else one per module with alternating bands", () => {
@@ -21,13 +22,30 @@ test("profile ticks: every name up to 40 rows, else one per module with alternat
   assert.equal(scopeGroup(null), "");
 });
 
-test("deep tables: the section's columns, or the entry's own when the view dict carries them", () => {
+test("deep tables: the columns the view dict carries (Python defines them), none without", () => {
   assert.deepEqual(DEEP_SECTIONS, ["replay", "parity", "adapters", "exporters", "isolation"]);
-  assert.deepEqual(deepColumns("parity", {}).map(c => c[0]), ["output", "sample", "status", "max", "worst_element", "p99", "mean", "min_atol", "range"]);
-  assert.deepEqual(deepColumns("replay", { columns: [{ key: "step", label: "step", type: "int" }] }), [["step", "step", "int"]]);
+  assert.deepEqual(deepColumns({ columns: [{ key: "step", label: "step", type: "int" }] }), [["step", "step", "int"]]);
+  assert.deepEqual(deepColumns({}), []);
+  assert.deepEqual(deepColumns(null), []);
 });
 
 test("the registry: one renderer per tab id, the table among them, in a fixed order", () => {
-  assert.deepEqual(Object.keys(TABS), [...DEEP_SECTIONS, "table", "node", "graph", "hazards", "log", "profile", "bars"]);
+  assert.deepEqual(Object.keys(TABS), [...DEEP_SECTIONS, "table", "node", "graph", "hazards", "log", "layers", "pipeline", "profile", "bars"]);
   for (const fn of Object.values(TABS)) assert.equal(typeof fn, "function");
+});
+
+test("layers: the asked node and engine when it has them, else the first node with Layers and its first drawn entry", () => {
+  const v = { view: { kind: "verify" } };
+  const view = { nodes: {
+    encoder: { layers: [{ engine: "ort-int8", status: "ok", ...v }] },
+    norm: { layers: [] },
+    policy: { layers: [{ engine: "trt-fp16", status: "unavailable", view: null }, { engine: "ort-int8", status: "diverged", ...v },
+                       { engine: "ort", status: "ok", ...v }] } } };
+  assert.deepEqual(layerNodes(view), ["encoder", "policy"]);
+  assert.equal(pickLayer(view, "policy", "ort").entry.engine, "ort");
+  assert.equal(pickLayer(view, "policy", null).entry.engine, "ort-int8");      // the first one drawn
+  assert.equal(pickLayer(view, "policy", "trt-fp16").entry.status, "unavailable");
+  const other = pickLayer(view, "norm", "ort");                                // no engine build: the first node that has one
+  assert.deepEqual([other.node, other.entry.engine, other.asked], ["encoder", "ort-int8", "norm"]);
+  assert.equal(pickLayer({ nodes: { a: { layers: [] } } }, "a", null), null);
 });

@@ -35,6 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "mixed-precision engine, as leapp-lab repair chooses it (docs/repair.md)")
     p.add_argument("--no-naive-check", action="store_true",
                    help="skip measuring what tapping before conversion would have changed")
+    p.add_argument("--force", action="store_true",
+                   help="build again even when the ONNX, npz, engine and options are unchanged (by "
+                        "default the build already at --out is then reused: docs/taps.md)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(command="compile")
     return p
@@ -55,7 +58,8 @@ def execute(args: argparse.Namespace, progress=None):
         return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out,
                                            keep_fp32=getattr(args, "keep_fp32", None)),
                         archive=args.archive, progress=progress,
-                        naive_check=not getattr(args, "no_naive_check", False), log=log)
+                        naive_check=not getattr(args, "no_naive_check", False), log=log,
+                        force=bool(getattr(args, "force", False)))
     except (EngineUnavailable, UserError) as exc:   # unusable input or output: exit 2, not "build failed"
         raise UsageError(str(exc)) from None
     except CompileError as exc:

@@ -32,6 +32,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="tap every intermediate float value of the graph")
     p.add_argument("--exporter", choices=("dynamo", "torchscript"),
                    help="ONNX exporter (default dynamo; it falls back to torchscript on failure)")
+    p.add_argument("--force", action="store_true",
+                   help="export again even when nothing changed (by default an unchanged model reuses "
+                        "the previous export and references: docs/taps.md)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(command="prepare")
     return p
@@ -67,6 +70,7 @@ def execute(args: argparse.Namespace, progress=None):
     try:
         return prepare(args.model, args.onnx_out, args.npz_out, args.reference_out,
                        plugin_taps=args.debug_plugin_taps, op_taps=args.debug_op_taps, progress=progress,
+                       force=bool(getattr(args, "force", False)),
                        **given(debug_taps=args.debug_taps, exporter=getattr(args, "exporter", None)))
     except (PrepareError, TapError) as exc:
         raise UsageError(str(exc)) from None

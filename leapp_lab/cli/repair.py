@@ -1,5 +1,5 @@
 """``leapp-lab repair REFERENCE.npz MODEL.onnx --engine ort-int8|ort-fp16 --target-nrmse 0.01
-[--budget N] [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F]``.
+[--budget N] [--jobs N] [--dask ADDR] [--json F] [--out DIR] [--html F] [--rank output|excess]``.
 Exit 0 when the target is met and verified, 1 when it is not, 2 when an input is unusable."""
 from __future__ import annotations
 
@@ -38,6 +38,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="runs root: the report goes to DIR/runs/<id>, the kept builds to DIR/repair/<id> "
                         "(default: <onnx dir>/leapp_lab)")
     p.add_argument("--html", metavar="F", help="also write a standalone HTML report (opens offline)")
+    p.add_argument("--rank", choices=("output", "excess"),
+                   help="how candidates are ranked: output (default: a sweep build per segment, by the output "
+                        "error left) or excess (by each segment's local excess in the baseline's verify "
+                        "--expected, one build per candidate in that order; docs/repair.md)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(command="repair")
     return p
@@ -58,13 +62,14 @@ def execute(args: argparse.Namespace, progress=None):
     try:
         # every output checked before the inputs are read; the run, --json and --html commit together
         check_repair_options(**given(engine=args.engine, target_nrmse=args.target_nrmse, budget=args.budget,
-                                     jobs=args.jobs))
+                                     jobs=args.jobs, rank=getattr(args, "rank", None)))
         check_repair_outputs(args.reference, args.onnx, npz=args.npz, out=args.out, json_path=args.json,
                              html=getattr(args, "html", None))
         report = repair(args.reference, args.onnx, progress=progress, json_path=args.json,
                         html=getattr(args, "html", None),
                         **given(engine=args.engine, target_nrmse=args.target_nrmse, budget=args.budget,
-                                jobs=args.jobs, dask=args.dask, npz=args.npz, out=args.out))
+                                jobs=args.jobs, dask=args.dask, npz=args.npz, out=args.out,
+                                rank=getattr(args, "rank", None)))
     except (CompileError, ExecutorUnavailable, FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     return report

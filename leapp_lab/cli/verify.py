@@ -1,5 +1,5 @@
 """``leapp-lab verify REFERENCE.npz BUILD [BUILD ...] [--max-mape PCT] [--max-mape-taps] [--verbose]
-[--json F] [--out DIR] [--local] [--expected fp16|bf16]``. Exit 0, 1 when --max-mape is exceeded, 2 when
+[--json F] [--out DIR] [--local] [--expected fp16|bf16|int8]``. Exit 0, 1 when --max-mape is exceeded, 2 when
 an input is unusable.
 
 Several BUILDs: each is verified exactly as one would be (its own run folder and gate), then the
@@ -38,9 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     e.add_argument("--local", action="store_true", default=None,
                    help="also give each row its local error: the engine graph cut at every tap and fed "
                         "the reference values there (one extra engine run per sample)")
-    e.add_argument("--expected", choices=("fp16", "bf16"),
-                   help="re-run the model (the MODEL.py prepare recorded) in torch eager in this dtype and "
-                        "mark the rows whose error is beyond what that precision causes")
+    e.add_argument("--expected", choices=("fp16", "bf16", "int8"),
+                   help="mark the rows whose error is beyond what this precision causes: fp16/bf16 re-run "
+                        "the model (the MODEL.py prepare recorded) in torch eager in that dtype; int8 (an "
+                        "ort-int8 build; implies --local) rounds the prepared model onto the engine's own "
+                        "int8 grids and judges each row's local error against it")
     g = p.add_argument_group("first-divergent rule (docs/verify.md)")
     g.add_argument("--div-nrmse", type=float, metavar="PCT",
                    help="a row diverges when its normalised RMS error, sqrt(mse)/rms(reference), is "

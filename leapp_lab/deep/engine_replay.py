@@ -58,8 +58,12 @@ class _EngineNode:
             raise ValueError(f"node {name!r}: the engine has no output(s) {gone} "
                              f"(its outputs: {list(runner.output_names)})")
 
-    def run_numpy(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        self.last_inputs = arrays
+    def run_numpy(self, arrays: list[np.ndarray], keep: bool = True) -> tuple[np.ndarray, ...]:
+        """The engine on ``arrays``; ``keep``: they are the pipeline's own inputs of this step
+        (``last_inputs``, what the taps probe runs the closed loop on); the teacher-forced run
+        passes False, so that they stay the engine pipeline's."""
+        if keep:
+            self.last_inputs = arrays
         t0 = time.perf_counter()
         out = self.runner.run(dict(zip(self.input_names, arrays)), list(self.output_names))
         self._clock["engine"] = self._clock.get("engine", 0.0) + time.perf_counter() - t0
@@ -170,7 +174,7 @@ class EngineReplayer:
                 ins = self.fp32_inputs.get(name)
                 if ins is None:
                     continue
-                for port, v in zip(en.output_names, en.run_numpy(ins)):
+                for port, v in zip(en.output_names, en.run_numpy(ins, keep=False)):
                     tf[f"{name}/{port}"] = np.asarray(v)
             self.clock["teacher_forcing"] = self.clock.get("teacher_forcing", 0.0) + time.perf_counter() - t2
         return f, e, tf
@@ -261,17 +265,17 @@ def _finish(run: ReplayRun, rp: EngineReplayer, totals, atol: float, engine: str
         fp = [r.fp32_max_abs for r in rows if r.fp32_max_abs is not None]
         s.own_error_max = max(own) if own else None
         s.inherited_error_max = max(inh) if inh else None
-        s.fp32_max = max(fp) if fp else None
+        s.fp32_max_abs = max(fp) if fp else None
     _explain(run, rp, engine, max_nrmse)
 
 
 def _explain(run: ReplayRun, rp: EngineReplayer, engine: str, max_nrmse: float) -> None:
     for s in run.outputs:
-        if s.max is None:
+        if s.max_abs is None:
             continue
         where = f"first beyond nrmse {max_nrmse:g} at step {s.first_fail_step}" if s.first_fail_step is not None \
             else f"within nrmse {max_nrmse:g} at every step"
-        line = f"{s.output}: max |diff| {fmt(s.max)} (step {s.max_step}), {where}; error {trend_text(s.growth_per_step, s.trend)}"
+        line = f"{s.output}: max |diff| {fmt(s.max_abs)} (step {s.max_step}), {where}; error {trend_text(s.growth_per_step, s.trend)}"
         if s.own_error_max is not None and s.inherited_error_max is not None:
             carried = s.inherited_error_max > s.own_error_max
             line += (f"; own error (a step from the fp32 state) up to {fmt(s.own_error_max)}, inherited "

@@ -71,7 +71,7 @@ def _attempt(graph: GraphReport | None, node: str, backend: str, current: str | 
     a.verdict = n.verdict
     checks = [c for c in graph.checks if c.node == node]
     maxes = [c.stats.get("max") for c in checks if c.stats and c.stats.get("max") is not None]
-    a.max_diff = max(maxes) if maxes else None
+    a.max_abs = max(maxes) if maxes else None
     a.failed_samples = sum(c.passed is False for c in checks)
     a.outcome = {"pass": "pass", "fail": "fail", "error": "error"}.get(n.verdict, "skipped")
     if n.verdict == "error":
@@ -93,7 +93,7 @@ def advice(matrix: ExporterMatrix, node: str, current: str | None) -> str:
     bad = [a for a in tried if a.outcome != "pass"]
     cur = next((a for a in tried if a.current), None)
     why = "; ".join(f"{a.backend}: {a.outcome}" + (f" ({a.error})" if a.error else
-                                                    f" (max |diff| {fmt(a.max_diff)})" if a.max_diff is not None else "")
+                                                    f" (max |diff| {fmt(a.max_abs)})" if a.max_abs is not None else "")
                     for a in bad)
     if not ok:
         return (f"node {node!r}: no backend exports it and passes validation ({why}); the problem is "

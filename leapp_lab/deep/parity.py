@@ -95,7 +95,7 @@ def run_parity(graph: GraphReport, arrays: dict, step_fn: Callable | None, *, n:
         with_max = [c for c in cs if c.stats.get("max") is not None]
         if with_max:
             worst = max(with_max, key=lambda c: c.stats["max"])
-            po.max, po.worst_sample = worst.stats["max"], worst.sample
+            po.max_abs, po.worst_sample = worst.stats["max"], worst.sample
         atols = [c.min_atol for c in cs if c.min_atol is not None]
         po.min_atol = max(atols) if atols else None
         lay = element_layout(graph.semantics_of(o), np.shape(saved.get(f"{o}/{cs[0].sample}/original")))
@@ -109,7 +109,7 @@ def run_parity(graph: GraphReport, arrays: dict, step_fn: Callable | None, *, n:
         res.status = "diverged"
         bad = [p for p in res.outputs if p.failed]
         res.notes.append("fresh inputs fail on " + ", ".join(
-            f"{p.output} ({p.failed}/{p.samples}, max {fmt(p.max)})" if p.max is not None
+            f"{p.output} ({p.failed}/{p.samples}, max {fmt(p.max_abs)})" if p.max_abs is not None
             else f"{p.output} ({p.failed}/{p.samples})" for p in bad)
             + ": the export reproduces the traced samples but not new ones (a value frozen at "
               "trace time, a Python branch, a shape- or range-dependent path)")

@@ -93,7 +93,7 @@ def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = 
         if rows:
             s.first, s.last = rows[0].max_abs, rows[-1].max_abs
             worst = max(rows, key=lambda r: r.max_abs)
-            s.max, s.max_step = worst.max_abs, worst.step
+            s.max_abs, s.max_step = worst.max_abs, worst.step
             s.growth = s.last / s.first if s.first > 0 else None
             s.grows = bool(feedback and len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
             s.growth_per_step, s.trend = fit_growth([(r.step, r.max_abs) for r in rows], run.resets, atol)

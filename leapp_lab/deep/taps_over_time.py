@@ -30,22 +30,28 @@ class TapProbe:
 
     ``tapped``: the tapped engine runner; ``reference``: the fp32 runner of the prepared ONNX; both
     duck-typed like ``engines.base.Runner`` and activated. ``taps``: the tap names in model order
-    (outputs of both). ``input_names``: the node's inputs in the pipeline's order."""
+    (outputs of the reference). ``bound``: the output of the tapped engine that carries each tap
+    (compile's ``bound_to``: int8 exposes a dequantized copy, a tap on a model output is that
+    output); a tap not in it is read under its own name. ``input_names``: the node's inputs in the
+    pipeline's order."""
 
     def __init__(self, node: str, tapped: Any, reference: Any, taps: list[str], input_names: list[str],
-                 tier: str, max_nrmse: float, note: str | None = None) -> None:
+                 tier: str, max_nrmse: float, note: str | None = None,
+                 bound: dict[str, str] | None = None) -> None:
         self.node, self.tapped, self.reference, self.taps = node, tapped, reference, list(taps)
+        self.bound = {t: (bound or {}).get(t) or t for t in self.taps}
         self.input_names = list(input_names)
         self.result = TapsOverTime(node=node, tier=tier, taps=list(taps), max_nrmse=max_nrmse, note=note)
 
-    def _run(self, runner: Any, inputs: list[np.ndarray]) -> dict[str, np.ndarray]:
+    def _run(self, runner: Any, inputs: list[np.ndarray], names: dict[str, str]) -> dict[str, np.ndarray]:
         feed = {n: v for n, v in zip(self.input_names, inputs) if n in runner.input_names}
-        return runner.run(feed, self.taps)
+        got = runner.run(feed, list(dict.fromkeys(names.values())))
+        return {t: got[out] for t, out in names.items()}
 
     def step(self, k: int, own_inputs: list[np.ndarray], fp32_inputs: list[np.ndarray]) -> None:
-        ref = self._run(self.reference, fp32_inputs)
-        closed = self._run(self.tapped, own_inputs)
-        local = self._run(self.tapped, fp32_inputs)
+        ref = self._run(self.reference, fp32_inputs, {t: t for t in self.taps})
+        closed = self._run(self.tapped, own_inputs, self.bound)
+        local = self._run(self.tapped, fp32_inputs, self.bound)
         r = self.result
         row_n, row_l, row_m, row_h = [], [], [], []
         for t in self.taps:

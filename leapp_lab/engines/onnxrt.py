@@ -50,8 +50,11 @@ class OrtEngine(Engine):
             tapped, bound = self._unfuse(converted, taps, lost, workdir, log) or (tapped, bound)
         art = workdir / "engine.onnx"
         onnx.save(tapped, str(art))
-        k_untapped = session_kernels(engine_untapped, workdir, "untapped", optimize=False)
-        k_tapped = session_kernels(tapped, workdir, "tapped", optimize=False)
+        # the sessions that count the kernels are the ones compile then runs (runner() below)
+        untapped_art = workdir / "engine.untapped.onnx"
+        k_untapped, s_untapped = session_kernels(untapped_art, workdir, "untapped", optimize=False, keep=True)
+        k_tapped, s_tapped = session_kernels(art, workdir, "tapped", optimize=False, keep=True)
+        self._sessions = {str(art): s_tapped, str(untapped_art): s_untapped}
         naive_k = None
         if naive is not None and taps:
             # what tapping *before* conversion would have built (not run, kernels only)
@@ -59,11 +62,11 @@ class OrtEngine(Engine):
             naive_k = session_kernels(naive_conv, workdir, "naive", optimize=True)
         for p in workdir.glob(".kernels-*.onnx"):
             p.unlink()
-        return Built(art, workdir / "engine.untapped.onnx", bound, k_tapped, k_untapped, naive_k,
-                     custom_ops(untapped))
+        return Built(art, untapped_art, bound, k_tapped, k_untapped, naive_k, custom_ops(untapped))
 
     def runner(self, artifact: Path) -> Runner:
-        return OrtRunner(artifact, optimize=False)
+        made = getattr(self, "_sessions", {}).pop(str(artifact), None)
+        return OrtRunner(artifact, optimize=False, session=made)
 
     def _unfuse(self, converted, taps, lost, workdir: Path, log):
         """Taps whose tensors onnxruntime fused away: optimise the converted graph again with those

@@ -137,24 +137,33 @@ def count_ops(model: onnx.ModelProto) -> dict[str, int]:
     return dict(sorted(c.items()))
 
 
-def session_kernels(model: onnx.ModelProto, workdir: Path, tag: str, optimize: bool) -> dict[str, int]:
-    """Op counts of the graph onnxruntime really runs for ``model`` (its optimized_model_filepath)."""
+def session_kernels(model: onnx.ModelProto | Path, workdir: Path, tag: str, optimize: bool, keep: bool = False):
+    """Op counts of the graph onnxruntime really runs for ``model`` (its optimized_model_filepath);
+    ``keep``: ``(counts, the session)``, for a runner of the same artifact to run on (one session
+    creation, not two)."""
     p = workdir / f".kernels-{tag}.onnx"
-    make_session(model, optimize=optimize, optimized_path=p, what=f"the {tag} engine")
-    return count_ops(onnx.load(str(p)))
+    sess = make_session(model, optimize=optimize, optimized_path=p, what=f"the {tag} engine")
+    counts = count_ops(onnx.load(str(p), load_external_data=False))
+    return (counts, sess) if keep else counts
 
 
 class OrtRunner(Runner):
     name = "onnxruntime"
 
-    def __init__(self, artifact: Path | onnx.ModelProto | bytes, optimize: bool = False, spin: bool = True):
+    def __init__(self, artifact: Path | onnx.ModelProto | bytes, optimize: bool = False, spin: bool = True,
+                 session=None):
+        """``session``: one already made for this artifact with these options (used once)."""
         super().__init__()
         self.artifact = artifact
         self.optimize = optimize
         self.spin = spin
         self.session = None
+        self._made = session
 
     def _activate_impl(self) -> None:
+        if self._made is not None:
+            self.session, self._made = self._made, None
+            return
         self.session = make_session(self.artifact, optimize=self.optimize, what=str(
             self.artifact if isinstance(self.artifact, Path) else "the engine"), spin=self.spin)
 

@@ -63,13 +63,31 @@ class Report:
         """Write npz files next to report.json (default: none)."""
 
     # -- shared --------------------------------------------------------------------------------
+    def body(self) -> dict[str, Any]:
+        """What report.json (and a ``--json`` that writes the whole report) holds: kind, schema
+        version, the fields, and the ``finding`` (written for readers; ``load`` computes it again)."""
+        body = {"kind": self.kind, "schema_version": self.schema_version}
+        body.update(self.to_dict())
+        body["finding"] = self.finding
+        return body
+
+    # -- the finding: what the report says first (model/finding.py) -----------------------------
+    @property
+    def finding(self) -> str:
+        """One to three sentences: the answer and the next step (the first lines of ``str(report)``,
+        the ``[data-leapp-finding]`` element of every view, ``finding`` in report.json and --json)."""
+        return self.finding_record().text
+
+    def finding_record(self):
+        """The ``leapp_lab.model.finding.Finding``: the text, its colour and the rows it names."""
+        from .finding import finding_of
+        return finding_of(self)
+
     def save(self, directory: str | os.PathLike) -> Path:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self._save_arrays(directory)
-        body = {"kind": self.kind, "schema_version": self.schema_version}
-        body.update(self.to_dict())
-        write_json(directory / self.report_file, body)
+        write_json(directory / self.report_file, self.body())
         self.path = directory
         return directory
 

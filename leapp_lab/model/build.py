@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from .base import Report, register
 from .dc import Plain
+from .reuse import CacheInfo
 from .jsonio import read_json
 from .tap import Manifest, TapEntry
 
@@ -70,6 +71,7 @@ class BuildReport(Report, Plain):
     this reduced-precision build kept in fp32 (``compile(keep_fp32=...)``; empty: none).
     ``files``: every other file of the build folder -> its size in bytes, as compile wrote it: a
     ``.tgz`` build is extracted only as these (docs/safety.md, size bounds); empty in older builds.
+    ``cache``: whether this compile reused the previous build (``CacheInfo``; None: no cache used).
     """
     kind: ClassVar[str] = "build"
     report_file: ClassVar[str] = BUILD_FILE    # the build folder's file name is part of the contract
@@ -92,6 +94,7 @@ class BuildReport(Report, Plain):
     created: str | None = None
     keep_fp32: list[str] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
+    cache: CacheInfo | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 

@@ -82,12 +82,18 @@ COLUMNS: tuple[Column, ...] = (
     Column("local_share", "own share", "num", "local_nrmse / nrmse, clipped to [0, 1]: the part of the "
            "row's error that is its own (1: all of it; near 0: inherited from upstream)",
            table=True, needs="local"),
-    Column("expected_nrmse", "expected NRMSE", "num", "nrmse of torch eager in the --expected dtype vs the "
-           "reference: the drift that precision alone causes", table=True, profile=True, log=True,
-           needs="expected"),
-    Column("beyond_expected", "beyond expected", "bool", "nrmse > factor × max(expected_nrmse, floor): "
-           "more error than the precision explains (a kernel, fusion or export problem)",
-           table=True, needs="expected"),
+    Column("expected_nrmse", "expected NRMSE", "num", "the nrmse that the --expected precision alone "
+           "causes: torch eager in fp16/bf16, or for int8 the model rounded onto the engine's own grids",
+           table=True, profile=True, log=True, needs="expected"),
+    Column("expected_local_nrmse", "expected local NRMSE", "num", "the local nrmse that the precision "
+           "alone causes: the row computed from the reference values upstream (the --local cuts), "
+           "rounded as the precision rounds", table=True, profile=True, log=True, needs="expected"),
+    Column("local_excess", "local excess", "x", "local_nrmse / max(expected_local_nrmse, floor): how "
+           "many times more error the row adds than its precision explains", table=True, profile=True,
+           log=True, needs="expected"),
+    Column("beyond_expected", "beyond expected", "bool", "local_excess > factor (rows without a local "
+           "value: nrmse > factor × max(expected_nrmse, floor)): more error than the precision explains "
+           "(a kernel, fusion, calibration or export problem)", table=True, needs="expected"),
     Column("worst_element", "worst element", "text", "the element of an output port with the largest "
            "|engine − reference| over the samples: its LEAPP element name (knee, t+2/knee) for a node "
            "prepared from a trace, else by index when the port holds at most 32 elements",

@@ -147,6 +147,12 @@ class CompareSide(Plain):
     rule: str = ""
     first_divergent: str | None = None
     worst_tap: str | None = None
+    #: with an expectation (verify --expected): its dtype, the rows beyond it, the first of them,
+    #: the row with the largest local excess
+    expected: str | None = None
+    beyond_expected: list[str] = field(default_factory=list)
+    first_beyond_expected: str | None = None
+    worst_local: str | None = None
     exit_code: int = 0
     created: str | None = None
     report: VerifyReport | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
@@ -274,7 +280,8 @@ class CompareReport(Viewable, Report, Plain):
         """The ``--json`` document: the sides, the flips, the flat rows and the warnings."""
         from .jsonio import to_jsonable
         return to_jsonable({
-            "kind": "compare-rows", "schema_version": self.schema_version, "mode": self.mode,
+            "kind": "compare-rows", "schema_version": self.schema_version, "finding": self.finding,
+            "mode": self.mode,
             "sides": self.sides, "baseline": self.baseline.key if self.sides else None,
             "to_fail": self.to_fail, "to_pass": self.to_pass,
             "fail_on_flip": self.fail_on_flip, "exit_code": self.exit_code,

@@ -48,6 +48,9 @@ def compare_reports(reports: list[VerifyReport], mode: str = "engines", *, label
                          reference=rep.reference, build=rep.build, build_name=rep.build_name,
                          engine=rep.engine, samples=rep.samples, rule=rep.rule.text or rep.rule.describe(),
                          first_divergent=rep.first_divergent, worst_tap=rep.worst_tap,
+                         expected=rep.expected.dtype if rep.expected is not None else None,
+                         beyond_expected=list(rep.beyond_expected),
+                         first_beyond_expected=rep.first_beyond_expected, worst_local=rep.worst_local,
                          exit_code=rep.exit_code, created=rep.created, report=rep)
              for i, rep in enumerate(reports)]
     report = CompareReport(mode=mode, sides=sides, fail_on_flip=bool(fail_on_flip),

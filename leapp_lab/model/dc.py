@@ -119,7 +119,19 @@ def _admits_none(tp: Any) -> bool:
     return get_origin(tp) in (typing.Union, types.UnionType) and type(None) in get_args(tp)
 
 
+def renamed(data: dict[str, Any], names: dict[str, str] | None) -> dict[str, Any]:
+    """``data`` with each old key of ``names`` (old -> new) under its new name (a value under the
+    new name wins): a field renamed since a report was written still loads."""
+    if not names or not any(old in data for old in names):
+        return data
+    out = {names.get(k, k): v for k, v in data.items() if k not in names or names[k] not in data}
+    return out
+
+
 def fields_from_dict(cls: type, data: dict[str, Any]) -> Any:
+    """``cls(**fields)`` from a plain dict: unknown keys are ignored; the old names of renamed fields
+    (a class's ``RENAMED``, old -> new) load under their new ones."""
+    data = renamed(data, getattr(cls, "RENAMED", None))
     defaulted = _null_means_default(cls)
     kwargs = {name: _convert(tp, data[name]) for name, tp in init_fields(cls)
               if name in data and not (data[name] is None and name in defaulted)}

@@ -28,11 +28,12 @@ class ExporterAttempt(Plain):
     verdict: str | None = None         # LEAPP's validation verdict of the node: pass | fail | error | skipped
     error: str | None = None           # the narrow error (export-error / error)
     error_type: str | None = None
-    max_diff: float | None = None      # max |exported − recorded| over the node's outputs and samples
+    max_abs: float | None = None       # max |exported − recorded| over the node's outputs and samples (was max_diff)
     failed_samples: int = 0
     time_s: float | None = None        # the whole attempt: the body traced again, export, validation
     export_s: float | None = None      # from leaving the body to the saved report (compile + validate)
     run_dir: str | None = None         # the attempt's own run folder
+    RENAMED: ClassVar[dict[str, str]] = {"max_diff": "max_abs"}   # older reports
 
 
 @register_section
@@ -61,6 +62,6 @@ class ExporterMatrix(SectionBase, Plain):
 
     def to_dataframe(self):
         import pandas as pd
-        cols = ["node", "backend", "resolved", "current", "outcome", "exported", "verdict", "max_diff",
+        cols = ["node", "backend", "resolved", "current", "outcome", "exported", "verdict", "max_abs",
                 "failed_samples", "error", "time_s", "export_s"]
         return pd.DataFrame([{k: getattr(a, k) for k in cols} for a in self.attempts], columns=cols)

@@ -1,8 +1,9 @@
 """The one number-formatting rule of every view and message: text, static HTML, the sentences the
 trace's hazards and the deep checks write (below every leaf, so they can use it) and (in JS, the
-same rules in ``extensions/src/shared/format.js`` ``fmt``) the interactive front-end. A test feeds
-one vector of values through both implementations and compares the strings
-(``tests/unit/test_numfmt.py``); a missing value is ``–`` everywhere.
+same rules in ``extensions/src/shared/format.js`` ``fmt``) the interactive front-end. The spec both
+implement is one table of cases, ``tests/data/numfmt_cases.json``, read by a Python test
+(``tests/unit/test_numfmt.py``, which also feeds a vector of random values through both) and a node
+test (``extensions/test/format.test.js``); a missing value is ``–`` everywhere.
 
 Formats (a column's ``fmt``, see ``leapp_lab.model.columns``):
 
@@ -15,6 +16,10 @@ Formats (a column's ``fmt``, see ``leapp_lab.model.columns``):
   ``0.999950``; other values as ``num``.
 * ``x``: a ratio, ``num`` followed by ``x`` (``2.5x``).
 * ``bool``: ``yes`` / ``no``. ``shape``: ``[1, 3, 8]``. ``text`` / ``status``: the string.
+
+``fmt_exp(v, digits)``: a histogram's bin edges (tick labels, hover ranges), as JS ``toExponential``
+writes them: ``digits`` decimals, the exponent as it is (``1.0e-3``, ``1.3e+0``; half away from zero
+on the exact value, so the bin edge 1.25 is ``1.3e+0`` in the figure and the view alike).
 """
 from __future__ import annotations
 
@@ -70,6 +75,20 @@ def _fixed(v: float, places: int) -> str:
     q = Decimal(abs(v)).quantize(Decimal(1).scaleb(-places, _EXACT), rounding=ROUND_HALF_UP, context=_EXACT)
     s = f"{q:f}"
     return ("-" + s) if v < 0 and q != 0 else s
+
+
+def fmt_exp(v: Any, digits: int = 1) -> str:
+    """``v`` in exponent notation with ``digits`` decimals (module doc); ``–`` for None, ``nan`` /
+    ``inf`` / ``-inf`` as ``fmt``."""
+    if v is None:
+        return NONE
+    v = float(v)
+    if not math.isfinite(v):
+        return _num(v)
+    if v == 0:
+        return "0" + ("." + "0" * digits if digits else "") + "e+0"
+    ds, e = _round_sig(v, digits + 1)
+    return f"{'-' if v < 0 else ''}{ds[0]}{'.' + ds[1:] if digits else ''}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
 def fmt(v: Any, kind: str = "num") -> str:

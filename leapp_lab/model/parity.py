@@ -39,11 +39,12 @@ class ParityOutput(Plain):
     output: str                        # "node/port"
     samples: int = 0
     failed: int = 0                    # samples failing LEAPP's rule (NaN/Inf, or not allclose)
-    max: float | None = None           # max |exported − original| over the samples
+    max_abs: float | None = None       # max |exported − original| over the samples (was max)
     worst_sample: int | None = None
     min_atol: float | None = None      # the largest per-sample min atol
     elements: list[ElementError] = field(default_factory=list)   # per element over all fresh inputs
     worst_element: str | None = None
+    RENAMED: ClassVar[dict[str, str]] = {"max": "max_abs"}   # older reports
 
 
 @register_section

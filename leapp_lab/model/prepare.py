@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from .base import Report, register
 from .dc import Plain
+from .reuse import CacheInfo
 from .semantics import PortSemantics
 from .tap import TapEntry
 
@@ -56,7 +57,8 @@ class PrepareReport(Report, Plain):
     ``op_taps``: the flags; ``inputs``; ``rows``: outputs and taps in model order;
     ``manifest_stamped``: False when nothing was tapped (the ONNX equals the untapped export);
     ``warnings``: human sentences; ``timings_s``: seconds per stage; ``benchmark_ms``: mean eager
-    forward time per sample."""
+    forward time per sample; ``cache``: whether this prepare reused the previous one's files
+    (``CacheInfo``: hit, key, why it ran; None for a prepare that used no cache)."""
 
     kind: ClassVar[str] = "prepare"
     model: str = ""
@@ -80,6 +82,7 @@ class PrepareReport(Report, Plain):
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     from_trace: TraceOrigin | None = None   # prepare --from-trace: the trace node it came from
+    cache: CacheInfo | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 

@@ -154,6 +154,7 @@ class RepairReport(Viewable, Report, Plain):
     ``message``: one sentence. Cost: ``builds`` (every build, failed ones too), ``seconds`` (wall
     time), ``build_seconds`` (sum of the builds' own times), ``workers``, ``executor``
     (inline | process | dask | a class name), ``address`` (Dask scheduler). ``exit_code``: 0 met, 1 not.
+    ``rank`` / ``excess``: how the candidates were ranked (docs/repair.md, "Ranking by excess").
     """
     kind: ClassVar[str] = "repair"
     onnx: str = ""
@@ -180,6 +181,11 @@ class RepairReport(Viewable, Report, Plain):
     warnings: list[str] = field(default_factory=list)
     created: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    #: how candidates are ranked: ``output`` (a sweep build per segment, by the output error left)
+    #: or ``excess`` (by each segment's local excess in the baseline's verify --expected, one build
+    #: per candidate in that order); ``excess``: segment name -> its largest local excess
+    rank: str = "output"
+    excess: dict[str, float] = field(default_factory=dict)
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
@@ -191,8 +197,10 @@ class RepairReport(Viewable, Report, Plain):
         raise KeyError(f"no segment {name!r} in this repair report; segments: {[s.name for s in self.segments]}")
 
     def ranking(self) -> list[Trial]:
-        """Round 1, best first: each segment alone in fp32 and how much output error that removes."""
-        return sorted((t for t in self.trials if t.round == 1), key=lambda t: (t.rank is None, t.rank or 0))
+        """Round 1, best first: each segment alone in fp32 and how much output error that removes
+        (``rank="excess"``: every candidate, in the order of its excess)."""
+        trials = self.trials if self.rank == "excess" else [t for t in self.trials if t.round == 1]
+        return sorted(trials, key=lambda t: (t.rank is None, t.rank or 0))
 
     def steps(self) -> list[Trial]:
         """The greedy choices: the trial each round chose, in order."""

@@ -58,8 +58,8 @@ class ReplayOutput(Plain):
     steps: int = 0                     # steps with a number
     first: float | None = None         # max |diff| at the first compared step
     last: float | None = None          # ... at the last
-    max: float | None = None
-    max_step: int | None = None
+    max_abs: float | None = None       # the largest max |diff| over the steps (was max)
+    max_step: int | None = None        # ... at this step
     first_fail: int | None = None      # first step that fails LEAPP's rule
     growth: float | None = None        # last / first (None when first is 0)
     grows: bool = False                # last > 2 × first and last > atol (the error accumulates)
@@ -71,9 +71,10 @@ class ReplayOutput(Plain):
     # engine runs: the largest own / inherited error over the steps (ReplayRow.own_error, ...)
     own_error_max: float | None = None
     inherited_error_max: float | None = None
-    fp32_max: float | None = None      # engine runs: max |engine − fp32 export| over the steps
+    fp32_max_abs: float | None = None  # engine runs: max |engine − fp32 export| over the steps (was fp32_max)
     elements: list[ElementError] = field(default_factory=list)   # per element over the sequence
     worst_element: str | None = None
+    RENAMED: ClassVar[dict[str, str]] = {"max": "max_abs", "fp32_max": "fp32_max_abs"}   # older reports
 
 
 @dataclass
@@ -127,6 +128,17 @@ class TapsOverTime(Plain):
     first: dict[str, Any] | None = None     # {"step", "tap"}
     first_local: dict[str, Any] | None = None
     note: str | None = None
+
+    def to_dataframe(self):
+        """One line per (step, tap), taps in model order: nrmse, local_nrmse, max_abs, and whether
+        the cell is the first beyond the rule (closed loop / local)."""
+        import pandas as pd
+        cols = ["node", "step", "tap", "nrmse", "local_nrmse", "max_abs", "first", "first_local"]
+        recs = [{"node": self.node, "step": k, "tap": t, "nrmse": self.nrmse[i][j],
+                 "local_nrmse": self.local_nrmse[i][j], "max_abs": self.max_abs[i][j],
+                 "first": self.first == {"step": k, "tap": t}, "first_local": self.first_local == {"step": k, "tap": t}}
+                for i, k in enumerate(self.steps) for j, t in enumerate(self.taps)]
+        return pd.DataFrame(recs, columns=cols)
 
 
 @dataclass

@@ -275,6 +275,17 @@ class GraphReport(Plain):
         return ValidationTable(self.checks)
 
 
+def graph_labels(graphs: list[Any]) -> list[str]:
+    """One distinct label per graph: a script that compiles the same graph name twice (a sweep, a
+    second backend) gets ``name``, ``name#2``, ... so row and node ids stay unique."""
+    seen: dict[str, int] = {}
+    out = []
+    for g in graphs:
+        seen[g.name] = seen.get(g.name, 0) + 1
+        out.append(g.name if seen[g.name] == 1 else f"{g.name}#{seen[g.name]}")
+    return out
+
+
 @register
 @dataclass
 class TraceReport(Viewable, Report, Plain):

@@ -125,6 +125,14 @@ class VerifyReport(Viewable, Report, Plain):
     def taps(self) -> list[VerifyRow]:
         return [r for r in self.rows if r.is_tap]
 
+    def thresholds(self) -> dict[str, tuple[float, str]]:
+        """The limits every view draws: the divergence rule's (``DivergenceRule.thresholds``) and,
+        with an expectation judged locally, ``local_excess``'s factor."""
+        out = self.rule.thresholds()
+        if self.expected is not None and self.expected.local:
+            out["local_excess"] = (self.expected.factor, "above")
+        return out
+
     def profile(self) -> list[VerifyRow]:
         """The error-growth profile: the rows the rule judges, in model order."""
         return [r for r in self.rows if r.in_rule]
@@ -170,7 +178,7 @@ class VerifyReport(Viewable, Report, Plain):
         """The ``--json`` document: rows (no histograms / per-sample) and warnings."""
         from .jsonio import to_jsonable
         return to_jsonable({
-            "kind": "verify-rows", "schema_version": self.schema_version,
+            "kind": "verify-rows", "schema_version": self.schema_version, "finding": self.finding,
             "reference": self.reference, "build": self.build, "engine": self.engine,
             "samples": self.samples, "rule": self.rule,
             "first_divergent": self.first_divergent, "worst_tap": self.worst_tap,
@@ -213,6 +221,7 @@ class VerifyReport(Viewable, Report, Plain):
         self.samples_file = SAMPLES_FILE
         body = {"kind": self.kind, "schema_version": self.schema_version}
         body.update(self.to_dict(sample_records=False))    # plain JSON values already (to_jsonable)
+        body["finding"] = self.finding
         # compact: json's C encoder only runs without indent (3-4x faster on many taps x samples);
         # one conversion pass, not two (dumps would walk the body again)
         text = json.dumps(body, allow_nan=False, ensure_ascii=False)

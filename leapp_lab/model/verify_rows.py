@@ -50,8 +50,11 @@ class VerifyRow(Metrics, TapEntry):
     upstream (teacher forcing), over all samples; ``local_share`` = local_nrmse / nrmse clipped to
     [0, 1]; ``locally_diverged`` (the divergence rule on the local metrics),
     ``first_locally_divergent``; ``local_note``: why a row has no local value or was not cut.
-    Expected drift (``verify(..., expected="fp16")``): ``expected_nrmse`` (nrmse of torch eager in
-    that dtype vs the reference), ``beyond_expected`` (``ExpectedRule``), ``expected_note``.
+    Expected drift (``verify(..., expected="fp16"|"bf16"|"int8")``): ``expected_nrmse`` (nrmse that
+    the precision alone gives: torch eager in that dtype, or for int8 the model rounded onto the
+    engine's grids), ``expected_local_nrmse`` (the same from the reference values upstream, at
+    ``--local``'s cuts), ``local_excess`` (local_nrmse / max(expected_local_nrmse, floor)),
+    ``beyond_expected`` (``ExpectedRule.judge``), ``expected_note``.
     Errors by meaning (an output port of a ``prepare --from-trace`` node, docs/semantics.md):
     ``elements`` (``[{name, max_abs, nrmse}]`` over every sample), ``worst_element`` (the element
     with the largest |engine − reference|), ``meaning`` (the port's kind and unit).
@@ -83,6 +86,8 @@ class VerifyRow(Metrics, TapEntry):
     local_note: str | None = None
     # expected drift (verify --expected fp16|bf16)
     expected_nrmse: float | None = None
+    expected_local_nrmse: float | None = None
+    local_excess: float | None = None
     beyond_expected: bool = False
     expected_note: str | None = None
     # errors by meaning (steps/verify_elements.py)

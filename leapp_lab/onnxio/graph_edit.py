@@ -111,11 +111,19 @@ def rename_value(graph: onnx.GraphProto, old: str, new: str) -> None:
 
 
 def value_types(model: onnx.ModelProto) -> dict[str, tuple[int, list[int] | None]]:
-    """name -> (ONNX elem type, static shape or None), from shape inference plus the graph itself."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # custom domains without schemas: keep what the exporter wrote
+    """name -> (ONNX elem type, static shape or None), from shape inference plus the graph itself.
+    Shape inference only runs when some node output has no typed value_info: the dynamo exporter
+    types every value, and inferring would copy the whole model, weights included, twice."""
+    g0 = model.graph
+    typed = {v.name for v in list(g0.value_info) + list(g0.output)
+             if v.type.HasField("tensor_type") and v.type.tensor_type.elem_type}
+    if all(o in typed for n in g0.node for o in n.output if o):
         inferred = model
+    else:
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        except Exception:  # custom domains without schemas: keep what the exporter wrote
+            inferred = model
     out: dict[str, tuple[int, list[int] | None]] = {}
     g = inferred.graph
     for v in list(g.value_info) + list(g.input) + list(g.output):

@@ -70,7 +70,7 @@ def load_inputs(npz: Path, names: list[str]) -> tuple[list[dict[str, np.ndarray]
 
 def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False, *,
             progress: ProgressFn | None = None, naive_check: bool = True,
-            log: Callable[[str], None] | None = None, keep_fp32=None) -> BuildReport:
+            log: Callable[[str], None] | None = None, keep_fp32=None, force: bool = False) -> BuildReport:
     """Build ``engine`` from the prepared ONNX ``onnx`` and run it on every sample of ``npz``.
 
     ``keep_fp32``: names of ONNX nodes (of the prepared model) the reduced-precision engines keep in
@@ -82,6 +82,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     or CompileError (a custom op onnxruntime cannot run, a manual tap the engine lost, a missing
     package/GPU for TensorRT). ``progress(stage, done, total)`` is called during long steps;
     ``log(line)`` receives compile.log lines as they are written.
+    ``force``: build even when the ONNX, npz, engine and options are those of the build already at
+    ``out`` (which is otherwise reused: ``report.cache.hit``; steps/compile_cache.py).
     """
     onnx_path = Path(onnx)
     if not onnx_path.exists():
@@ -99,6 +101,16 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     # the build replaces only a build (docs/safety.md), never its own inputs
     check_outputs([(out_path, "build", "--out")],
                   [(onnx_path, "the ONNX model"), (npz_path, "the input npz")])
+    from . import compile_cache
+    t_cache = time.perf_counter()
+    # before get_engine: a build that is reused imports neither onnx nor onnxruntime
+    chk = compile_cache.check(onnx_path, npz_path, out_path, engine, archive, keep_fp32, naive_check, force)
+    if chk.info.hit:
+        reused = compile_cache.reuse(chk, out_path, onnx_path, npz_path, t_cache)
+        if reused is not None:
+            if log is not None:
+                log(compile_cache.hit_line(chk.info))
+            return reused
     eng = get_engine(engine)
     eng.check_available()
     import onnx as onnx_mod
@@ -125,6 +137,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     eng.keep_fp32 = frozenset(keep)
     say(f"compile {onnx_path} engine={engine} npz={npz_path}"
         + (f" keep_fp32={len(keep)} nodes" if keep else ""))
+    if chk.info.reason and chk.info.reason != "no previous run recorded":
+        say(f"building again: {chk.info.reason}")
     say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
     feeds, extra = load_inputs(npz_path, manifest.inputs)
     if extra:
@@ -144,12 +158,14 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         report = _build(eng, model, manifest, feeds, work, onnx_path, npz_path, say, progress, naive_check)
         report.keep_fp32 = keep
         report.archive = archive
+        report.cache = chk.info
         report.timings_s["total"] = round(time.perf_counter() - t_start, 4)
         say(f"done in {report.timings_s['total']:.2f}s")
         atomic_write_text(work / COMPILE_LOG, "\n".join(lines) + "\n")
         # what the build holds, with sizes: the bound a .tgz build's extraction is held to
         report.files = {p.name: p.stat().st_size for p in sorted(work.iterdir()) if p.name != BUILD_FILE}
         report.save(work)
+        compile_cache.record(chk, work)
         if archive:
             with writing(out_path, rename=True), tarfile.open(tmp, "w:gz") as tf:
                 for p in sorted(work.iterdir()):

@@ -88,7 +88,7 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
     return model, d
 
 
-def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz):
+def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz, forced=None):
     """lowprec_values of a ``prepare --from-trace`` build: the node's traced graph, rebuilt from
     the trace run folder with the taps prepare put back (data only: in this process)."""
     from leapp_lab.model.errors import UserError
@@ -104,7 +104,7 @@ def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz):
                                   f"rebuilt ({exc})") from None
     return lowprec_values(src.label, dtype, rows, inputs=load_npz(inputs_npz) if inputs_npz else None,
                           reference=outputs, requested_taps=prep.get("requested_taps"),
-                          exporter="dynamo", src=src)
+                          exporter="dynamo", src=src, forced=forced)
 
 
 def _skip(report: VerifyReport, why: str) -> None:
@@ -115,9 +115,11 @@ def _skip(report: VerifyReport, why: str) -> None:
 
 
 def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, ref: NpzArrays,
-                   ref_path: Path, inputs_npz: Path | None, found=None) -> None:
+                   ref_path: Path, inputs_npz: Path | None, found=None, local_job=None) -> None:
     """Fill ``expected_nrmse`` / ``beyond_expected`` of every compared row of ``report``.
-    ``found``: ``find_model``'s answer, when the caller checked the model before comparing."""
+    ``found``: ``find_model``'s answer, when the caller checked the model before comparing.
+    ``local_job``: the verify's ``LocalJob`` (``--local``): the manual taps it cut are forced to
+    their reference in a second torch run per sample, which gives ``expected_local_nrmse``."""
     report.expected = rule
     model, prep = find_model(build, ref_path) if found is None else found
     if model is None:
@@ -130,14 +132,15 @@ def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, r
     rows = [r for r in report.rows if r.status == "compared"]
     # the fp32 check's arrays (lowprec._check_fp32): the model outputs only, not every tap
     outputs = {r.name: ref[r.name] for r in rows if r.kind in ("output", "unknown")}
+    forced, cut_op = _forced(rows, ref, local_job)
     try:
         if model == FROM_TRACE:
-            runs = _traced_node_runs(prep, rule.dtype, rows, outputs, inputs_npz)
+            runs = _traced_node_runs(prep, rule.dtype, rows, outputs, inputs_npz, forced)
         else:
             runs = run_lowprec(model, prep["model_sha256"], Path(prep["_record"]), rule.dtype, rows,
                                reference=outputs, inputs_npz=inputs_npz,
                                requested_taps=prep.get("requested_taps"),
-                               exporter=prep.get("exporter") or "dynamo")
+                               exporter=prep.get("exporter") or "dynamo", forced=forced)
     except ExpectedUnavailable as exc:
         return _skip(report, str(exc))
     for r in rows:
@@ -155,6 +158,60 @@ def expected_drift(report: VerifyReport, rule: ExpectedRule, build: OpenBuild, r
             st = diff_sums(v, ref_a[i])
             total = st if total is None else total.merge(st)
         r.expected_nrmse = Metrics().fill(total).nrmse
-        r.beyond_expected = r.in_rule and rule.beyond(r.nrmse, r.expected_nrmse)
+    if local_job is not None and local_job.lg is not None:
+        _local_expected(report, rows, runs, ref, cut_op)
+    rule.local = any(r.expected_local_nrmse is not None for r in rows)
+    rule.text = rule.describe()
+    judge_expected(report, rule)
+
+
+def _forced(rows, ref, local_job) -> tuple[dict, list[str]]:
+    """(manual tap -> reference, for the taps --local cut; the op/plugin taps it cut, which torch
+    eager cannot cut)."""
+    if local_job is None or local_job.lg is None:
+        return {}, []
+    cut = {t for c in local_job.lg.cuts for t in c.taps}
+    kinds = {r.name: r.kind for r in rows}
+    forced = {t: ref[t] for t in cut if kinds.get(t) == "manual"}
+    return forced, sorted(t for t in cut if kinds.get(t) in ("op", "plugin"))
+
+
+def _local_expected(report, rows, runs, ref, cut_op: list[str]) -> None:
+    """``expected_local_nrmse`` of the rows with a local value: torch in the dtype, teacher-forced
+    at the manual taps --local cut."""
+    note = None
+    if cut_op:
+        note = (f"op/plugin taps cut by --local ({', '.join(cut_op[:3])}{', ...' if len(cut_op) > 3 else ''}) "
+                "are not forced in torch eager: the expected local error of a row after one spans back "
+                "to the manual tap before it")
+        report.warnings.append(f"[{report.build_name}]: expected local {report.expected.dtype}: {note}")
+    for r in rows:
+        if r.local_nrmse is None:
+            continue
+        vals = runs.local.get(r.name)
+        if vals is None:
+            r.expected_note = r.expected_note or "no teacher-forced torch value (an op or plugin tap)"
+            continue
+        ref_a = ref[r.name]
+        if len(vals) != ref_a.shape[0] or any(v.shape != ref_a.shape[1:] for v in vals):
+            continue
+        total = None
+        for i, v in enumerate(vals):
+            st = diff_sums(v, ref_a[i])
+            total = st if total is None else total.merge(st)
+        r.expected_local_nrmse = Metrics().fill(total).nrmse
+
+
+def judge_expected(report: VerifyReport, rule: ExpectedRule) -> None:
+    """``local_excess`` and ``beyond_expected`` of every judged row, the report's
+    ``beyond_expected`` / ``first_beyond_expected``, and ``worst_local`` ranked by excess where the
+    rows have one (by local nrmse otherwise, as ``--local`` alone ranks)."""
+    for r in report.rows:
+        r.local_excess = rule.excess(r.local_nrmse, r.expected_local_nrmse) if r.in_rule else None
+        r.beyond_expected = r.in_rule and rule.judge(r)
     report.beyond_expected = [r.name for r in report.rows if r.beyond_expected]
     report.first_beyond_expected = report.beyond_expected[0] if report.beyond_expected else None
+    cands = [r for r in report.rows if r.in_rule and r.local_excess is not None]
+    pool = [r for r in cands if r.is_tap] or cands
+    if pool:
+        report.worst_local = max(pool, key=lambda r: r.local_excess).name

@@ -18,7 +18,8 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
     from leapp_lab.model.safepaths import PREPARE_WRITTEN, check_outputs, prepare_purposes, prepare_written, staged
     from leapp_lab.taps.errors import PrepareError
     from leapp_lab.onnxio.manifest import read_manifest
-    from .prepare import _progress_fn, _report_rows, _versions
+    from .prepare import _progress_fn
+    from .prepare_export import _report_rows, _versions
 
     say = _progress_fn(progress)
     paths = [Path(onnx_out).resolve(), Path(npz_out).resolve(), Path(reference_out).resolve()]

@@ -42,12 +42,15 @@ from .repair_segments import keep_fp32, segments
 from .repair_tasks import build_and_verify
 
 ProgressFn = Callable[[str, int, int], None]
+RANKS = ("output", "excess")
+#: the expectation the baseline's verify has for --rank excess, per engine
+EXPECTED_OF = {"ort-int8": "int8", "ort-fp16": "fp16"}
 
 
 def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01, budget: int | None = None,
            jobs: int | None = None, dask: Any = None, progress: ProgressFn | None = None, *, npz=None,
            out=None, json_path=None, save: bool = True, executor: cf.Executor | None = None,
-           html=None) -> RepairReport:
+           html=None, rank: str = "output") -> RepairReport:
     """Find and prove the fewest segments to keep in fp32 (module doc).
 
     ``reference``: prepare's model.reference.npz; ``onnx``: the prepared model; ``npz``: its inputs
@@ -56,7 +59,10 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     (None: no limit). ``jobs``: builds at once in a local process pool (default: the CPU count, at
     most 8; 1: in this process); ``dask``: a Dask scheduler address or ``distributed.Client`` (default
     ``$LEAPP_LAB_DASK``); ``executor``: any ``concurrent.futures.Executor`` instead (``jobs`` = how
-    many it runs at once). ``progress(stage, done, total)``: after each build.
+    many it runs at once). ``progress(stage, done, total)``: after each build. ``rank``: ``output``
+    (default: a sweep build per segment, ranked by the output error left) or ``excess`` (by each
+    segment's local excess in the baseline's ``verify --expected``, one build per candidate;
+    ``steps.repair_excess``).
     The run is saved under ``out`` (a runs root, default ``<onnx dir>/leapp_lab``): ``runs/<id>/``
     (report.json) and ``repair/<id>/`` (the baseline and final build folders and their verify runs).
     ``json_path``: also write the report there. Raises InvalidOption (a ValueError) on an option
@@ -70,7 +76,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     from leapp_lab.steps.compile import check_prepared, default_npz
 
     t_start = time.perf_counter()
-    check_repair_options(engine=engine, target_nrmse=target_nrmse, budget=budget, jobs=jobs)
+    check_repair_options(engine=engine, target_nrmse=target_nrmse, budget=budget, jobs=jobs, rank=rank)
     onnx_path, ref_path = Path(onnx).resolve(), Path(reference).resolve()
     npz_path = Path(npz).resolve() if npz is not None else default_npz(onnx_path)
     if onnx_path.is_file():
@@ -95,7 +101,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     sweep_dir = art / ".sweep"
     report = RepairReport(onnx=str(onnx_path), npz=str(npz_path), reference=str(ref_path), engine=engine,
                           target_nrmse=target, budget=None if budget is None else int(budget),
-                          segments=segs, warnings=warnings)
+                          segments=segs, warnings=warnings, rank=rank)
     made: list[Path] = []
     try:
         with sweep_executor(jobs, dask, executor) as (ex, info):
@@ -134,11 +140,11 @@ def _write_files(report: RepairReport, json_path, html, tmps: list[Path]) -> Non
 
 
 def _write_json(path, report: RepairReport) -> None:
-    write_json(path, {"kind": report.kind, "schema_version": report.schema_version, **report.to_dict()})
+    write_json(path, report.body())
 
 
 def check_repair_options(*, engine: str = "ort-int8", target_nrmse: Any = 0.01, budget: Any = None,
-                         jobs: Any = None) -> None:
+                         jobs: Any = None, rank: str = "output") -> None:
     """Refuse an option that cannot mean anything before anything is read, built or written:
     InvalidOption (a ValueError) naming the option (docs/safety.md)."""
     def bad(flag: str, value: Any, want: str) -> InvalidOption:
@@ -147,6 +153,11 @@ def check_repair_options(*, engine: str = "ort-int8", target_nrmse: Any = 0.01, 
     if engine not in REPAIRABLE:
         raise InvalidOption(f"--engine {engine!r}: {engine!r} cannot be repaired: choose one of "
                             f"{', '.join(REPAIRABLE)} (repair keeps parts of a reduced-precision engine in fp32)")
+    if rank not in RANKS:
+        raise InvalidOption(f"--rank {rank!r}: choose one of {', '.join(RANKS)}")
+    if rank == "excess" and engine not in EXPECTED_OF:
+        raise InvalidOption(f"--rank excess: engine {engine} has no expected local error to rank by (verify "
+                            f"--expected needs {' or '.join(EXPECTED_OF)}); use --rank output")
     if isinstance(target_nrmse, bool) or not isinstance(target_nrmse, (int, float, np.integer, np.floating)) \
             or not math.isfinite(target_nrmse) or target_nrmse <= 0:
         raise bad("target-nrmse", target_nrmse, "a finite number > 0, a fraction (0.01 = 1 %)")
@@ -197,12 +208,14 @@ class _Sweep:
         self.order = {s.name: i for i, s in enumerate(report.segments)}
         self.serial = 0
         self.growth: dict[str, float | None] = {}
+        self.excess: dict[str, float] = {}
 
     # -- one build ---------------------------------------------------------------------------------
-    def _args(self, names: list[str], out: Path, keep: bool = False, verify_out: Path | None = None) -> tuple:
+    def _args(self, names: list[str], out: Path, keep: bool = False, verify_out: Path | None = None,
+              expected: str | None = None) -> tuple:
         r = self.r
         return (r.onnx, r.npz, r.reference, r.engine, keep_fp32(r.segments, names), str(out), keep,
-                None if verify_out is None else str(verify_out))
+                None if verify_out is None else str(verify_out), expected)
 
     def _submit_all(self, stage: str, jobs: list[tuple[Any, tuple]]) -> list[tuple[Any, dict]]:
         """Run every (key, args) through the executor; results in submission order."""
@@ -249,7 +262,9 @@ class _Sweep:
 
     def _proof(self, names: list[str], tag: str) -> Proof:
         out = self.art / f"{tag}.{self.r.engine}"
-        args = self._args(names, out, keep=True, verify_out=self.art / f"{tag}.verify")
+        excess = self.r.rank == "excess" and tag == "baseline"
+        args = self._args(names, out, keep=True, verify_out=self.art / f"{tag}.verify",
+                          expected=EXPECTED_OF.get(self.r.engine) if excess else None)
         ((_, res),) = self._submit_all(tag, [(tag, args)])
         p = self._fill(Proof(round=0, segments=list(names)), res)
         if not res.get("ok") and tag == "baseline":
@@ -260,6 +275,7 @@ class _Sweep:
         p.met = p.error is not None and p.error <= self.r.target_nrmse
         if tag == "baseline":
             self.growth = res.get("growth") or {}
+            self.excess = res.get("excess") or {}
         return p
 
     # -- the rounds --------------------------------------------------------------------------------
@@ -271,6 +287,16 @@ class _Sweep:
             r.message = (f"the {r.engine} engine already meets the target: output nrmse "
                          f"{r.baseline.error:.4g} <= {r.target_nrmse:g}; nothing to keep in fp32")
             return
+        if r.rank == "excess":
+            from .repair_excess import excess_rounds
+            chosen, last, current = excess_rounds(self)
+        else:
+            chosen, last, current = self._output_rounds()
+        self._finish(chosen, last, current)
+
+    def _output_rounds(self) -> tuple[list[str], Trial | None, float | None]:
+        """The sweep and the greedy rounds: (chosen segments, the trial of the last choice, its error)."""
+        r = self.r
         current = r.baseline.error
         chosen: list[str] = []
         last: Trial | None = None
@@ -311,6 +337,11 @@ class _Sweep:
             if best.error <= r.target_nrmse:
                 break
             rnd += 1
+        return chosen, last, current
+
+    def _finish(self, chosen: list[str], last: Trial | None, current: float | None) -> None:
+        """The proof of the chosen set (or why there is none) and the report's verdict."""
+        r = self.r
         if not chosen:
             r.status, r.met, r.exit_code = "not-met", False, 1
             r.message = (f"no segment kept in fp32 lowered the output error (nrmse {_f(r.baseline.error)}, "

@@ -10,10 +10,12 @@ from typing import Any
 
 
 def build_and_verify(onnx: str, npz: str, reference: str, engine: str, keep_fp32: list[str], out: str,
-                     keep: bool = False, verify_out: str | None = None) -> dict[str, Any]:
+                     keep: bool = False, verify_out: str | None = None, expected: str | None = None
+                     ) -> dict[str, Any]:
     """Build ``engine`` with ``keep_fp32`` into ``out``, verify it against ``reference`` and return
     each model output's error (``leapp_lab.model.repair.output_error`` of its verify row) and each
-    row's nrmse growth (verify's ``growth``). ``keep``: leave the build folder (and save the verify run under
+    row's nrmse growth (verify's ``growth``); with ``expected`` (int8 | fp16) the verify has that
+    expectation and each row's ``local_excess`` is returned too (``excess``). ``keep``: leave the build folder (and save the verify run under
     ``verify_out``); otherwise the folder is removed. A failed build is returned, not raised:
     ``{"ok": False, "reason": ...}``."""
     from leapp_lab.steps.verify import verify
@@ -30,7 +32,10 @@ def build_and_verify(onnx: str, npz: str, reference: str, engine: str, keep_fp32
         except CompileError as exc:
             res["reason"] = f"build failed: {exc}"
             return res
-        rep = verify(reference, out, save=keep, out=verify_out)
+        rep = verify(reference, out, save=keep, out=verify_out, expected=expected)
+        if expected is not None:      # the baseline of repair --rank excess: each row's local excess
+            res["excess"] = {r.name: r.local_excess for r in rep.rows if r.local_excess is not None}
+            res["excess_warnings"] = list(rep.warnings)
         for r in rep.outputs:
             err, why = output_error(r)
             res["outputs"][r.name] = err

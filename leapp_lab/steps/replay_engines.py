@@ -73,9 +73,15 @@ def calibration(graph: GraphReport, arrays: dict, node: Any, names: list[str]) -
 
 def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Callable[[str], None],
                progress: Progress | None = None) -> tuple[Path, str]:
-    """(engine artifact, "built here" | "reused") of one ONNX node for ``engine``."""
+    """(engine artifact, "built here" | "reused" | "node build") of one ONNX node for ``engine``:
+    the node's build of "Inside a LEAPP node" when there is one (steps/replay_reuse.py)."""
     import onnx
     from leapp_lab.engines import get_engine
+
+    from .replay_reuse import UNTAPPED, node_build
+    got = node_build(graph, node, engine)
+    if got is not None:
+        return got[0] / UNTAPPED, "node build"
     src = Path(graph.graph_dir) / node.artifact
     sha = _sha256(src)
     root = Path(graph.run_dir or graph.graph_dir) / BUILDS_DIR / engine / node.name
@@ -146,8 +152,12 @@ def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[s
         got = _tap_probe(graph, node, engine, max_nrmse, say, progress) if probes is not None else None
         if got is not None:
             runners[node.name], probes[node.name] = got
-            infos.append(EngineNode(node.name, engine, build=str(Path(got[1].tapped.artifact).parent),
-                                    source="tapped build (prepare --from-trace, compile)"))
+            build = Path(got[1].tapped.artifact).parent
+            from .replay_reuse import node_build
+            reused = (node_build(graph, node, engine, tapped=True) or (None,))[0] == build
+            infos.append(EngineNode(node.name, engine, build=str(build),
+                                    source="node build (tapped)" if reused else
+                                    "tapped build (prepare --from-trace, compile)"))
             continue
         backend = node.backend or ""
         if not backend.startswith("onnx") or not node.artifact:

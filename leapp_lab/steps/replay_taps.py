@@ -22,13 +22,21 @@ TAPS_DIR = "taps"
 
 
 def tapped_build(graph: GraphReport, node: Any, engine: str, root: Path, say: Callable[[str], None],
-                 progress: Any = None) -> tuple[Path, Path, list[str]]:
-    """(build folder, prepared ONNX, bound tap names in model order) of ``node`` for ``engine``,
-    made once (``root/taps``) and reused while the trace's artifact is the same."""
+                 progress: Any = None) -> tuple[Path, Path, dict[str, str]]:
+    """(build folder, prepared ONNX, ``{tap: the engine output that carries it}`` of the bound taps
+    in model order) of ``node`` for ``engine``, made once (``root/taps``) and reused while the
+    trace's artifact is the same."""
     from leapp_lab.model.base import load
     from leapp_lab.model.build import BUILD_FILE
     from leapp_lab.steps.compile import compile as compile_build
     from leapp_lab.steps.prepare_node import prepare_from_trace
+
+    from .replay_reuse import node_build
+    got = node_build(graph, node, engine, tapped=True)
+    if got is not None:                 # the node's tapped build of "Inside a LEAPP node"
+        taps = {t.name: t.bound_to or t.name for t in load(got[0]).taps if t.binding != "unbound"}
+        if taps:
+            return got[0], got[1], taps
     d = root / TAPS_DIR
     onnx, npz, ref, build = d / "node.onnx", d / "node.npz", d / "node.reference.npz", d / "build"
     stamp = d / "source.json"
@@ -37,10 +45,11 @@ def tapped_build(graph: GraphReport, node: Any, engine: str, root: Path, say: Ca
     if not (stamp.is_file() and (build / BUILD_FILE).is_file() and _same(stamp, key)):
         d.mkdir(parents=True, exist_ok=True)
         say(f"{engine}: preparing node {node.name!r} with its {len(node.taps)} taps from the trace")
-        prepare_from_trace(graph.run_dir, onnx, npz, ref, node=node.name, debug_taps="all", progress=progress)
+        # prepare reports progress(stage, fraction), not the (stage, done, total) the replay is given
+        prepare_from_trace(graph.run_dir, onnx, npz, ref, node=node.name, debug_taps="all")
         compile_build(onnx, engine=engine, npz=npz, out=build, progress=progress, naive_check=False)
         stamp.write_text(json.dumps(key))
-    taps = [t.name for t in load(build).taps if t.binding != "unbound"]     # model order
+    taps = {t.name: t.bound_to or t.name for t in load(build).taps if t.binding != "unbound"}   # model order
     return build, onnx, taps
 
 
@@ -60,7 +69,8 @@ def tap_probe(graph: GraphReport, node: Any, engine: str, root: Path, input_name
     untapped = get_engine(engine).runner(build / "engine.untapped.onnx").activate()
     tapped = get_engine(engine).runner(build / "engine.onnx").activate()
     reference = OrtRunner(onnx, optimize=False).activate()
-    usable = [t for t in taps if t in tapped.output_names and t in reference.output_names]
-    lost = [t for t in taps if t not in usable]
+    usable = [t for t, out in taps.items() if out in tapped.output_names and t in reference.output_names]
+    lost = [t.name for t in node.taps if t.name not in usable]
     note = (f"taps not exposed by the {engine} engine or the fp32 ONNX: {', '.join(lost)}" if lost else None)
-    return untapped, TapProbe(node.name, tapped, reference, usable, input_names, tier, max_nrmse, note)
+    return untapped, TapProbe(node.name, tapped, reference, usable, input_names, tier, max_nrmse, note,
+                              bound=taps)

@@ -1,6 +1,7 @@
 """One build verified: ``verify_build(reference_npz, build)`` opens the reference and the build, has
 ``compare.scoring`` pair, score and judge every row, adds what needs an engine or the model run
-again (``--local``: ``steps.local_error``; ``--expected``: ``steps.expected_drift``), and commits the
+again (``--local``: ``steps.local_error``; ``--expected``: ``steps.expected_drift``, int8:
+``steps.expected_int8``), and commits the
 run folder, ``--json`` and ``--html`` together. ``leapp_lab.verify`` (``steps.verify``) calls it for
 one build and ``steps.verify_many`` for each of several.
 """
@@ -78,7 +79,9 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ``local``: also each row's local error (the engine graph cut at every tap and fed the
     reference values there, one engine run per sample; docs/verify.md "Local vs inherited error").
     ``expected``: ``"fp16"`` or ``"bf16"``: re-run the model's MODEL.py in torch eager in that dtype
-    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``). Neither
+    and mark the rows whose error is beyond what that precision causes (``ExpectedRule``);
+    ``"int8"`` (an ort-int8 build; implies ``local``): round the prepared model onto the engine's
+    own int8 grids (``steps.expected_int8``) and judge each row's local error against it. Neither
     fails the verify: what could not be computed is said in the rows' notes and ``warnings``; but
     ``expected`` runs only the file prepare recorded, unchanged (UnusableInput, before anything is
     compared, when it is missing, changed or unrecorded; also when its code ends the process).
@@ -90,25 +93,32 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
     ref_path = Path(reference_npz)
     root = (Path(out) if out is not None else lab_dir(Path(build).parent)) if save else None
     check_verify_outputs(reference_npz, build, json_path=json_path, runs_root=root, html=html)
-    rule = DivergenceRule(nrmse_pct=None if div_nrmse is None else float(div_nrmse),
-                          mape_pct=None if div_mape is None else float(div_mape),
-                          min_cosine=float(div_cosine), nonfinite=bool(div_nonfinite))
+    rule = DivergenceRule(div_nrmse=None if div_nrmse is None else float(div_nrmse),
+                          div_mape=None if div_mape is None else float(div_mape),
+                          div_cosine=float(div_cosine), div_nonfinite=bool(div_nonfinite))
     rule.text = rule.describe()
     exp_rule = None if expected is None else ExpectedRule.of(expected)
+    local = local or expected == "int8"         # int8 is judged by each row's own (local) error
     with OpenBuild(build) as b, NpzArrays(ref_path) as ref, NpzArrays(b.sample_outputs) as eng:
-        job = found = None
-        if exp_rule is not None:
+        job = found = int8 = None
+        if exp_rule is not None and expected != "int8":
             # the MODEL.py to re-run, checked (recorded path and sha256) before any work: exit 2 if not
             from .expected_drift import find_model
             found = find_model(b, ref_path)
 
         def paired(rows: list[VerifyRow], n_samples: int) -> None:
-            # --local: the teacher-forced engine runs on a thread while the rows are scored
-            nonlocal job
+            # --local: the teacher-forced engine runs on a thread while the rows are scored;
+            # --expected int8: the rounded model too, on another
+            nonlocal job, int8
             if local:
                 from .local_error import LocalJob
                 job = LocalJob(rows, n_samples, b, ref, _inputs_npz(b, ref_path))
                 job.start()
+            if expected == "int8":
+                from .expected_int8 import Int8Job
+                int8 = Int8Job([r for r in rows if r.status == "compared"], b, ref, ref_path,
+                               _inputs_npz(b, ref_path), job)
+                int8.start()
         try:
             report = score_build(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
             report.inputs = _input_summaries(b, ref_path)
@@ -116,12 +126,18 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
             report.graph = engine_graph(b, report.rows)
             if job is not None:
                 job.finish(report, progress)
+            if int8 is not None:
+                int8.finish(report, exp_rule)
         finally:
             if job is not None:
                 job.cancel()
-        if exp_rule is not None:
+            if int8 is not None:
+                int8.cancel()
+        if expected == "int8" and int8 is None:
+            report.expected = exp_rule
+        if exp_rule is not None and expected != "int8":
             from .expected_drift import expected_drift
-            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found)
+            expected_drift(report, exp_rule, b, ref, ref_path, _inputs_npz(b, ref_path), found, job)
     report.verbose = verbose
     apply_gate(report, max_mape, max_mape_taps)
     report.created = _dt.datetime.now().isoformat(timespec="seconds")

@@ -56,14 +56,15 @@ def add_elements(report: VerifyReport, build: Any, ref: Any, eng: Any, ref_path:
             continue
         sem = ports[r.name]
         r.meaning = sem.label() if sem is not None else None
+        shape = r.shape_reference
+        if not shape or shape != r.shape_engine:
+            continue
+        lay = element_layout(sem, shape[1:])          # per sample: without the leading sample axis
+        if lay is None:                               # nothing to name, or too many to read
+            continue
         try:
             e, x = np.asarray(eng[r.name]), np.asarray(ref[r.name])
         except (KeyError, OSError, ValueError):
-            continue
-        if e.shape != x.shape or e.ndim < 1:
-            continue
-        lay = element_layout(sem, e.shape[1:])        # per sample: without the leading sample axis
-        if lay is None:
             continue
         sums = ElementSums(lay)
         if sums.add(e, x):

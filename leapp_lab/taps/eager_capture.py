@@ -32,11 +32,13 @@ class EagerRuns:
     timings_ms: list[float]
 
 
-def to_numpy(t: torch.Tensor, what: str) -> np.ndarray:
+def to_numpy(t: torch.Tensor, what: str, copy: bool = True) -> np.ndarray:
+    """``copy=False``: share the tensor's memory where it can (a value nothing will write to again)."""
     if t.dtype in NO_NUMPY:
         raise TapError(f"{what} has dtype {str(t.dtype).replace('torch.', '')}, which numpy cannot "
                        f"hold; cast it to float32 before tap() (x.float()) or return it as float32")
-    return t.detach().to("cpu").contiguous().numpy().copy()
+    a = t.detach().to("cpu").contiguous().numpy()
+    return a.copy() if copy else a
 
 
 def flat_tensor_args(sample: Sequence[Any]) -> list[torch.Tensor]:
@@ -91,7 +93,9 @@ def eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | No
         for i, s in enumerate(samples):
             with CaptureMode(expose=expose) as cm:
                 try:
+                    t_cap = time.perf_counter()
                     out = net(*s)
+                    t_run = time.perf_counter()
                 except TapError:
                     raise
                 except Exception as exc:
@@ -100,9 +104,12 @@ def eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | No
                     raise PrepareError(f"{src.label}: the model's forward raised on sample {i}"
                                        f"{_user_frame(exc, src)}: {type(exc).__name__}: {first_line(exc)}; "
                                        f"check get_fwd_args()/get_samples() against forward()") from exc
-            t0 = time.perf_counter()  # timed after the capture run, which warmed the model up
-            net(*s)
-            timings.append(1000.0 * (time.perf_counter() - t0))
+            if i == 0:      # timed after the capture run, which warmed the model up
+                t0 = time.perf_counter()
+                net(*s)
+                timings.append(1000.0 * (time.perf_counter() - t0))
+            else:           # warm already: the capture run is the timing (one forward per sample)
+                timings.append(1000.0 * (t_run - t_cap))
             tensors, n = _tensor_leaves(out, src.label)
             if names is None:
                 names = n

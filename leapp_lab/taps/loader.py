@@ -37,6 +37,7 @@ class ModelSource:
     file: Path | None = None            # the source file, absolute (prepare records it)
     sha256: str | None = None           # of the bytes that were executed (of ``file`` for a module)
     output_names: list[str] | None = None   # given names of the outputs (a traced LEAPP node's ports)
+    namespace: dict | None = None       # MODEL.py's globals (or the given dict): where the key's code walk starts
 
 
 def source_digest(source: bytes) -> str:
@@ -263,4 +264,4 @@ def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelS
     opts = ns.get("get_ort_session_options")
     table = ns.get("get_custom_translation_table")
     return ModelSource(label, base, make, samples, opts if callable(opts) else None,
-                       table if callable(table) else None)
+                       table if callable(table) else None, namespace=ns)

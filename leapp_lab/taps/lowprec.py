@@ -46,6 +46,9 @@ class LowPrecRuns:
     dtype: str
     values: dict[str, list[np.ndarray]] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    #: teacher-forced (``forced``): row name -> per-sample values computed from the reference
+    #: values of the forced taps upstream
+    local: dict[str, list[np.ndarray]] = field(default_factory=dict)
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
@@ -64,7 +67,8 @@ def _cast(sample: tuple, dtype: torch.dtype) -> tuple:
 def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
                    inputs: Mapping[str, np.ndarray] | None, reference: Mapping[str, np.ndarray],
                    requested_taps: list[str] | None = None, exporter: str = "dynamo",
-                   source: bytes | None = None, src: Any = None) -> LowPrecRuns:
+                   source: bytes | None = None, src: Any = None,
+                   forced: Mapping[str, np.ndarray] | None = None) -> LowPrecRuns:
     """Values of ``rows`` (TapEntry-like: name, kind, tensor, reference_source) from torch eager
     in ``dtype`` ("fp16" | "bf16"). ``inputs``: model.npz (checked against the samples MODEL.py
     makes; None: not checked); ``reference``: the reference arrays (the fp32 outputs are checked
@@ -74,7 +78,9 @@ def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
     code calls sys.exit() (not a model that cannot be re-run: one that ends the run).
     ``leapp_lab.taps.lowprec_run`` calls this in a child process of its own. ``src``: a
     ModelSource given instead (a traced LEAPP node, ``node_source``; ``model_file`` then only
-    names it in messages)."""
+    names it in messages). ``forced``: manual tap name -> its reference (leading sample axis): a
+    second, teacher-forced run per sample (``ForceMode``: those taps return their reference) gives
+    every output and manual tap a local value (``LowPrecRuns.local``)."""
     from .errors import PrepareError, UserExit
 
     tdtype = DTYPES[dtype]
@@ -118,10 +124,36 @@ def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
         elif n not in out.values:
             out.reasons[n] = f"the tap is not reached in {dtype}"
 
+    if forced:
+        _forced_runs(net, low, tdtype, forced, names, wanted_manual, out, src, model_file)
+
     fx_rows = [r for r in rows if r.kind in ("op", "plugin") and r.name not in out.values]
     if fx_rows:
         _fx_rows(fx_rows, out, src, samples, low, tdtype, names, inputs, requested_taps, exporter)
     return out
+
+
+def _forced_runs(net, low, tdtype, forced, names, wanted_manual, out: LowPrecRuns, src, model_file) -> None:
+    """The teacher-forced runs: the forced taps return their reference (in ``tdtype``)."""
+    from .marker import ForceMode
+    with torch.no_grad():
+        for i, s in enumerate(low):
+            refs = {n: torch.from_numpy(np.ascontiguousarray(a[i])).to(tdtype) for n, a in forced.items()}
+            with ForceMode(expose=None, forced=refs) as fm:
+                try:
+                    res = net(*s)
+                except Exception as exc:  # noqa: BLE001
+                    raise ExpectedUnavailable(
+                        f"{model_file}: torch eager in {out.dtype}, teacher-forced, failed on sample {i}"
+                        f"{_user_frame(exc, src)}: {type(exc).__name__}: {first_line(exc)}") from None
+            tensors, _ = _tensor_leaves(res, src.label)
+            for n, t in zip(names, tensors):
+                out.local.setdefault(n, []).append(_np(t))
+            for n in wanted_manual & set(fm.values):
+                out.local.setdefault(n, []).append(_np(fm.values[n]))
+    for n in list(out.local):
+        if len(out.local[n]) != len(low):
+            del out.local[n]
 
 
 def _check_inputs(samples: list[tuple], inputs: Mapping[str, np.ndarray] | None, model_file) -> None:

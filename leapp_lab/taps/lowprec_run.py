@@ -53,10 +53,12 @@ def changed_line(path: Path, record: Path) -> str:
 
 def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: list[Any], *,
                 reference: Mapping[str, np.ndarray], inputs_npz: Path | None,
-                requested_taps: list[str] | None, exporter: str):
+                requested_taps: list[str] | None, exporter: str,
+                forced: Mapping[str, np.ndarray] | None = None):
     """``lowprec_values`` of ``model_file`` (whose bytes must have ``sha256``, as ``record``, the
     prepare report, says) in a child process. ``reference``: the reference arrays of the model
-    outputs. Returns LowPrecRuns; raises ExpectedUnavailable (the verify goes on without expected
+    outputs. ``forced``: manual taps' references for the teacher-forced runs (``lowprec_values``).
+    Returns LowPrecRuns; raises ExpectedUnavailable (the verify goes on without expected
     drift) or UnusableInput naming the file (changed, or its code ended the process)."""
     from leapp_lab.model.jsonio import load_npz, save_npz
 
@@ -66,13 +68,16 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
     work = Path(tempfile.mkdtemp(prefix="leapp_lab_expected_"))
     try:
         save_npz(work / "reference.npz", dict(reference))
+        if forced:
+            save_npz(work / "forced.npz", dict(forced))
         req = work / "request.json"
         req.write_text(json.dumps({
             "model": str(model_file), "sha256": sha256, "dtype": dtype,
             "rows": [{k: getattr(r, k, None) for k in ROW_FIELDS} for r in rows],
             "reference": str(work / "reference.npz"),
             "inputs": None if inputs_npz is None else str(inputs_npz),
-            "requested_taps": list(requested_taps or []), "exporter": exporter, "result": str(work)}))
+            "requested_taps": list(requested_taps or []), "exporter": exporter, "result": str(work),
+            "forced": str(work / "forced.npz") if forced else None}))
         boot = _BOOT.format(root=str(Path(leapp_lab.__file__).resolve().parent.parent), req=str(req))
         proc = subprocess.run([sys.executable, *_SAFE_PATH, "-c", boot], stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -99,6 +104,8 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
         out = LowPrecRuns(dtype, reasons=dict(res.get("reasons") or {}))
         for i, (name, n) in enumerate(res.get("values") or []):
             out.values[name] = [arrays[f"{i}_{j}"] for j in range(n)]
+        for i, (name, n) in enumerate(res.get("local") or []):
+            out.local[name] = [arrays[f"L{i}_{j}"] for j in range(n)]
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -158,7 +165,8 @@ def _child(req: dict) -> dict:
         runs = lowprec_values(path, req["dtype"], [SimpleNamespace(**r) for r in req["rows"]],
                               inputs=load_npz(req["inputs"]) if req["inputs"] else None,
                               reference=load_npz(req["reference"]),
-                              requested_taps=req["requested_taps"], exporter=req["exporter"], source=data)
+                              requested_taps=req["requested_taps"], exporter=req["exporter"], source=data,
+                              forced=load_npz(req["forced"]) if req.get("forced") else None)
     except ExpectedUnavailable as exc:
         return {"status": "unavailable", "message": str(exc)}
     except UserExit as exc:
@@ -171,5 +179,9 @@ def _child(req: dict) -> dict:
     for i, (name, vals) in enumerate(runs.values.items()):
         names.append([name, len(vals)])
         arrays.update({f"{i}_{j}": np.asarray(v) for j, v in enumerate(vals)})
+    local = []
+    for i, (name, vals) in enumerate(runs.local.items()):
+        local.append([name, len(vals)])
+        arrays.update({f"L{i}_{j}": np.asarray(v) for j, v in enumerate(vals)})
     save_npz(Path(req["result"]) / VALUES, arrays)
-    return {"status": "ok", "values": names, "reasons": runs.reasons}
+    return {"status": "ok", "values": names, "reasons": runs.reasons, "local": local}

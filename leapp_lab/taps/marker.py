@@ -187,6 +187,23 @@ class CaptureMode(_Mode):
 
 
 @dataclass
+class ForceMode(CaptureMode):
+    """Teacher forcing in eager (``verify --local --expected fp16``): a tap named in ``forced``
+    returns that value (the reference, cast to the tap's dtype and device) instead of its own, so
+    the layers after it compute from exact inputs; the value the tap's own layer computed is kept
+    in ``values``, as CaptureMode keeps it."""
+
+    forced: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def on_tap(self, x: Any, name: str, site: Site) -> Any:
+        super().on_tap(x, name, site)
+        f = self.forced.get(name)
+        if f is None or tuple(f.shape) != tuple(x.shape):
+            return x
+        return f.to(dtype=x.dtype, device=x.device)
+
+
+@dataclass
 class ExportMode(_Mode):
     """Export trace: put a ``leapp_lab::Tap`` marker node on every exposed tap."""
 

@@ -48,8 +48,14 @@ def _fx_values(program: Any, samples: list[tuple], names: set[str], dtype: torch
         def run_node(inner, n):  # noqa: N805
             r = super().run_node(n)
             if n.name in names and isinstance(r, torch.Tensor):
-                inner.seen[n.name] = r.detach().clone()
+                # a graph that mutates nothing leaves every value as computed: kept as it is
+                inner.seen[n.name] = r.detach() if functional else r.detach().clone()
             return r
+
+    functional = not any(n.op == "call_function" and getattr(getattr(n.target, "_schema", None), "is_mutable", True)
+                         for n in ep.graph_module.graph.nodes
+                         if n.op == "call_function" and n.target is not marker_op
+                         and isinstance(n.target, torch._ops.OpOverload))
 
     with torch.no_grad():
         for s in samples:
@@ -86,7 +92,7 @@ def fx_references(taps: TapBuilder) -> None:
             if arrs[0].dtype in NO_NUMPY:
                 t.uncompared_reason = f"{arrs[0].dtype}, which numpy cannot hold"
                 continue
-            np_arrs = [to_numpy(a, t.name) for a in arrs]
+            np_arrs = [to_numpy(a, t.name, copy=False) for a in arrs]
             if t.shape is not None and list(np_arrs[0].shape) != list(t.shape):
                 continue  # same name, different value: leave it to onnxruntime
             taps.refs[t.name] = np_arrs

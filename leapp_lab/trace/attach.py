@@ -287,8 +287,7 @@ def summary_json(report: TraceReport) -> dict[str, Any]:
     """The report as written by ``--json`` (docs/schema-trace.md); each graph with its deep-check
     sections (``replay``, ``parity``, ``adapters``, ``exporters``, ``isolation``)."""
     from leapp_lab.model.sections import SECTION_NAMES, skipped
-    body = {"kind": report.kind, "schema_version": report.schema_version}
-    body.update(report.to_dict())
+    body = report.body()
     for g, d in zip(report.graphs, body.get("graphs", [])):
         for name in SECTION_NAMES:
             sec = g.section(name)

@@ -26,8 +26,14 @@ from leapp_lab.model.columns import panel_columns, table_columns
 from leapp_lab.model.compare import RATIO_FMTS, change_columns, identity_columns
 from leapp_lab.model.hist import Hist
 
-from .verify_view import _column, _tap_status
+from .verify_view import _column, _tap_status, page_note
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, hist_dict
+
+def beyond_words(dtype: str) -> str:
+    """``beyond what int8 rounding explains`` (ExpectedRule.headline, from a side's dtype)."""
+    return "beyond what " + ("int8 rounding" if dtype == "int8" else f"{dtype} precision") + " explains"
+
 
 STATUS_LABELS = {"fail": "diverged", "pass": "ok", "uncompared": "not judged", "absent": "absent"}
 FLIP_WORDS = {"to-fail": "pass → fail", "to-pass": "fail → pass"}
@@ -79,7 +85,24 @@ def _columns(report: Any) -> tuple[list[dict], list[dict]]:
                 columns.append({"key": f"{s.key}.{c.key}.delta", "label": f"{c.label} Δ", "type": "num",
                                 "group": g, "description": f"{s.key} − {base.key}: {c.description}"})
     columns += [_column(c) for c in tail]
-    return columns, groups
+    return compact(columns), groups
+
+
+#: what a compare view shows when it opens (Deliver 2 of issue 21): the row's model order and name,
+#: per run a compact group (its verdict and nrmse), per change group the flip and the nrmse ratio;
+#: every other column (the full metrics of each run) is behind the "columns" control
+COMPACT_KEYS = ("order", "name")
+COMPACT_SIDE = ("status", "nrmse", "flip", "nrmse.ratio", "nrmse.delta")
+
+
+def compact(columns: list[dict]) -> list[dict]:
+    """``columns`` with everything but the compact ones hidden (the text table keeps them all)."""
+    out = []
+    for c in columns:
+        keep = (c["key"] in COMPACT_KEYS if c.get("group") is None
+                else c["key"].partition(".")[2] in COMPACT_SIDE)
+        out.append(c if keep else {**c, "hidden": True})
+    return out
 
 
 def _aligned(hists: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +183,12 @@ def _row(report: Any, r: Any, columns: list[dict], panel: bool = True) -> dict[s
         else:
             c = cells_by_side[side]
             cells[col["key"]] = getattr(c, rest) if c is not None else None
-    row = {"id": r.name, "status": r.status, "cells": cells,
+    last = sides[-1].key
+    # a diff's row is coloured by what run B says now (a fail → pass row is green, not red beside its
+    # green flip); an engines compare's by the worst run
+    status = (r.verdicts[last] if report.mode == "diff" and r.verdicts.get(last) in ("pass", "fail")
+              else r.status)
+    row = {"id": r.name, "status": status, "cells": cells,
            "sides": {s.key: {"status": r.verdicts.get(s.key), "tap_status": taps[s.key],
                              "first_divergent": s.key in r.first_divergent_in} for s in sides}}
     if not panel:
@@ -202,6 +230,12 @@ def compare_view(report: Any) -> dict[str, Any]:
     n_fail, n_pass = len(report.to_fail), len(report.to_pass)
     badges = []
     for s in sides:
+        if s.expected:
+            # a run with an expectation leads with the rows beyond it (verify_view's lead)
+            badges.append(badge(s.key, f"{s.label if s.label != s.key else s.build_name} · "
+                                   f"{beyond_words(s.expected)}: {', '.join(s.beyond_expected) or 'nothing'}",
+                                "fail" if s.beyond_expected else "pass"))
+            continue
         badges.append(badge(s.key, f"{s.label if s.label != s.key else s.build_name} · first divergent "
                                f"{s.first_divergent or 'none'}", "fail" if s.first_divergent else "pass"))
     badges += [badge("flipped to fail", n_fail, "fail" if n_fail else "pass"),
@@ -221,9 +255,10 @@ def compare_view(report: Any) -> dict[str, Any]:
     else:
         ref = Path(sides[0].reference).name if sides[0].reference else "reference"
         title = f"Engines · {' · '.join(s.label for s in sides)} vs {ref}"
-    notes = list(report.warnings)
+    notes = [page_note(w) for w in report.warnings]
     return {
         "kind": "compare", "schema": VIEW_SCHEMA, "title": title,
+        "finding": finding_view(report, lambda n: n if n in {x["id"] for x in rows} else None),
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
         "tabs": [{"id": "table", "label": "Compare"}],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from leapp_lab.model.isolation import DECISION_TABLE
-from .viewdict import elements_dict, hist_dict
+from .viewdict import column, elements_dict, hist_dict
 from leapp_lab.model.sections import SECTION_NAMES
 
 LABELS = {"replay": "Replay", "parity": "Parity", "adapters": "Adapters", "exporters": "Exporters",
@@ -21,6 +21,37 @@ TIER_TITLE = {"a": "tier (a): closed loop over the captured trajectory (recorded
                    "exported state fed back, compared with the recorded outputs)",
               "b": "tier (b): fresh observations and episode resets, compared with the original "
                    "pipeline (step_fn)"}
+
+
+#: the columns of each section's table, (cell key, label, format): the one list. Each entry (and each
+#: replay run) carries its own as ``columns`` in the view dict; the front-end names none itself.
+DEEP_COLUMNS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "replay": (("step", "step", "int"), ("output", "output", "text"), ("status", "status", "status"),
+               ("max_abs", "max |diff|", "num"), ("nrmse", "nrmse", "num"), ("ref_max", "max |ref|", "num"),
+               ("worst_element", "worst element", "text"), ("reset", "episode", "text"), ("note", "note", "text")),
+    "parity": (("output", "output", "text"), ("sample", "fresh input", "int"), ("status", "status", "status"),
+               ("max_abs", "max |diff|", "num"), ("worst_element", "worst element", "text"), ("p99", "p99", "num"),
+               ("mean", "mean", "num"), ("min_atol", "min atol", "num"), ("range", "original range", "text")),
+    "adapters": (("function", "function", "text"), ("case", "case", "text"), ("status", "status", "status"),
+                 ("max_abs", "max |diff|", "num"), ("shapes", "shapes adapter / original", "text"),
+                 ("dtypes", "dtypes adapter / original", "text"), ("error", "error", "text")),
+    "exporters": (("node", "node", "text"), ("backend", "backend", "text"), ("status", "outcome", "status"),
+                  ("verdict", "verdict", "text"), ("max_abs", "max |diff|", "num"),
+                  ("failed_samples", "failed samples", "int"), ("time_s", "time s", "num"), ("error", "error", "text")),
+    "isolation": (("run", "run", "text"), ("options", "options", "text"), ("status", "verdict", "status"),
+                  ("failing", "failing samples", "int"), ("fx_mismatch", "FX ≠ recorded", "int"),
+                  ("same_trace", "same trace", "text"), ("hazards", "hazards", "text"), ("note", "note", "text")),
+}
+#: an engine's replay run: the error against the reference, against fp32, and its split
+ENGINE_REPLAY_COLUMNS = (
+    ("step", "step", "int"), ("output", "output", "text"), ("status", "status", "status"),
+    ("max_abs", "max |diff|", "num"), ("nrmse", "nrmse", "num"), ("fp32_max_abs", "max |diff| vs fp32", "num"),
+    ("own_error", "own error", "num"), ("inherited_error", "inherited error", "num"),
+    ("worst_element", "worst element", "text"), ("reset", "episode", "text"), ("note", "note", "text"))
+
+
+def _columns(spec: tuple[tuple[str, str, str], ...]) -> list[dict[str, Any]]:
+    return [column(k, label, fmt) for k, label, fmt in spec]
 
 
 def _st(passed: bool | None) -> str:
@@ -49,6 +80,7 @@ def _replay_run(run: Any, key: str, title: str, graph: str, g: Any, engine: str 
                           "inherited": [r.inherited_error for r in rows], "fp32": [r.fp32_max_abs for r in rows]})
     return {
         "key": key, "tier": run.tier, "engine": engine, "title": title,
+        "columns": _columns(DEEP_COLUMNS["replay"] if engine is None else ENGINE_REPLAY_COLUMNS),
         "status": run.status, "kind": STATUS_KIND.get(run.status), "reason": run.reason,
         "steps": run.steps, "seed": run.seed, "resets": list(run.resets),
         "breaks": [[k, list(v)] for k, v in run.breaks.items()], "first_divergent": run.first_divergent,
@@ -100,7 +132,7 @@ def _parity(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
              rows=[{"id": f"{graph}:{c.node}/{c.port}/{c.sample}", "status": _st(c.passed),
                     "elements": elements_dict(c.elements, c.worst_element, _label(g, f"{c.node}/{c.port}")),
                     "cells": {"output": f"{c.node}/{c.port}", "sample": c.sample, "worst_element": c.worst_element,
-                              "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
+                              "max_abs": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                               "mean": (c.stats or {}).get("mean"), "min_atol": c.min_atol,
                               "range": c.recorded_range, "exported_range": c.exported_range}}
                    for c in sec.checks])
@@ -132,7 +164,7 @@ def _exporters(sec: Any, graph: str, g: Any = None) -> dict[str, Any]:
                     "outcome": a.outcome,
                     "cells": {"node": a.node, "backend": a.backend + (" (yours)" if a.current else ""),
                               "resolved": a.resolved, "outcome": a.outcome, "verdict": a.verdict,
-                              "max_diff": a.max_diff, "failed_samples": a.failed_samples,
+                              "max_abs": a.max_abs, "failed_samples": a.failed_samples,
                               "time_s": a.time_s, "error": a.error or ""}} for a in sec.attempts])
     return e
 
@@ -181,7 +213,7 @@ def deep_view(report: Any, labels: list[str]) -> tuple[list[dict[str, Any]], dic
             sec = g.section(name) if hasattr(g, "section") else None
             if sec is None or sec.status == "skipped":
                 continue
-            entries.append(BUILDERS[name](sec, label, g))
+            entries.append({**BUILDERS[name](sec, label, g), "columns": _columns(DEEP_COLUMNS[name])})
         if not entries:
             continue
         deep[name] = entries

@@ -79,14 +79,16 @@ def _boxes(groups: dict[str, dict[str, Any]], node_group: list[str | None], open
 
 def _metrics(report: Any) -> list[dict[str, Any]]:
     """Columns that may colour the nodes, with the rule's threshold where the rule has one."""
-    rule = report.rule
-    thresholds = rule.thresholds()     # the rule's own limits and sides (DivergenceRule.thresholds)
+    # the rule's own limits and sides (DivergenceRule.thresholds; an expectation's excess factor)
+    thresholds = report.thresholds() if hasattr(report, "thresholds") else report.rule.thresholds()
     in_table = {c.key for c in table_columns(report)}
     out = []
     for c in profile_columns(report):
         if c.key not in in_table:
             continue
-        thr, worse = thresholds.get(c.key, (None, "above"))
+        # a local column is judged by the rule's own limit on that metric (locally_diverged)
+        thr, worse = thresholds.get(c.key) or thresholds.get(c.key[len("local_"):] if c.key.startswith("local_")
+                                                             else c.key, (None, "above"))
         out.append({"key": c.key, "label": c.label, "type": c.fmt, "threshold": thr, "worse": worse,
                     "description": c.description})
     out.sort(key=lambda m: m["key"] != "nrmse")      # the rule's own measure first

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from leapp_lab.model.hist import bin_lower_edge
+from leapp_lab.model.numfmt import fmt_exp
 
 
 def _go():
@@ -40,12 +41,12 @@ def hist_figure(row: dict[str, Any], sample: str | int | None = None, *, title: 
     xs, ys, text, colours = [0], [h["zero"]], ["exactly 0"], ["#1565c0"]
     for i, c in enumerate(counts):
         lo, hi = bin_lower_edge(first + i), bin_lower_edge(first + i + 1)
-        xs.append(i + 2), ys.append(c), text.append(f"[{lo:.2e}, {hi:.2e})"), colours.append("#ef6c00")
+        xs.append(i + 2), ys.append(c), text.append(f"[{fmt_exp(lo, 2)}, {fmt_exp(hi, 2)})"), colours.append("#ef6c00")
     step = max(1, math.ceil(len(counts) / 7))
     tickvals, ticktext = [0], ["0"]
     for i in range(0, len(counts), step):
         tickvals.append(i + 1.5)
-        ticktext.append(f"{bin_lower_edge(first + i):.1e}")
+        ticktext.append(fmt_exp(bin_lower_edge(first + i), 1))
     if h.get("nonfinite"):
         x = len(counts) + 3
         xs.append(x), ys.append(h["nonfinite"]), text.append(nonfinite_label), colours.append("#6a1b9a")

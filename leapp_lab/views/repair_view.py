@@ -8,6 +8,7 @@ from typing import Any
 from leapp_lab.model.repair import table_columns
 
 from .numfmt import fmt
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column
 
 _PRECISION = {"ort-int8": "int8", "ort-fp16": "fp16", "trt-fp16": "fp16"}
@@ -118,16 +119,15 @@ def repair_view(report: Any) -> dict[str, Any]:
               badge("kept in fp32", f"{n_chosen} of {n_all} segments"),
               badge("builds", r.builds if r.budget is None else f"{r.builds} (budget {r.budget})"),
               badge("seconds", r.seconds), badge("workers", f"{r.workers} ({r.executor})")]
-    notes = [r.message, *r.warnings]
-    if r.final is not None and r.final.build and r.final is not r.baseline:
-        notes.append(f"final build: {r.final.build}; verify run: {r.final.verify_run}")
-    cmd = r.compile_command() if r.final is not r.baseline else None
-    if cmd:
-        notes.append(f"rebuild it: {cmd}")
+    # the verdict, the segments kept and the rebuild command are the finding (no red bullets for a
+    # result met): the notes are warnings only; where the final build lies goes in the subtitle
+    notes = list(r.warnings)
+    where = (f"final build {r.final.build} · verify run {r.final.verify_run}"
+             if r.final is not None and r.final.build and r.final is not r.baseline else None)
     return {
-        "kind": "repair", "schema": VIEW_SCHEMA,
+        "kind": "repair", "schema": VIEW_SCHEMA, "finding": finding_view(r, lambda n: n if n in by_id else None),
         "title": f"Repair · {Path(r.onnx).name} on {r.engine}, target nrmse {r.target_nrmse:g}",
-        "subtitle": " · ".join(x for x in (r.created, str(r.path) if r.path else None) if x),
+        "subtitle": " · ".join(x for x in (r.created, str(r.path) if r.path else None, where) if x),
         "status": "pass" if r.met else "fail", "badges": [b for b in badges if b["value"] is not None],
         "notes": [n for n in notes if n],
         "tabs": [{"id": "table", "label": "Ranking"}, {"id": "bars", "label": "Error per segment"}],

@@ -118,8 +118,9 @@ def taps_figure(sec: Any, engine: str | None, output: str | None, tier: str | No
     z = t.local_nrmse if local else t.nrmse
     fig = go.Figure(go.Heatmap(z=[list(r) for r in z], x=t.taps, y=t.steps, colorscale="Reds",
                                colorbar=dict(title="nrmse"), hovertemplate="step %{y}<br>%{x}<br>nrmse %{z:.3e}<extra></extra>"))
-    if t.first is not None:
-        fig.add_trace(go.Scatter(x=[t.first["tap"]], y=[t.first["step"]], mode="markers",
+    first = t.first_local if local else t.first
+    if first is not None:
+        fig.add_trace(go.Scatter(x=[first["tap"]], y=[first["step"]], mode="markers",
                                  marker=dict(symbol="x", size=14, color="#1565c0"), name="first beyond the rule"))
     fig.update_layout(title=f"taps of {t.node} on {engine} over the steps ({'local, ' if local else ''}nrmse)",
                       height=420, xaxis=dict(type="category", tickangle=-40), yaxis=dict(title="step", autorange="reversed"))

@@ -95,6 +95,19 @@ def _hazards(hazards: list[dict[str, Any]]) -> str:
             f'<ul class="leapp-hazards leapp-static-hazards">{"".join(items)}</ul>')
 
 
+def finding_html(finding: dict[str, Any] | None) -> str:
+    """The finding as the live view draws it (extensions/src/shared/finding.js), its row names in
+    bold (no script: no link to select them), or ''."""
+    if not finding or not finding.get("text"):
+        return ""
+    from .finding import finding_parts
+    text = "".join(f'<b class="leapp-finding-link">{esc(t)}</b>' if row else esc(t)
+                   for t, row in finding_parts(finding["text"], finding.get("links") or []))
+    status = esc(finding.get("status") or "pass")
+    return (f'<div class="leapp-finding leapp-{status}" data-leapp-finding="" '
+            f'data-leapp-finding-status="{status}" role="status">{text}</div>')
+
+
 # The static output published just before a live view (widget.display_view) hides the widget output
 # that follows it while it is on the page: a live view takes its static output off the page first
 # (extensions/leapp_view.js), so what this hides is "Loading widget..." or, in a notebook reopened
@@ -120,6 +133,7 @@ def render_static(view: dict[str, Any], include_css: bool = True, static_id: str
                f'</span>{esc(view.get("title"))}</div>')
     if view.get("subtitle"):
         out.append(f'<div class="leapp-subtitle">{esc(view["subtitle"])}</div>')
+    out.append(finding_html(view.get("finding")))
     out.append('<div class="leapp-badges">' + "".join(
         f'<span class="leapp-badge{" leapp-" + esc(b["status"]) if b.get("status") else ""}"><b>{esc(b["label"])}</b> '
         f'{esc(fmt(b["value"]))}</span>' for b in view.get("badges") or []) + "</div>")

@@ -3,7 +3,8 @@
 then the flips, the rows in one run only and each run's first divergent row. Reads fields only."""
 from __future__ import annotations
 
-from .compare_view import FLIP_WORDS, STATUS_LABELS, _columns, _row
+from .compare_view import FLIP_WORDS, STATUS_LABELS, _columns, _row, beyond_words
+from .finding import lead
 from .numfmt import fmt
 
 _LEFT = ("text", "status", "bool", "verdict", "flip")
@@ -67,6 +68,9 @@ def render_compare(report) -> str:
                      + (f" ({', '.join(to_fail)})" if to_fail else "")
                      + f", {len(to_pass)} flipped to pass" + (f" ({', '.join(to_pass)})" if to_pass else ""))
     for s in sides:
+        if s.expected:
+            lines.append(f"{beyond_words(s.expected)} in {s.key}: {', '.join(s.beyond_expected) or 'nothing'}"
+                         + (f" (largest local excess: {s.worst_local})" if s.worst_local else ""))
         lines.append(f"first divergent in {s.key}: {s.first_divergent or 'none'}")
     for w in report.warnings:
         lines.append(f"warning: {w}")
@@ -80,4 +84,4 @@ def render_compare(report) -> str:
                      if report.to_fail else "PASS: no row flipped to fail (--fail-on-flip)")
     if report.path:
         lines.append(f"run folder: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))

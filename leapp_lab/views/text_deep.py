@@ -30,12 +30,12 @@ def _replay(sec: Any) -> list[str]:
             continue
         fd = run.first_divergent
         if fd is None:
-            worst = max((o.max for o in run.outputs if o.max is not None), default=None)
+            worst = max((o.max_abs for o in run.outputs if o.max_abs is not None), default=None)
             L.append(f"{head}: ok (max |diff| {_g(worst)})")
         else:
             o = next((x for x in run.outputs if x.output == fd["output"]), None)
             L.append(f"{head}: DIVERGES at step {fd['step']} on {fd['output']}"
-                     + (f" (max |diff| {_g(o.max)} at step {o.max_step}{', grows' if o.grows else ''})" if o else ""))
+                     + (f" (max |diff| {_g(o.max_abs)} at step {o.max_step}{', grows' if o.grows else ''})" if o else ""))
         for n in run.notes:
             L.append(f"      {n}")
     for e in getattr(sec, "engines", None) or []:
@@ -61,7 +61,21 @@ def _engine(e: Any) -> list[str]:
         L.append(f"{head}: " + ("ok" if fd is None else f"beyond nrmse {e.max_nrmse:g} from step {fd['step']} on {fd['output']}"))
         for n in run.notes:
             L.append(f"        {n}")
+    if e.taps is not None:
+        L.append("      " + taps_line(e.taps))
     return L
+
+
+def taps_line(t: Any) -> str:
+    """``taps of policy over 12 steps (tier a): first beyond nrmse 0.01 at step 0, tap c_next; ...``"""
+    head = f"taps of {t.node} over {len(t.steps)} steps (tier {t.tier}, {len(t.taps)} taps)"
+    if not t.taps:
+        return head + (f": {t.note}" if t.note else ": none compared")
+
+    def first(f: Any) -> str:
+        return f"step {f['step']}, tap {f['tap']}" if f else "none"
+    return (f"{head}: first beyond nrmse {fmt(t.max_nrmse)} at {first(t.first)}; "
+            f"local (from the fp32 state): {first(t.first_local)}" + (f"; {t.note}" if t.note else ""))
 
 
 def _parity(sec: Any) -> list[str]:
@@ -69,7 +83,7 @@ def _parity(sec: Any) -> list[str]:
         return [_head("parity", sec) + f": {sec.reason}"]
     L = [_head("parity", sec) + f" ({sec.n} fresh inputs, seed {sec.seed})"]
     for o in sec.outputs:
-        L.append(f"    {o.output}: {o.failed}/{o.samples} fail, max |diff| {_g(o.max)}"
+        L.append(f"    {o.output}: {o.failed}/{o.samples} fail, max |diff| {_g(o.max_abs)}"
                  + (f" (input {o.worst_sample})" if o.worst_sample is not None else ""))
     return L
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from leapp_lab.model.repair import table_columns
 
+from .finding import lead
 from .numfmt import fmt
 from .text_verify import _table
 
@@ -25,10 +26,16 @@ def render_repair(report) -> str:
         cols = table_columns()
         body = [[_cell(x[c.key], c.fmt) for c in cols] for x in recs]
         lines.append("")
-        lines.append("round 1: each segment alone in fp32, ranked by the output nrmse left (gain = removed)")
+        if r.rank == "excess":
+            lines.append("candidates by their local excess in the baseline (largest first), each added to the "
+                         "set chosen so far; output NRMSE = with that set in fp32 (gain = removed)")
+            lines.append("  excess: " + ", ".join(f"{k} {fmt(v, 'x')}" for k, v in
+                                                  sorted(r.excess.items(), key=lambda kv: -kv[1])[:8]))
+        else:
+            lines.append("round 1: each segment alone in fp32, ranked by the output nrmse left (gain = removed)")
         lines += _table([c.label for c in cols], body, [c.fmt in _LEFT for c in cols])
     steps = r.steps()
-    if len(steps) > 1 or r.rounds() > 1:
+    if r.rank != "excess" and (len(steps) > 1 or r.rounds() > 1):
         lines.append("")
         lines.append("greedy rounds (each adds the segment that lowers the error most):")
         for t in steps:
@@ -51,7 +58,7 @@ def render_repair(report) -> str:
         lines.append(f"warning: {w}")
     if r.path:
         lines.append(f"run folder: {r.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def _cell(v, kind: str) -> str:

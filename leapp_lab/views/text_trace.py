@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .finding import lead
 from .numfmt import fmt as _g
 
 
 def _ports(ports) -> str:
     out = []
     for p in ports:
-        shape = "x".join(str(s) for s in p.shape) if p.shape else "?"
+        shape = _g(None) if p.shape is None else "x".join(str(s) for s in p.shape)
         extra = []
         if p.role == "state":
             extra.append("state")
@@ -181,7 +182,7 @@ def render_trace(report) -> str:
         L.extend("  " + x for x in report.script_error.rstrip().splitlines()[-12:])
     if not report.graphs:
         L.append("no graph was traced")
-    return "\n".join(L)
+    return lead(report, "\n".join(L))
 
 
 def render_diagnosis(report) -> str:

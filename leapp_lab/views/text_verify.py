@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, table_columns
 
+from .finding import lead
 from .numfmt import fmt
 
 _LEFT = ("text", "status", "bool")
@@ -54,6 +55,9 @@ def render_verify(report, verbose: bool | None = None) -> str:
         ex = report.expected
         lines.append(f"beyond expected {ex.dtype} drift ({ex.text or ex.describe()}): "
                      + (", ".join(report.beyond_expected) if report.beyond_expected else "none"))
+        if any(r.local_excess is not None for r in report.rows):
+            lines.append(f"largest local excess (local nrmse / max(expected local nrmse, "
+                         f"{fmt(ex.floor, 'num')})): {report.worst_local or 'none'}")
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):
@@ -95,7 +99,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
         lines.append(f"metrics backend: {report.metrics_backend}")
     if report.path:
         lines.append(f"run folder: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def _worst_element(r) -> str:
@@ -115,6 +119,10 @@ def _unjudged(r) -> str:
 def render_build(report) -> str:
     lines = [f"build engine={report.engine}  artifact={report.artifact}  samples={report.samples}  "
              f"onnx={report.onnx}"]
+    c = getattr(report, "cache", None)
+    if c is not None and c.hit:
+        lines.append(f"reused the build of {c.reused_from or 'the previous compile'}: nothing changed "
+                     f"(cache key {(c.key or '')[:12]}; --force builds again)")
     if report.taps:
         body = [[t.name, t.kind, fmt(t.order, "int"), t.binding or "", t.via or "", t.source or ""]
                 for t in report.taps]
@@ -140,7 +148,7 @@ def render_build(report) -> str:
     if report.path:
         kind = "build archive" if str(report.path).endswith((".tgz", ".tar.gz")) else "build folder"
         lines.append(f"{kind}: {report.path}")
-    return "\n".join(lines)
+    return lead(report, "\n".join(lines))
 
 
 def render_prepare(r) -> str:
@@ -156,6 +164,10 @@ def render_prepare(r) -> str:
             f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
             + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
             + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    c = getattr(r, "cache", None)
+    if c is not None and c.hit:
+        head.insert(1, f"  reused    the export of {c.reused_from or 'the previous prepare'}: nothing changed "
+                       f"(cache key {(c.key or '')[:12]}; --force exports again)")
     o = getattr(r, "from_trace", None)
     if o is not None:
         what = ("LEAPP's own artifact" if o.onnx_source == "leapp" else
@@ -176,4 +188,4 @@ def render_prepare(r) -> str:
             line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
         lines.append(line)
     tail = [f"  warning: {w}" for w in r.warnings]
-    return "\n".join(head + lines + tail)
+    return lead(r, "\n".join(head + lines + tail))

@@ -6,8 +6,13 @@ import re
 from typing import Any
 
 from leapp_lab.model.arraysummary import array_summary
+from leapp_lab.model.finding_trace import advice, reason_words
+from leapp_lab.model.trace import graph_labels  # noqa: F401  (the views' name for it)
 
 from .graphs import Arrow, Box, Drawing, render_svg
+from .numfmt import NONE
+from .trace_layers import layer_budget, layer_views, pipeline_view
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 MAX_LOG_RECORDS = 5000
@@ -20,21 +25,10 @@ def _status(passed: bool | None) -> str:
 
 
 def _port_text(p: Any) -> str:
-    shape = "?" if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
+    shape = NONE if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
     arrow = "in " if p.direction == "in" else "out"
     role = " (state)" if p.role == "state" else ""
     return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"
-
-
-def graph_labels(graphs: list[Any]) -> list[str]:
-    """One distinct label per graph: a script that compiles the same graph name twice (a sweep, a
-    second backend) gets ``name``, ``name#2``, ... so row and node ids stay unique."""
-    seen: dict[str, int] = {}
-    out = []
-    for g in graphs:
-        seen[g.name] = seen.get(g.name, 0) + 1
-        out.append(g.name if seen[g.name] == 1 else f"{g.name}#{seen[g.name]}")
-    return out
 
 
 def connectivity_drawing(graph: Any, prefix: str = "") -> Drawing:
@@ -107,7 +101,7 @@ def fx_drawing(fx: Any) -> Drawing:
     return d
 
 
-def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
+def _node_panel(graph: Any, node: Any, hazards: list[dict], budget: list[int]) -> dict[str, Any]:
     fx = None
     if node.fx is not None:
         svg, layout = ("", "none")
@@ -125,6 +119,7 @@ def _node_panel(graph: Any, node: Any, hazards: list[dict]) -> dict[str, Any]:
             "samples": node.samples, "dropped_inputs": list(node.dropped_inputs),
             "taps": [{"name": t.name, "site": t.site} for t in node.taps],
             "engines": [e.to_dict() for e in node.engines],
+            "layers": layer_views(node, graph.run_dir, budget),
             "ports": [{"name": p.name, "direction": p.direction, "dtype": p.dtype, "shape": p.shape,
                        "role": p.role, "traced_name": p.traced_name, "source": p.source,
                        "feedback": p.feedback, "meaning": _meaning(p.semantics)} for p in node.ports],
@@ -196,16 +191,39 @@ def _sample_metrics(c: Any) -> list[Any]:
     return [values[k] for k, _, _ in PANEL]
 
 
+#: the validation table's columns: the row, its verdict, the hazards that explain it and their advice
+#: first (what the finding cites: Deliver 2 of issue 21), then the errors; the rest behind "columns"
+TRACE_COLUMNS = [
+    column("node", "node", "text", "the LEAPP node", pinned=True),
+    column("port", "port", "text", "its output port", pinned=True),
+    column("sample", "sample", "int", "the recorded call", pinned=True),
+    column("status", "status", "status", "allclose(exported, recorded, rtol, atol)", pinned=True),
+    column("hazards", "hazards", "text", "hazards that concern this row"),
+    column("advice", "advice", "text", "what to do about the hazard that explains this row best"),
+    column("max", "max", "num", "max |exported − recorded|"),
+    column("fx_max", "fx max", "num", "max |FX replay − recorded|"),
+    column("export_vs_fx", "exp−fx max", "num", "max |exported − FX replay|"),
+    column("min_atol", "min atol", "num", "the smallest atol that passes"),
+    column("worst_element", "worst element", "text",
+           "the element with the largest |exported − recorded| (named by the port's LEAPP semantics, else by index)"),
+    column("p99", "p99", "num", "99th percentile of |exported − recorded| (exact)", hidden=True),
+    column("mean", "mean", "num", "mean |exported − recorded|", hidden=True),
+    column("atol", "atol", "num", "the atol of the check", hidden=True),
+    column("rtol", "rtol", "num", "the rtol of the check", hidden=True)]
+
+
 def trace_view(report: Any) -> dict[str, Any]:
     many = len(report.graphs) > 1
     rows: list[dict[str, Any]] = []
     reasons = {"allclose": "allclose(exported, recorded, rtol, atol) fails"}
     graphs, nodes, hazards_all, log = [], {}, [], []
+    budget = layer_budget()             # the embedded Layers views, all nodes together
     for g, label in zip(report.graphs, graph_labels(report.graphs)):
         prefix = f"{label}:" if many else ""
         hz = [{"kind": h.kind, "node": h.node, "port": h.port, "samples": list(h.samples),
                "message": h.message, "graph": label} for h in g.hazards]
         hazards_all += hz
+        reasons.update({h["kind"]: reason_words(h["kind"]) for h in hz})
         svg, layout = render_svg(connectivity_drawing(g, prefix))
         graphs.append({"name": label, "svg": svg, "layout": layout, "status": g.status, "error": g.error,
                        "verdict": g.verdict})
@@ -213,7 +231,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         port_order = {(n.name, p.name): j for n in g.nodes for j, p in enumerate(n.ports)}
         by_node = {n.name: n for n in g.nodes}
         for n in g.nodes:
-            nodes[prefix + n.name] = _node_panel(g, n, hz)
+            nodes[prefix + n.name] = _node_panel(g, n, hz, budget)
         checks = sorted(g.checks, key=lambda c: (order.get(c.node, (1 << 30, 0)),
                                                  port_order.get((c.node, c.port), 1 << 30), c.sample))
         for c in checks:
@@ -232,11 +250,13 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "sub": label, "reason": ", ".join((["allclose"] if c.passed is False else []) + kinds
                                                   + ([wr] if wr else [])) or None,
                 "note": None, "info": [],
+                **({"why": "allclose passes on this sample; a hazard concerns its node"} if kinds and c.passed else {}),
                 "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": _status(c.passed),
                           "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                           "mean": (c.stats or {}).get("mean"), "fx_max": (c.fx_stats or {}).get("max"),
                           "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "atol": c.atol,
-                          "rtol": c.rtol, "hazards": ", ".join(kinds), "worst_element": c.worst_element},
+                          "rtol": c.rtol, "hazards": ", ".join(kinds), "worst_element": c.worst_element,
+                          "advice": advice(kinds) if c.passed is False or kinds else None},
                 "samples": [{"key": str(c.sample), "label": f"sample {c.sample}",
                              "hist": hist_dict(c.hist, c.nonfinite_exported), "m": _sample_metrics(c),
                              "inputs": _inputs(report, g, node, c.sample) if node is not None else [],
@@ -259,7 +279,9 @@ def trace_view(report: Any) -> dict[str, Any]:
         badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
-               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass",
+                     title="every diagnosis with its explanation and fix (click: the Hazards tab)" if hazards_all else None,
+                     tab="hazards" if hazards_all else None)]
     from .deep_view import deep_badges, deep_view
     badges += deep_badges(report)
     notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
@@ -267,32 +289,20 @@ def trace_view(report: Any) -> dict[str, Any]:
         notes.append("the traced code raised: " + report.script_error.strip().splitlines()[-1])
     total_log = sum(len(g.log) for g in report.graphs)
     deep_tabs, deep = deep_view(report, graph_labels(report.graphs))
+    pipeline = pipeline_view(report.graphs, graph_labels(report.graphs))
+    layer_tabs = ([{"id": "layers", "label": "Layers"}] if any(n["layers"] for n in nodes.values()) else []) + (
+        [{"id": "pipeline", "label": "Pipeline on engines"}] if pipeline else [])
     return {
         "kind": "trace", "schema": VIEW_SCHEMA, "title": f"LEAPP trace · {title}",
+        "finding": finding_view(report, lambda n: n if any(r["id"] == n for r in rows) else None),
         "subtitle": " · ".join(x for x in (report.created, report.leapp_version and f"leapp {report.leapp_version}",
                                            str(report.path) if report.path else None) if x),
         "status": status, "badges": badges, "notes": notes,
         "tabs": [{"id": "table", "label": "Validation"}, {"id": "graph", "label": "Graph"},
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
-                 {"id": "log", "label": "Log"}] + deep_tabs,
+                 {"id": "log", "label": "Log"}] + layer_tabs + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
-                  "columns": [column("node", "node", "text", "the LEAPP node", pinned=True),
-                              column("port", "port", "text", "its output port", pinned=True),
-                              column("sample", "sample", "int", "the recorded call", pinned=True),
-                              column("status", "status", "status", "allclose(exported, recorded, rtol, atol)",
-                                     pinned=True),
-                              column("max", "max", "num", "max |exported − recorded|"),
-                              column("p99", "p99", "num", "99th percentile of |exported − recorded| (exact)"),
-                              column("mean", "mean", "num", "mean |exported − recorded|"),
-                              column("fx_max", "fx max", "num", "max |FX replay − recorded|"),
-                              column("export_vs_fx", "exp−fx max", "num", "max |exported − FX replay|"),
-                              column("min_atol", "min atol", "num", "the smallest atol that passes"),
-                              column("hazards", "hazards", "text", "hazards that concern this row"),
-                              column("worst_element", "worst element", "text",
-                                     "the element with the largest |exported − recorded| (named by the port's "
-                                     "LEAPP semantics, else by index)"),
-                              column("atol", "atol", "num", "the atol of the check"),
-                              column("rtol", "rtol", "num", "the rtol of the check")],
+                  "columns": TRACE_COLUMNS,
                   "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
                   "info_columns": [],
                   "rows": rows, "first_divergent": first["id"] if first else None,
@@ -308,7 +318,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                 "sections": sorted({r["section"] for r in log if r["section"]})},
         "profile": None,
         "deep": deep,
-        # --engine: the pipeline on each engine, node by node (steps/pipeline_engines.py)
-        "pipeline_engines": [{"graph": g.name, **pe.to_dict()} for g in report.graphs
-                             for pe in g.pipeline_engines],
+        # --engine: the pipeline on each engine, node by node (steps/pipeline_engines.py); the
+        # nodes' Layers views are under nodes[NAME].layers (views/trace_layers.py)
+        "pipeline_engines": pipeline,
     }

@@ -2,12 +2,14 @@
 per-sample histograms, and the error-growth profile over taps."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
 
 from .engine_graph_view import engine_graph_view
+from .finding import finding_view
 from .viewdict import VIEW_SCHEMA, badge, column, elements_dict, hist_dict
 
 
@@ -19,6 +21,40 @@ def row_status(r: Any) -> str:
     the exact status.
     """
     return r.verdict
+
+
+def row_tone(report: Any, r: Any) -> str | None:
+    """The colour of a divergent row, the same rule as the finding's (Deliver 3 of issue 21):
+    ``fail`` (red) a defect the finding names, ``warn`` (amber) diverged but within what precision
+    explains: with an expectation, a row not beyond it; with local error, a row that only inherits
+    (its own error within the rule). None for a row that does not diverge."""
+    if row_status(r) != "fail":
+        return None
+    if report.expected is not None:
+        return "fail" if r.beyond_expected else "warn"
+    if report.local and r.local_nrmse is not None:
+        return "fail" if r.locally_diverged else "warn"
+    return "fail"
+
+
+def _tone_of(report: Any, name: str | None, none: str | None = "pass") -> str | None:
+    """A badge naming a row takes that row's colour (``none`` when it names none)."""
+    row = next((r for r in report.rows if r.name == name), None) if name else None
+    return none if row is None else (row_tone(report, row) or "pass")
+
+
+def _local_key(key: str) -> str:
+    """The rule's metric a local column is judged by (``local_nrmse`` -> ``nrmse``)."""
+    return key[len("local_"):] if key.startswith("local_") else key
+
+
+def limit(thresholds: dict, key: str) -> tuple:
+    """(limit, side) of column ``key``: its own (``local_excess``: the expectation's factor), else
+    the rule's limit on the metric a local column is judged by; (None, "above") when none."""
+    return thresholds.get(key) or thresholds.get(_local_key(key), (None, "above"))
+
+
+_limit = limit
 
 
 def _tap_status(r: Any) -> str:
@@ -43,8 +79,51 @@ INFO_COLUMNS = (("kind", "kind", "text"), ("order", "model order", "int"), ("sta
                 ("meaning", "meaning (kind, unit)", "text"))
 
 
-def _column(c: Any) -> dict[str, Any]:
-    return column(c.key, c.label, c.fmt, c.description, pinned=c.key in PINNED)
+_VERBOSE = re.compile(r"missing in the (reference|sample output)(.*?) \(--verbose lists them\)")
+
+
+def page_note(warning: str) -> str:
+    """A verify warning as a page says it: the rows it counts are in the table (no CLI advice)."""
+    def rows(m: re.Match) -> str:
+        status = "no-reference" if m.group(1) == "reference" else "not-in-engine"
+        return f"missing in the {m.group(1)}{m.group(2)}: the rows with status {status} (search status:{status})"
+    return _VERBOSE.sub(rows, warning)
+
+
+def _column(c: Any, hidden: bool = False) -> dict[str, Any]:
+    return column(c.key, c.label, c.fmt, c.description, pinned=c.key in PINNED, hidden=hidden)
+
+
+#: the columns a verify view shows first, by what the verify measured (the finding's columns lead:
+#: Deliver 2 of issue 21); every other table column is behind the "columns" control
+LEAD_PLAIN = ("nrmse", "reason", "cosine", "max_abs", "mape", "growth")
+#: how many columns fit beside the side panel at 1400 px (name and status included)
+LEAD_BUDGET = 7
+
+
+def lead_columns(report: Any) -> list[str]:
+    """The keys of the columns shown when the view opens, in order: the row (name, status), the
+    columns the finding cites (beyond and the expected or excess it is judged by, local NRMSE and
+    own share), then the plain metrics while there is room."""
+    keys = ["name", "status"]
+    if report.expected is not None:
+        has_excess = any(getattr(r, "local_excess", None) is not None for r in report.rows)
+        keys += ["beyond_expected", "nrmse", "local_excess" if has_excess else "expected_nrmse"]
+    if report.local:
+        keys += ["local_nrmse", "local_share"]
+    for k in LEAD_PLAIN:
+        if len(keys) >= LEAD_BUDGET - (1 if report.local or report.expected is not None else 0):
+            break
+        if k not in keys:
+            keys.append(k)
+    return keys
+
+
+def view_columns(report: Any) -> list[dict[str, Any]]:
+    """The table's columns: ``lead_columns`` first, in that order, then the rest hidden."""
+    cols = {c.key: c for c in table_columns(report)}
+    lead = [k for k in lead_columns(report) if k in cols]
+    return [_column(cols[k]) for k in lead] + [_column(c, hidden=True) for k, c in cols.items() if k not in lead]
 
 
 def _inputs(report: Any, sample: int) -> list[dict[str, Any]]:
@@ -83,21 +162,32 @@ def profile_view(report: Any) -> dict[str, Any] | None:
     if not prof:
         return None
     names = [p.name for p in prof]
-    thresholds = report.rule.thresholds()      # the rule's own limits: drawn, never restated
+    thresholds = report.thresholds()      # the rule's own limits: drawn, never restated
     local = report.first_locally_divergent        # set when the verify measured local error
+    beyond = report.first_beyond_expected
     keys = [c.key for c in profile_columns(report)]
     return {
         "x": names,   # row ids, in model order
         "status": [status_by_id.get(p.name, "pass") for p in prof],
+        "tone": [row_tone(report, p) for p in prof],
         "scope": [p.scope for p in prof],
         "reason": [p.reason for p in prof],
         "nonfinite": [p.nonfinite for p in prof],
         "first_divergent_index": names.index(report.first_divergent) if report.first_divergent in names else None,
         "first_local_divergent_index": names.index(local) if local in names else None,
+        "first_beyond_expected_index": names.index(beyond) if beyond in names else None,
+        "beyond_label": report.expected.headline() if report.expected is not None else None,
         "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
-                    "type": c.fmt, "description": c.description, "threshold": thresholds.get(c.key, (None,))[0],
-                    "worse": thresholds.get(c.key, (None, "above"))[1]}
+                    "type": c.fmt, "description": c.description,
+                    # a local column is judged by the same rule (locally_diverged): its line and colours;
+                    # local_excess by the expectation's factor (beyond_expected)
+                    "threshold": _limit(thresholds, c.key)[0],
+                    "worse": _limit(thresholds, c.key)[1],
+                    **({"status": [None if p.local_excess is None else "fail" if p.beyond_expected else "pass"
+                                   for p in prof]} if c.key == "local_excess" else
+                       {"status": [None if p.local_nrmse is None else "fail" if p.locally_diverged else "pass"
+                                   for p in prof]} if c.key.startswith("local_") else {})}
                    for c in profile_columns(report)],
     }
 
@@ -117,7 +207,8 @@ def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
             inputs[key] = _inputs(report, s.sample)
         samples.append({"key": key, "label": f"sample {s.sample}",
                         "hist": hist_dict(s.hist, s.nonfinite_pairs), "m": [getattr(s, c.key) for c in panel]})
-    return {"id": r.name, "status": row_status(r), "tap_status": _tap_status(r),
+    return {"id": r.name, "status": row_status(r), "tap_status": _tap_status(r), "tone": row_tone(report, r),
+            "local_status": None if r.local_nrmse is None else ("fail" if r.locally_diverged else "pass"),
             "first_divergent": bool(r.first_divergent), "node": None, "group": None, "sub": _sub(r),
             "reason": _reason(r, words), "note": r.note,
             "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
@@ -140,17 +231,20 @@ def verify_view(report: Any) -> dict[str, Any]:
     panel = panel_columns()
     words = report.rule.reason_words()
     inputs: dict[str, list] = {}
-    rows = [view_row(report, r, inputs, words) for r in report.table()]
+    # every row, the unpaired ones too (taps fused away or not in the engine, names without a
+    # reference): each is a row with its status and reason, never only a note (status:not-in-engine)
+    every = report.table(verbose=True)
+    rows = [view_row(report, r, inputs, words) for r in every]
     profile = profile_view(report)
     n_fail = sum(x["status"] == "fail" for x in rows)
     n_cmp = sum(x["status"] != "uncompared" for x in rows)
-    n_nonfinite = sum(1 for r in report.table() if r.nonfinite)
+    n_nonfinite = sum(1 for r in every if r.nonfinite)
     status = "fail" if (n_fail or report.exit_code) else "pass"
     shown = {x["id"] for x in rows}
     badges = [badge("engine", report.engine or "?"), badge("samples", report.samples),
               badge("rows judged", f"{n_cmp}/{len(rows)}"),
               badge("divergent", n_fail, "fail" if n_fail else "pass"),
-              badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass",
+              badge("first divergent", report.first_divergent or "none", _tone_of(report, report.first_divergent),
                     row=report.first_divergent if report.first_divergent in shown else None,
                     title="the first row in model order that the rule finds divergent (click: go to it)"),
               badge("worst (non-finite, then nrmse)", report.worst_tap,
@@ -165,36 +259,44 @@ def verify_view(report: Any) -> dict[str, Any]:
                          "fail" if report.first_locally_divergent else "pass",
                          row=report.first_locally_divergent if report.first_locally_divergent in shown else None,
                          title="the first row whose own (local) error crosses the rule (click: go to it)"),
-                   badge("largest local error", report.worst_local,
+                   badge("largest local error", report.worst_local, _tone_of(report, report.worst_local, None),
                          row=report.worst_local if report.worst_local in shown else None)]
     if report.expected is not None:
         n_beyond = len(report.beyond_expected)
-        badges.append(badge(f"beyond expected {report.expected.dtype}",
-                            f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "0",
-                            "fail" if n_beyond else "pass", row=report.first_beyond_expected
-                            if report.first_beyond_expected in shown else None))
+        # with an expectation its verdict comes first (the finding leads with it too): the first
+        # divergent row is where every engine of that precision diverges
+        badges.insert(0, badge(f"beyond expected {report.expected.dtype}",
+                               f"{n_beyond} (first: {report.first_beyond_expected})" if n_beyond else "nothing",
+                               "fail" if n_beyond else "pass", row=report.first_beyond_expected
+                               if report.first_beyond_expected in shown else None,
+                               title="rule: " + (report.expected.text or report.expected.describe())))
     if report.max_mape is not None:
         badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
-    notes = list(report.warnings)
+    notes = [page_note(w) for w in report.warnings]
     if report.self_compare_note:
         notes.append(report.self_compare_note)
     rule = report.rule.text or report.rule.describe()
     title = report.build_name or Path(report.build).name or "build"
     graph = engine_graph_view(report)
+    finding = finding_view(report, lambda n: n if n in shown else None)
+    # with local error or an expectation the view opens on the row the finding names (the layer that
+    # adds the error), not on the first divergent row every engine of that precision has
+    opens = (finding["links"][0]["row"] if finding["links"] and (report.local or report.expected is not None)
+             else None)
     return {
-        "kind": "verify", "schema": VIEW_SCHEMA,
+        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding,
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
         "tabs": [{"id": "table", "label": "Accuracy"}, {"id": "profile", "label": "Error growth"}]
         + ([{"id": "graph", "label": "Graph"}] if graph is not None else []),
         "table": {"title": "Outputs and taps in model order (|engine − reference|)",
-                  "columns": [_column(c) for c in cols],
+                  "columns": view_columns(report),
                   "panel_columns": [column(c.key, c.label, c.fmt, c.description) for c in panel],
                   "info_columns": [column(k, label, fmt) for k, label, fmt in INFO_COLUMNS],
                   "rows": rows, "first_divergent": report.first_divergent if report.first_divergent in
-                  shown else None,
+                  shown else None, **({"open": opens} if opens else {}),
                   "filter_label": "divergent only", "rule": "status: " + rule,
                   "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
                   "hist_title": HIST_TITLE,

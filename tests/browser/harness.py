@@ -25,6 +25,24 @@ KERNEL_IDLE_JS = """() => { const w = window.jupyterapp && window.jupyterapp.she
     return !!k && k.status === 'idle'; }"""
 
 
+#: what an offline report may load: itself and what it carries inline
+OFFLINE_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+
+def open_offline(page, path: Path, wait_for: str | None = None, timeout: float | None = None, *,
+                 fragment: str = "", allow: tuple[str, ...] = OFFLINE_SCHEMES) -> list[str]:
+    """Open a standalone report with every request but ``allow`` aborted; wait for ``wait_for``
+    (``timeout`` ms, Playwright's default when None). Returns the list the aborted URLs are
+    appended to (an offline report asks for none)."""
+    blocked: list[str] = []
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(allow)
+               else (blocked.append(r.request.url), r.abort()))
+    page.goto(Path(path).as_uri() + fragment)
+    if wait_for is not None:
+        page.wait_for_selector(wait_for, **({} if timeout is None else {"timeout": timeout}))
+    return blocked
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from harness import open_notebook, run_all, wait_text
+from harness import open_notebook, open_offline, run_all, wait_text
 from leapp_lab.views.html import to_html
 
 pytestmark = pytest.mark.browser
@@ -41,15 +41,6 @@ def deep_reports(tmp_path_factory):
     return {"warm": w, "adapters": a, "cumprod": session.report}
 
 
-def _open(page, path):
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(path.as_uri())
-    page.wait_for_selector("[data-leapp-tab='table']", timeout=15000)
-    return blocked
-
-
 def _click_point(page, scope, index):
     pts = page.locator(f"{scope} .scatterlayer .point")
     box = pts.nth(index).bounding_box()
@@ -61,7 +52,7 @@ def test_replay_and_parity_tabs_offline(page, deep_reports, tmp_path, artifacts_
     rep = deep_reports["warm"]
     f = tmp_path / "warm.html"
     to_html(rep, f)
-    blocked = _open(page, f)
+    blocked = open_offline(page, f, "[data-leapp-tab='table']", timeout=15000)
     tabs = page.evaluate("() => [...document.querySelectorAll('[data-leapp-tab]')].map(e => e.dataset.leappTab)")
     assert tabs[-2:] == ["replay", "parity"]
     page.click("[data-leapp-tab='replay']")
@@ -95,7 +86,7 @@ def test_replay_and_parity_tabs_offline(page, deep_reports, tmp_path, artifacts_
 def test_adapters_exporters_isolation_tabs_offline(page, deep_reports, tmp_path, artifacts_dir):
     f = tmp_path / "adapters.html"
     to_html(deep_reports["adapters"], f)
-    blocked = _open(page, f)
+    blocked = open_offline(page, f, "[data-leapp-tab='table']", timeout=15000)
     page.click("[data-leapp-tab='adapters']")
     cases = page.evaluate("() => [...document.querySelectorAll(\"tr[data-leapp-section='adapters']\")]"
                           ".map(e => [e.dataset.leappRow.split('/').pop(), e.dataset.leappStatus])")
@@ -106,7 +97,7 @@ def test_adapters_exporters_isolation_tabs_offline(page, deep_reports, tmp_path,
 
     f2 = tmp_path / "cumprod.html"
     to_html(deep_reports["cumprod"], f2)
-    blocked += _open(page, f2)
+    blocked += open_offline(page, f2, "[data-leapp-tab='table']", timeout=15000)
     page.click("[data-leapp-tab='exporters']")
     outcome = page.evaluate("() => Object.fromEntries([...document.querySelectorAll('td[data-leapp-exporter]')]"
                             ".map(e => [e.dataset.leappExporter, e.dataset.leappOutcome]))")

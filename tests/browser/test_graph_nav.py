@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from harness import open_notebook, run_all, run_cell, wait_hist, wait_text
+from harness import open_notebook, open_offline, run_all, run_cell, wait_hist, wait_text
 from leapp_lab.model.trace import Edge, GraphReport, NodeReport, PortInfo, TraceReport
 from leapp_lab.views.html import to_html
 from tests.models.scale_verify import make_scale_run
@@ -27,15 +27,6 @@ IN_VIEW = """([scope, sel]) => { const root = document.querySelector(scope);
 def scale_run(tmp_path_factory):
     """A real verify run: 2,000 rows over a 300-node engine graph (tests/models/scale_verify.py)."""
     return make_scale_run(tmp_path_factory.mktemp("scale"))
-
-
-def _open_offline(page, path):
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(path.as_uri())
-    page.wait_for_selector("[data-leapp-hist-row] .main-svg", timeout=60000)
-    return blocked
 
 
 def _zoom(page, scope):
@@ -81,7 +72,7 @@ def test_accuracy_graph_offline(page, scale_run, tmp_path, artifacts_dir):
     assert len(rep.table()) == 2000 and len(rep.graph.nodes) == 301
     f = tmp_path / "scale.html"
     to_html(rep, f)
-    blocked = _open_offline(page, f)
+    blocked = open_offline(page, f, "[data-leapp-hist-row] .main-svg", timeout=60000)
     page.click("[data-leapp-tab='graph']")
     page.wait_for_selector(f"{GRAPH} svg [data-leapp-node-row]")
     # on open: the first divergent row's node is drawn (its scope unfolded), outlined and in view
@@ -171,10 +162,7 @@ def _chain_trace(n: int = 12, failing: int = 9) -> TraceReport:
 def test_trace_graphs_navigate_offline(page, frozen_trace, tmp_path, artifacts_dir):
     f = tmp_path / "chain.html"
     to_html(_chain_trace(), f)
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(f.as_uri())
+    blocked = open_offline(page, f, allow=("file:", "data:", "about:"))
     page.click("[data-leapp-tab='graph']")
     page.wait_for_selector(f"{GRAPH} svg [data-leapp-node]")
     # too wide to read when fitted: shown at natural size on the failing node

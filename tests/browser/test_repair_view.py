@@ -1,6 +1,7 @@
 """The repair view in real Chromium, offline: the ranked table, a row's panel, the bar charts."""
 import pytest
 
+from harness import open_offline
 from leapp_lab.views.html import to_html
 from tests.models.repairs import int8_repair
 
@@ -11,11 +12,7 @@ def test_repair_report_offline(page, tmp_path, artifacts_dir):
     r = int8_repair()
     f = tmp_path / "repair.html"
     to_html(r, f)
-    blocked = []
-    page.route("**/*", lambda q: q.continue_() if q.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(q.request.url), q.abort()))
-    page.goto(f.as_uri())
-    page.wait_for_selector("tr[data-leapp-row]")
+    blocked = open_offline(page, f, "tr[data-leapp-row]")
     ranked = [t.added for t in r.ranking()]
     assert [page.locator("tr[data-leapp-row]").nth(i).get_attribute("data-leapp-row")
             for i in range(len(ranked))] == ranked

@@ -10,6 +10,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from harness import open_offline
 from leapp_lab.views.html import to_html
 
 pytestmark = pytest.mark.browser
@@ -39,14 +40,18 @@ def test_local_and_expected_columns_and_profile_offline(page, local_report, tmp_
     assert rep.first_locally_divergent == "block1" and rep.first_beyond_expected == "block1"
     f = tmp_path / "verify.html"
     to_html(rep, f)
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(f.as_uri())
-    page.wait_for_selector("[data-leapp-hist-row] .main-svg", timeout=15000)
-    cols = page.evaluate("() => [...document.querySelectorAll('th[data-leapp-col]')].map(e => e.dataset.leappCol)")
-    for key in ("local_nrmse", "local_cosine", "local_share", "expected_nrmse", "beyond_expected"):
+    blocked = open_offline(page, f, "[data-leapp-hist-row] .main-svg", timeout=15000)
+    heads = "() => [...document.querySelectorAll('th[data-leapp-col]')].map(e => e.dataset.leappCol)"
+    cols = page.evaluate(heads)
+    judged_by = "local_excess" if any(r.local_excess is not None for r in rep.rows) else "expected_nrmse"
+    for key in ("local_nrmse", "local_share", judged_by, "beyond_expected"):
         assert key in cols, key
+    # the columns the finding does not cite are behind "columns" (issue 21, Deliver 2)
+    assert "local_cosine" not in cols
+    page.click(".leapp-colmenu summary")
+    page.check("[data-leapp-col-toggle='local_cosine']")
+    cols = page.evaluate(heads)
+    assert "local_cosine" in cols
     # the broken layer's row: beyond expected, its own share ~1
     cells = page.evaluate("""() => [...document.querySelector("tr[data-leapp-row='block1']").children]
                                    .map(td => td.textContent.trim())""")
@@ -69,7 +74,10 @@ def test_local_and_expected_columns_and_profile_offline(page, local_report, tmp_
     page.select_option("select[data-leapp-profile-metric]", "local_nrmse")
     page.wait_for_function("() => (document.querySelector('.leapp-profile .gtitle') || {}).textContent"
                            " && document.querySelector('.leapp-profile .gtitle').textContent.startsWith('local NRMSE')")
-    assert page.locator(".leapp-profile .shapelayer path").count() == 1 + (rep.first_divergent is not None)
+    # the marks, and the rule's threshold on the local series (issue 21, Deliver 3: it had none)
+    assert page.locator(".leapp-profile .shapelayer path").count() == \
+        2 + (rep.first_divergent is not None) + (rep.first_beyond_expected is not None)
+    assert "rule: local NRMSE > 0.01" in page.inner_text(".leapp-profile")
     assert "first locally divergent" in page.inner_text(".leapp-profile-panel, body")   # the marked row
     page.screenshot(path=str(artifacts_dir / "report_verify_local_profile.png"), full_page=True)
     assert blocked == [] and page.errors == []

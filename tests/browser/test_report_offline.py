@@ -1,25 +1,16 @@
 """The standalone HTML report in real Chromium with every network request blocked."""
 import pytest
 
-from harness import hist_state, wait_hist
+from harness import hist_state, open_offline, wait_hist
 from leapp_lab.views.html import to_html
 
 pytestmark = pytest.mark.browser
 
 
-def _open_offline(page, path):
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(path.as_uri())
-    page.wait_for_selector("[data-leapp-hist-row] .main-svg", timeout=15000)
-    return blocked
-
-
 def test_trace_report_offline(page, frozen_trace, tmp_path, artifacts_dir):
     f = tmp_path / "trace.html"
     to_html(frozen_trace, f)
-    blocked = _open_offline(page, f)
+    blocked = open_offline(page, f, "[data-leapp-hist-row] .main-svg", timeout=15000)
     first = page.locator("tr[data-leapp-first-divergent='true']")
     assert first.count() == 1
     fid = first.get_attribute("data-leapp-row")
@@ -74,7 +65,7 @@ def test_verify_report_offline(page, int8_verify, tmp_path, artifacts_dir):
     rep = int8_verify
     f = tmp_path / "verify.html"
     to_html(rep, f)
-    blocked = _open_offline(page, f)
+    blocked = open_offline(page, f, "[data-leapp-hist-row] .main-svg", timeout=15000)
     ids = page.evaluate("() => [...document.querySelectorAll('tr[data-leapp-row]')].map(e => e.dataset.leappRow)")
     assert ids == [r.name for r in rep.table()]                                # model order, as the model says
     first = page.locator("tr[data-leapp-first-divergent='true']")

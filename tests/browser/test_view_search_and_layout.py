@@ -16,20 +16,11 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from harness import open_notebook, run_all, wait_hist, wait_text
+from harness import open_notebook, open_offline, run_all, wait_hist, wait_text
 from leapp_lab.views.html import page as html_page
 from leapp_lab.views.html import to_html
 
 pytestmark = pytest.mark.browser
-
-
-def _offline(page, path, fragment=""):
-    blocked = []
-    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:", "blob:", "about:"))
-               else (blocked.append(r.request.url), r.abort()))
-    page.goto(path.as_uri() + fragment)
-    page.wait_for_selector(".leapp-view")
-    return blocked
 
 
 def _stray_null(page) -> list[str]:
@@ -59,7 +50,7 @@ def test_graph_inputs_of_one_name_on_two_nodes_are_drawn_apart(page, twin_trace,
     assert twin_trace.graphs[0].graph_inputs == ["arm/obs", "leg/obs"]
     f = tmp_path / "twin.html"
     to_html(twin_trace, f)
-    blocked = _offline(page, f)
+    blocked = open_offline(page, f, ".leapp-view")
     page.click("[data-leapp-tab='graph']")
     panel = "[data-leapp-panel='graph']"
     page.wait_for_selector(f"{panel} svg [data-leapp-io]")
@@ -84,7 +75,7 @@ def test_graph_inputs_of_one_name_on_two_nodes_are_drawn_apart(page, twin_trace,
 def test_search_says_why_it_finds_nothing_and_enter_opens_the_exact_name(page, frozen_trace, tmp_path):
     f = tmp_path / "trace.html"
     to_html(frozen_trace, f)
-    blocked = _offline(page, f)
+    blocked = open_offline(page, f, ".leapp-view")
     box, count, note = "input[data-leapp-search]", "[data-leapp-count]", "[data-leapp-search-note]"
     kinds = sorted({h.kind for g in frozen_trace.graphs for h in g.hazards})
     # hazard: is hazards: (the column's key)
@@ -116,7 +107,7 @@ def test_permalink_restores_its_tab_and_a_missing_row_keeps_the_search(page, int
     other = next(r.name for r in rep.table() if r.name != rep.first_divergent)
     # tab=profile opens the error-growth tab (not the table) with the link's row selected
     frag = "#" + urllib.parse.urlencode({"view": "verify", "tab": "profile", "row": other})
-    blocked = _offline(page, f, frag)
+    blocked = open_offline(page, f, ".leapp-view", fragment=frag)
     page.wait_for_selector("[data-leapp-panel='profile'] .main-svg")
     assert page.locator("[data-leapp-panel='profile']").is_visible()
     assert not page.locator("[data-leapp-panel='table']").is_visible()
@@ -155,7 +146,7 @@ def test_a_table_without_a_rule_writes_no_null(page, tmp_path):
             "graphs": [], "nodes": {}, "hazards": [], "log": None, "profile": None}
     f = tmp_path / "doctor.html"
     f.write_text(html_page(view), encoding="utf-8")
-    _offline(page, f)
+    open_offline(page, f, ".leapp-view")
     page.wait_for_selector("tr[data-leapp-row]")
     assert _stray_null(page) == [] and page.errors == []
 
@@ -165,7 +156,7 @@ def test_repair_view_speaks_of_segments(page, tmp_path, artifacts_dir):
     r = int8_repair()
     f = tmp_path / "repair.html"
     to_html(r, f)
-    blocked = _offline(page, f)
+    blocked = open_offline(page, f, ".leapp-view")
     page.wait_for_selector("tr[data-leapp-row]")
     kept = [t.added for t in r.steps()]
     assert kept and set(kept) == set(r.chosen)

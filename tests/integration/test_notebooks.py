@@ -6,6 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from tests import oracle
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -111,16 +112,6 @@ def test_isolate_tutorial(tmp_path_factory, artifacts_dir):
     assert "isolation: decision PATCHING (row 2" in clip and "ran again 4 times" in clip
 
 
-def _nrmse(engine_npz: Path, reference_npz: Path, name: str) -> float:
-    """sqrt(sum (e - r)^2 / sum r^2) over every sample, in float64, from the arrays on disk."""
-    import numpy as np
-    with np.load(engine_npz, allow_pickle=False) as z:
-        e = z[name].astype(np.float64)
-    with np.load(reference_npz, allow_pickle=False) as z:
-        r = z[name].astype(np.float64)
-    return float(np.sqrt(np.sum((e - r) ** 2) / np.sum(r ** 2)))
-
-
 @pytest.mark.slow
 def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     """03: an int8 conv net with one broken layer: cumulative says the first tap, local says the
@@ -146,8 +137,8 @@ def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     r = leapp_lab.load(out / "leapp_lab")               # its latest run
     assert r.kind == "repair" and r.met and r.chosen == ["block2"] and 2 * len(r.chosen) < len(r.segments)
     ref = out / "model.reference.npz"
-    assert _nrmse(Path(r.baseline.build) / "sample_outputs.npz", ref, "output_0") > 0.01
-    after = _nrmse(Path(r.final.build) / "sample_outputs.npz", ref, "output_0")
+    assert oracle.nrmse_of_files(Path(r.baseline.build) / "sample_outputs.npz", ref, "output_0") > 0.01
+    after = oracle.nrmse_of_files(Path(r.final.build) / "sample_outputs.npz", ref, "output_0")
     assert after < 0.01 and after == pytest.approx(r.after, rel=1e-9)
     assert "--keep-fp32" in rep and "MET" in _plain(_cell(nb, "%leapp_repair"))
     # diff: the broken layer and the rows after it flip to pass, nothing to fail, one reference
@@ -157,6 +148,14 @@ def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     assert 'data-leapp-flip="to-fail"' not in _html(diff) and "different references" not in _plain(diff)
     assert "flipped to pass: ['block2', 'block3', 'pooled', 'output_0'] | flipped to fail: []" \
         in _plain(_cell(nb, "diff = _leapp"))
+    # beyond rounding: the engine as built is within its int8 rounding (block2 too); a 3 % fault in
+    # block3 is missed by the plain local ranking (block2) and found by the excess ranking
+    within = _cell(nb, "%leapp_verify explain/model.reference.npz explain/model.ort-int8 --expected int8 --out")
+    assert "Every row is within what int8 rounding explains" in _plain(within) + _html(within)
+    assert "largest local error: block2 | largest local excess: block3 | first beyond expected: block3" \
+        in _plain(_cell(nb, "faulty = _leapp"))
+    faulty = _cell(nb, "%leapp_verify explain/model.reference.npz explain/faulty/model.ort-int8 --expected int8 --out")
+    assert "Beyond what int8 rounding explains: block3" in _plain(faulty) + _html(faulty)
 
 
 @pytest.mark.slow
@@ -178,3 +177,41 @@ def test_drift_over_time_notebook(tmp_path_factory, artifacts_dir):
     assert re.search(r"ort: ok; policy/action over the captured steps: max \|diff\| \S+e-0[6-9]", text)
     html = (work / "drift_report.html").read_text(encoding="utf-8")
     assert "lstm_policy:ort-int8:a" in html and "left_hip" in html
+
+
+@pytest.mark.slow
+def test_inside_a_node_notebook(tmp_path_factory, artifacts_dir):
+    """05: taps inside a LEAPP node traced on ort-int8 in one cell; the pipeline table names the
+    actor, its Layers panel the layer (fc1), --local confirms it, repair keeps fc1 in fp32 and meets
+    the target (recomputed from the builds on disk); the recurrent variant's build holds its state
+    inputs; the report written."""
+    import json
+
+    import leapp_lab
+    nb, work, _ = execute(ROOT / "notebooks" / "05_inside_a_node.ipynb", tmp_path_factory, artifacts_dir)
+    text = "".join(_plain(c) for c in nb.cells if c.cell_type == "code")
+    assert "INSIDE-DONE" in text and "report written: True" in text
+    assert "LEAPP validation: pass" in text and "taps in actor: [('fc1'," in text
+    assert "the pipeline on ort-int8: first divergent node actor" in text
+    assert "Layers of actor on ort-int8: diverged, first divergent fc1" in text
+    assert any(WIDGET in o.get("data", {}) for o in _outputs(_cell(nb, "%%leapp_trace walker ")))
+    # --local: fc1's own error, by far
+    assert "largest local error: fc1" in _plain(_cell(nb, "local = _leapp"))
+    local = json.loads(re.search(r"\{'fc1'.*\}", _plain(_cell(nb, "local = _leapp"))).group(0).replace("'", '"'))
+    assert local["fc1"] > 10 * max(v for k, v in local.items() if k != "fc1")
+    # repair: fc1 alone in fp32 meets 2 % on the action, proved on its own build
+    assert "met: True, kept in fp32: ['fc1']" in text
+    run = Path(next((work / "leapp_out" / "walker" / "leapp_lab" / "runs").glob("*-walker-*")))
+    build = run / "nodes" / "1" / "build"
+    r = leapp_lab.load(build / "leapp_lab")                 # its latest run: the repair
+    assert r.kind == "repair" and r.met and r.chosen == ["fc1"]
+    ref = build / "node.reference.npz"
+    assert oracle.nrmse_of_files(Path(r.baseline.build) / "sample_outputs.npz", ref, "action") > 0.1
+    after = oracle.nrmse_of_files(Path(r.final.build) / "sample_outputs.npz", ref, "action")
+    assert after < 0.02 and after == pytest.approx(r.after, rel=1e-9)
+    # the recurrent variant: its node's samples hold the state input, chained from the Python's states
+    assert "the node's samples: {'obs': (6, 1, 12), 'h_in': (6, 1, 32)}" in text
+    assert "state input of sample 3 is sample 2's state output: True" in text
+    assert "largest local error cell" in text
+    html = (work / "inside_a_node.html").read_text(encoding="utf-8")
+    assert '"layers"' in html and "Layers of actor on ort-int8" in html and '"pipeline_engines"' in html

@@ -141,8 +141,9 @@ def test_stateful_node_npz_holds_the_state_inputs(recurrent, tmp_path):
 
 def test_int8_engine_names_the_layer_perturbed_in_the_engine_only(policy, tapped_build, tmp_path):
     """The body.0 Linear's weights get noise in a copy of the prepared ONNX only, then ort-int8:
-    verify --local names the tap after that layer as the largest local error; the output row's
-    reference is the recorded Python value."""
+    verify --local names the tap after that layer as the largest local error, and so does the
+    node's Layers panel in the trace view; the output row's reference is the recorded Python
+    value."""
     d, _ = tapped_build
     m = onnx.load(str(d / "policy.onnx"))
     elu = next(n for n in m.graph.node if n.op_type == "Elu")
@@ -151,17 +152,35 @@ def test_int8_engine_names_the_layer_perturbed_in_the_engine_only(policy, tapped
     w = numpy_helper.to_array(init).copy()
     w += np.random.default_rng(0).standard_normal(w.shape).astype(np.float32) * np.float32(w.std() * 0.5)
     init.CopyFrom(numpy_helper.from_array(w, init.name))
-    onnx.save(m, str(tmp_path / "policy.onnx"))
-    shutil.copy(d / "policy.npz", tmp_path / "policy.npz")
-    b = leapp_lab.compile(tmp_path / "policy.onnx", "ort-int8", naive_check=False)
-    v = leapp_lab.verify(d / "policy.reference.npz", b.path, save=False, local=True)
-    assert v.worst_local == "body_act"
+    onnx.save(m, str(tmp_path / "node.onnx"))
+    shutil.copy(d / "policy.npz", tmp_path / "node.npz")
+    shutil.copy(d / "policy.reference.npz", tmp_path / "node.reference.npz")
+    b = leapp_lab.compile(tmp_path / "node.onnx", "ort-int8", out=tmp_path / "node.ort-int8", naive_check=False)
+    # the node's engine entry as --engine makes it (steps.node_engines.verify_node), on this build
+    from leapp_lab.steps.node_engines import NodeBuild, verify_node
+    entry = verify_node(NodeBuild("policy", "ort-int8", tmp_path, build=b), local=True)
+    v = leapp_lab.load(entry.verify_run)
+    assert v.worst_local == entry.worst_local == "body_act"
     worst = v.row("body_act")
     assert worst.local_nrmse > 5 * max(r.local_nrmse for r in v.rows if r.name != "body_act" and r.in_rule)
     ref = load_npz(d / "policy.reference.npz")
     arrays = policy.arrays()
     for k in range(3):
         np.testing.assert_array_equal(ref["action"][k], arrays[f"policy/action/{k}/recorded"])
+    # the trace view's Layers panel of the node names that layer: the largest local error badge
+    # goes to its row, whose flags say so
+    from leapp_lab.views.viewdict import build_view
+    rep = leapp_lab.load(policy.graph.run_dir)
+    rep.graph.node("policy").engines = [entry]
+    (panel,) = build_view(rep)["nodes"]["policy"]["layers"]
+    assert panel["worst_local"] == "body_act" and panel["engine"] == "ort-int8"
+    lv = panel["view"]
+    badge = next(x for x in lv["badges"] if x["label"] == "largest local error")
+    assert badge["value"] == badge["row"] == "body_act"
+    row = next(r for r in lv["table"]["rows"] if r["id"] == "body_act")
+    flags = row["info"][[c["key"] for c in lv["table"]["info_columns"]].index("flags")]
+    assert "largest local error" in flags
+    assert [r["id"] for r in lv["table"]["rows"]] == ["hidden", "body_act", "action"]
 
 
 def test_fresh_process_from_the_run_folder_alone(policy, tmp_path):

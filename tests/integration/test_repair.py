@@ -19,17 +19,14 @@ from leapp_lab.model.repair import RepairReport
 from leapp_lab.steps.repair_segments import keep_fp32, segments
 from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
 from tests.models.repairs import TARGET, int8_repair, outlier_mlp
+from tests import oracle
 
 CLI = [sys.executable, "-m", "leapp_lab.cli"]
 
 
 def nrmse(build: str | Path, reference: Path, name: str) -> float:
-    """sqrt(mse) / rms(reference) over every sample, from the arrays on disk (float64)."""
-    with np.load(Path(build) / "sample_outputs.npz", allow_pickle=False) as z:
-        e = z[name].astype(np.float64)
-    with np.load(reference, allow_pickle=False) as z:
-        r = z[name].astype(np.float64)
-    return float(np.sqrt(np.sum((e - r) ** 2) / np.sum(r ** 2)))
+    """The oracle's nrmse of a build's outputs over every sample, from the arrays on disk."""
+    return oracle.nrmse_of_files(Path(build) / "sample_outputs.npz", reference, name)
 
 
 @pytest.fixture(scope="module")

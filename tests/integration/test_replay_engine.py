@@ -16,6 +16,7 @@ import pytest
 import leapp_lab
 from deep_pipelines import load_pipeline, trace
 from leapp_lab.model.jsonio import load_npz
+from tests import oracle
 
 STEPS = 20
 
@@ -105,7 +106,7 @@ def test_own_and_inherited_error_recomputed_from_the_engine_itself(replayed):
         ref = np.asarray(arrays[f"policy/action/{k}/recorded"], np.float64)
         d = np.asarray(closed, np.float64) - ref
         assert r.max_abs == pytest.approx(float(np.max(np.abs(d))), rel=1e-12)
-        assert r.nrmse == pytest.approx(float(np.sqrt(np.mean(d ** 2)) / np.sqrt(np.mean(ref ** 2))), rel=1e-9)
+        assert r.nrmse == pytest.approx(oracle.nrmse(np.asarray(closed, np.float64), ref), rel=1e-9)
         assert r.passed == bool(r.nrmse <= e.max_nrmse)
     assert rows[("policy/action", 0)].inherited_error == 0.0       # the same initial state
 
@@ -128,6 +129,21 @@ def test_a_second_replay_reuses_the_builds(replayed):
     res = leapp_lab.replay(report, steps=3, engine="ort-int8")
     e = res.engine("ort-int8")
     assert [n.source for n in e.nodes] == ["reused"] and e.closed_loop.steps == 3
+
+
+def test_long_runs_show_progress_step_by_step(replayed):
+    """Deliver 6: every step of every sequence reports (stage, done, total), the fp32 replay's and the
+    engine's, in order."""
+    mod, report, _ = replayed
+    seen = []
+    leapp_lab.replay(report, steps=5, step_fn=mod.Original(), resets=[3], engine="ort-int8",
+                     progress=lambda stage, done, total: seen.append((stage, done, total)))
+    for what in ("replay: captured step", "replay: fresh step", "replay on ort-int8: captured step",
+                 "replay on ort-int8: fresh step"):
+        got = [(d, t) for s, d, t in seen if s.startswith(what + " ")]
+        assert got == [(k, 5) for k in range(5)], (what, seen)
+        assert [s for s, _, _ in seen if s.startswith(what + " ")][-1] == f"{what} 5/5"
+    assert any(s == "replay: building the pipeline for ort-int8" for s, _, _ in seen)
 
 
 def test_figures_from_the_api(replayed):
@@ -167,6 +183,8 @@ def test_run_cli_replays_on_the_engine_and_writes_the_contract(tmp_path, capsys)
     assert e["engine"] == "ort-int8" and e["closed_loop"]["steps"] == 6 and e["fresh"]["steps"] == 6
     act = next(o for o in e["closed_loop"]["outputs"] if o["output"] == "policy/action")
     assert act["own_error_max"] > 0 and act["inherited_error_max"] > 0
+    # --engine built the node (Inside a LEAPP node) before the checks: the replay runs that build
+    assert e["nodes"][0]["source"] == "node build" and "/nodes/0/build/node.ort-int8" in e["nodes"][0]["build"]
 
 
 def test_unknown_engine_is_a_usage_error(tmp_path, capsys):

@@ -16,6 +16,7 @@ from leapp_lab import Tap
 from leapp_lab.steps.verify import verify
 from leapp_lab.steps.compile import compile
 from leapp_lab.model.jsonio import load_npz
+from tests import oracle
 
 
 class Stem(nn.Module):
@@ -44,7 +45,7 @@ def test_int8_tap_after_folded_relu_shows_the_activation_not_the_preactivation(t
     e = load_npz(Path(build.path) / "sample_outputs.npz")["stem"].astype(np.float64)
     r = load_npz(tmp_path / "model.reference.npz")["stem"].astype(np.float64)
     assert e.min() >= 0.0, f"post-ReLU tap shows negative values (via {tap.via}): the pre-activation"
-    cos = float((e * r).sum() / (np.linalg.norm(e) * np.linalg.norm(r)))
+    cos = oracle.cosine(e, r)
     assert cos > 0.999
     v = verify(tmp_path / "model.reference.npz", build.path, save=False)
     assert v.row("stem").cosine > 0.999

@@ -17,6 +17,7 @@ import pytest
 import leapp_lab
 from leapp_lab.cli import main
 from deep_pipelines import PIPELINES, load_pipeline, trace
+from tests import oracle
 
 JOINTS = ["left_hip", "left_knee", "left_ankle", "right_hip", "right_knee", "right_ankle"]
 
@@ -55,7 +56,7 @@ def test_the_perturbed_joint_is_the_worst_element(joint):
         assert [x.name for x in c.elements] == names
         for i, x in enumerate(c.elements):
             assert x.max_abs == pytest.approx(float(np.max(np.abs(d[:, i]))), rel=1e-12, abs=0)
-            want = np.sqrt(np.mean(d[:, i] ** 2)) / np.sqrt(np.mean(rr[:, i] ** 2))
+            want = oracle.nrmse(e.reshape(rr.shape)[:, i], rr[:, i])
             assert x.nrmse == pytest.approx(float(want), rel=1e-9)
         # the worst element carries the whole port's max |diff|
         assert max(x.max_abs for x in c.elements) == pytest.approx(c.stats["max"], rel=1e-12)
@@ -89,7 +90,28 @@ def test_replay_rows_break_down_by_element(joint):
     assert bad and {r.worst_element for r in bad if r.output == "policy/action"} == {"left_knee"}
     out = {o.output: o for o in run.outputs}
     assert out["policy/chunk"].worst_element == "t+2/left_knee"
-    assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max, rel=1e-12)
+    assert out["policy/action"].elements[1].max_abs == pytest.approx(out["policy/action"].max_abs, rel=1e-12)
+
+
+def test_parity_rows_and_outputs_name_the_perturbed_joint(joint):
+    """Parity (fresh inputs) breaks every check and every output down by element: the export froze
+    the knee's offset, so on fresh observations only the left knee (step 2 of the chunk) differs."""
+    mod = load_pipeline("joint_semantics")
+    par = leapp_lab.parity(joint, mod.Original(), n=4)
+    worst = {"policy/action": "left_knee", "policy/chunk": "t+2/left_knee"}
+    assert {c.port for c in par.checks if c.passed is False} == {"action", "chunk"}
+    for c in par.checks:
+        assert [e.name for e in c.elements][:6] == (JOINTS if c.port == "action" else [f"t+0/{j}" for j in JOINTS])
+        if c.passed is False:
+            assert c.worst_element == worst[f"policy/{c.port}"]
+            others = [e.max_abs for e in c.elements if e.name != c.worst_element]
+            assert max(others) < 1e-5 < c.elements[[e.name for e in c.elements].index(c.worst_element)].max_abs
+    for o in par.outputs:
+        assert o.worst_element == worst[o.output]
+    df = par.to_dataframe()
+    assert set(df.loc[df["passed"] == False, "worst_element"]) == {"left_knee", "t+2/left_knee"}  # noqa: E712
+    d = json.loads(json.dumps(par.to_dict()))
+    assert d["outputs"][0]["elements"][1]["name"] == "left_knee"
 
 
 def test_run_json_holds_elements_and_worst_element(tmp_path):
@@ -131,7 +153,7 @@ def test_verify_of_the_prepared_node_breaks_outputs_down_by_joint(joint, tmp_pat
         assert [x["name"] for x in got] == names
         for i, x in enumerate(got):
             assert x["max_abs"] == pytest.approx(float(np.max(np.abs(e[:, i] - r[:, i]))), rel=1e-12)
-            want = np.sqrt(np.mean((e[:, i] - r[:, i]) ** 2)) / np.sqrt(np.mean(r[:, i] ** 2))
+            want = oracle.nrmse(e[:, i], r[:, i])
             assert x["nrmse"] == pytest.approx(float(want), rel=1e-9)
     # the text names it with the port's meaning; the report reloads it; the view draws it
     assert "action: worst element left_knee (max |diff|" in text and "target/joint/position, rad)" in text

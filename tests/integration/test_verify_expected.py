@@ -87,7 +87,7 @@ def test_a_broken_layer_is_beyond_expected_where_the_fixed_rule_sees_nothing(tmp
     assert all(v.row(n).beyond_expected for n in v.beyond_expected) and not v.row("output_0").beyond_expected
     text = str(v)
     assert "expected NRMSE" in text and "beyond expected fp16 drift" in text
-    line = next(x for x in text.splitlines() if " block1 " in x)
+    line = next(x for x in text.splitlines() if " block1 " in x and " manual " in x)   # its table row
     assert "yes" in line
     back = leapp_lab.load(v.path)
     assert back.expected == v.expected and back.beyond_expected == v.beyond_expected
@@ -144,7 +144,39 @@ def test_cli_expected_flag(conv_op, fp16_build, tmp_path):
     r = subprocess.run([*CLI, "verify", conv_op.reference, fp16_build.path, "--expected", "fp16",
                         "--local", "--no-save", "--json", tmp_path / "v.json"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "beyond expected fp16 drift (nrmse > 4 x max(expected fp16 nrmse, 0.000488)): none" in r.stdout
+    # with --local the rule judges each row's own error against its teacher-forced torch fp16 value
+    assert ("beyond expected fp16 drift (local excess = local nrmse / max(expected fp16 local nrmse, "
+            "0.000488) > 4; rows without a local value: nrmse > 4 x max(expected fp16 nrmse, 0.000488)): "
+            "none") in r.stdout
     d = json.loads((tmp_path / "v.json").read_text())
-    assert d["expected"]["dtype"] == "fp16" and d["local"] is True
+    assert d["expected"]["dtype"] == "fp16" and d["local"] is True and d["expected"]["local"] is True
     assert all(x["expected_nrmse"] is not None and x["local_nrmse"] is not None for x in d["rows"])
+    # manual taps and the output are forced in torch eager; op taps are not (their rows say so)
+    for x in d["rows"]:
+        assert (x["expected_local_nrmse"] is not None) == (x["kind"] in ("manual", "output")), x["name"]
+
+
+def test_local_expected_fp16_is_torch_teacher_forced_and_ranks_the_broken_layer(tmp_path):
+    """--local --expected fp16: each row's expected local error is torch eager in fp16 with the
+    taps --local cut forced to their reference (checked by hand on block2 and pooled); a layer
+    broken by 0.02 std of noise is the only row beyond (the rows after it inherit, they are no
+    longer beyond as cumulatively), and it has the largest local excess."""
+    b = prepared("conv_net", taps=("all",))
+    rep = perturbed_build(b, "ort-fp16", "block1.0.weight", tmp_path / "a", scale=0.02)
+    v = verify(b.reference, rep.path, save=False, local=True, expected="fp16")
+    assert v.expected.local and "local excess" in v.expected.text
+    assert v.beyond_expected == ["block1"] and v.first_beyond_expected == "block1" and v.worst_local == "block1"
+    ref = load_npz(b.reference)
+    from tests.models import conv_net
+    torch.manual_seed(0)
+    net = conv_net.Model().eval().half()
+    with torch.no_grad():
+        blk2 = [net.block2(torch.from_numpy(ref["block1"][i]).half()).float().numpy() for i in range(2)]
+        pooled = [torch.from_numpy(ref["block2"][i]).half().mean(dim=(2, 3)).float().numpy() for i in range(2)]
+    assert v.row("block2").expected_local_nrmse == pytest.approx(_stats(np.stack(blk2), ref["block2"])[0], rel=1e-9)
+    assert v.row("pooled").expected_local_nrmse == pytest.approx(_stats(np.stack(pooled), ref["pooled"])[0], rel=1e-9)
+    for r in v.rows:
+        if r.in_rule and r.name != "block1":
+            assert r.local_excess < 1.5, (r.name, r.local_excess)
+    assert v.row("block1").local_excess > 4
+    assert v.row("block2").nrmse > 4 * v.row("block2").expected_nrmse     # cumulatively it would be beyond

@@ -18,6 +18,7 @@ from leapp_lab.steps.verify import verify
 from leapp_lab.steps.compile import compile
 from leapp_lab.model.jsonio import load_npz
 from tests.models.builds import prepared
+from tests import oracle
 
 CLI = [sys.executable, "-m", "leapp_lab.cli"]
 
@@ -39,10 +40,7 @@ def perturbed_build(b, engine: str, weight: str, out: Path, scale: float = 0.5, 
 
 def _stats(e, r):
     """nrmse, cosine, max |diff| by their definitions (docs/verify.md), in float64."""
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    d = e - r
-    return (float(np.sqrt((d @ d) / (r @ r))), float((e @ r) / (np.linalg.norm(e) * np.linalg.norm(r))),
-            float(np.abs(d).max()))
+    return oracle.nrmse(e, r), oracle.cosine(e, r), oracle.max_abs(e, r)
 
 
 def _extracted_run(engine_onnx: Path, tmp: Path, inputs: list[str], output: str, feeds) -> np.ndarray:

@@ -13,23 +13,13 @@ import verify_models as vm
 import leapp_lab
 from leapp_lab.steps.verify import verify
 from leapp_lab.model.verify import VerifyReport
+from tests import oracle
 
 
 def _strict_json(path):
     def bad(c):
         raise AssertionError(f"non-standard JSON constant {c} in {path}")
     return json.loads(Path(path).read_text(), parse_constant=bad)
-
-
-def _independent(e, r):
-    e = np.asarray(e, np.float64).ravel()
-    r = np.asarray(r, np.float64).ravel()
-    d = np.abs(e - r)
-    ne, nr = np.linalg.norm(e), np.linalg.norm(r)
-    cos = 1.0 if ne == 0 and nr == 0 else (0.0 if ne == 0 or nr == 0 else float(e @ r / (ne * nr)))
-    return {"max_abs": d.max(), "mse": np.mean((e - r) ** 2),
-            "mape": 100 * np.mean(d / np.maximum(np.abs(r), 1e-6)), "cosine": cos,
-            "nrmse": np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))}
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +38,13 @@ def test_metrics_equal_independent_numpy_from_the_npz_files(fp16, tmp_path):
     compared = [r for r in rep.rows if r.status == "compared"]
     assert len(compared) == 13
     for row in compared:
-        exp = _independent(eng[row.name], ref[row.name])
+        exp = oracle.metrics(eng[row.name], ref[row.name])
         for k, v in exp.items():
             assert getattr(row, k) == pytest.approx(v, rel=1e-9, abs=1e-300), (row.name, k)
         assert row.n == ref[row.name].size
         assert len(row.samples) == 3
         for s in row.samples:
-            exp = _independent(eng[row.name][s.sample], ref[row.name][s.sample])
+            exp = oracle.metrics(eng[row.name][s.sample], ref[row.name][s.sample])
             for k, v in exp.items():
                 assert getattr(s, k) == pytest.approx(v, rel=1e-9, abs=1e-300), (row.name, s.sample, k)
             assert s.hist.total == ref[row.name][s.sample].size

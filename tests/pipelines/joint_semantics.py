@@ -56,6 +56,20 @@ def body():
                             element_names=[TemporalAxis(20.0), JOINTS])], export_with="onnx")
 
 
+class Original:
+    """The policy as Python runs it (the step_fn of parity / replay): the knee's offset is read from
+    each observation, where the export froze the first one."""
+
+    def __init__(self):
+        self.w, self.wc = weights()
+        self.knee, self.step2 = masks()
+
+    def __call__(self, inputs, reset):
+        q = inputs["policy/q"]
+        action, chunk = policy(q, self.w, self.wc, float(q[0, KNEE]), self.knee, self.step2)
+        return {"policy/action": action, "policy/chunk": chunk}
+
+
 if __name__ == "__main__":
     import sys
     import leapp

@@ -220,8 +220,10 @@ def test_static_html_has_group_header_and_hooks_and_escapes():
 
 def test_text_view():
     a, b = _pair()
-    text = str(a.diff(b))
-    lines = text.splitlines()
+    cmp = a.diff(b)
+    text = str(cmp)
+    assert text.startswith(cmp.finding + "\n\n")        # the finding leads, then the table
+    lines = text.split("\n\n", 1)[1].splitlines()
     assert "[A]" in text and "[B]" in text and "[change B vs A]" in text
     tap_a = next(x for x in lines if " tap_a " in x)
     tap_b = next(x for x in lines if " tap_b " in x)

@@ -20,13 +20,14 @@ from leapp_lab.model.trace import TraceReport
 from leapp_lab.views.html import to_html
 from leapp_lab.views.viewdict import build_view
 from viewfixtures import EVIL, trace_report
+from tests import oracle
 
 
 def sections(evil: str = EVIL) -> dict:
     run = ReplayRun(tier="a", status="diverged", steps=3, resets=[2], breaks={f"head/h{evil}": [1]},
                     rows=[ReplayRow(k, f"head/out{evil}", max_abs=0.5 * k, nrmse=0.1 * k, ref_max=1.0,
                                     passed=k == 0, reset=k == 2) for k in range(3)],
-                    outputs=[ReplayOutput(f"head/out{evil}", steps=3, first=0.0, last=1.0, max=1.0, max_step=2,
+                    outputs=[ReplayOutput(f"head/out{evil}", steps=3, first=0.0, last=1.0, max_abs=1.0, max_step=2,
                                           first_fail=1, grows=True)],
                     first_divergent={"step": 1, "output": f"head/out{evil}"}, notes=[f"note {evil}"])
     return {
@@ -37,7 +38,7 @@ def sections(evil: str = EVIL) -> dict:
                          cases=[AdapterCase("captured 0", True, 0.0), AdapterCase("perturbed 0 (negated)", False, 2.0)])]),
         "exporters": ExporterMatrix(status="ok", nodes=["scale"], backends=["onnx", "jit"], reruns=2, attempts=[
             ExporterAttempt("scale", "onnx", current=True, outcome="export-error", error=f"boom {evil}"),
-            ExporterAttempt("scale", "jit", outcome="pass", exported=True, verdict="pass", max_diff=0.0)],
+            ExporterAttempt("scale", "jit", outcome="pass", exported=True, verdict="pass", max_abs=0.0)],
             advice=[f"node 'scale': use jit {evil}"]),
         "isolation": IsolationResult(status="ok", decision="export", rule=6, explanation=f"why {evil}", reruns=1,
                                      runs=[IsolationRun("baseline", status="refused", verdict="error"),
@@ -92,7 +93,7 @@ def test_numbers_match_the_formulas():
     n = diff_numbers(val, ref)
     d = val.astype(np.float64) - ref.astype(np.float64)
     assert n["max_abs"] == np.abs(d).max()
-    assert n["nrmse"] == pytest.approx(np.linalg.norm(d) / np.linalg.norm(ref.astype(np.float64)), rel=1e-12)
+    assert n["nrmse"] == pytest.approx(oracle.nrmse(val, ref), rel=1e-12)
     assert diff_numbers(val, np.zeros_like(ref))["nrmse"] is None
     assert leapp_passes(val, ref, 1e-3, 1e-5) == bool(np.all(np.abs(d) <= 1e-5 + 1e-3 * np.abs(ref)))
     bad = val.copy()

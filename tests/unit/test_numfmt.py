@@ -1,18 +1,24 @@
-"""One number format: the Python rule (views/numfmt.py: text and static HTML) and the front-end's
+"""One number format: the Python rule (model/numfmt.py: text and static HTML) and the front-end's
 ``fmt`` (extensions/src/shared/format.js, as bundled in extensions/leapp_view.js) give the same
-string for the same value and format."""
+string for the same value and format. The spec both implement is tests/data/numfmt_cases.json
+(extensions/test/format.test.js reads it too)."""
 from __future__ import annotations
 
 import json
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from leapp_lab.model.hist import bin_lower_edge
 from leapp_lab.views import assets
-from leapp_lab.views.numfmt import fmt
+from leapp_lab.views.numfmt import fmt, fmt_exp
+
+CASES = Path(__file__).resolve().parents[1] / "data" / "numfmt_cases.json"
+FORMAT_JS = Path(__file__).resolve().parents[2] / "extensions" / "src" / "shared" / "format.js"
 
 KINDS = ("num", "int", "cos", "x", "text", "shape")
 
@@ -29,22 +35,28 @@ def _values() -> list:
 
 
 def _js_fmt(cases: list[tuple[str, str]]) -> list[str]:
-    """``fmt`` of the shipped bundle, imported as the ES module it is and run by node."""
+    """``fmt`` of the shipped bundle, imported as the ES module it is, and (where the kind is a number
+    of decimals) ``fmtExp`` of its source module (the bundle is that source: test_frontend.py), run
+    by node."""
     node = shutil.which("node")
     if not node:
         pytest.skip("node is not installed (scripts/install.sh --dev installs Debian's nodejs)")
     import tempfile
-    from pathlib import Path
     with tempfile.TemporaryDirectory() as tmp:
         mod = Path(tmp) / "view.mjs"            # .mjs: an ES module wherever the bundle was installed
         mod.write_text(assets.renderer_js(), encoding="utf-8")
         script = Path(tmp) / "run.mjs"
         script.write_text(
+            "import { readFileSync } from 'node:fs';\n"
             "import { fmt } from './view.mjs';\n"
-            "const cases = JSON.parse(process.argv[2]);\n"
+            f"import {{ fmtExp }} from {json.dumps(FORMAT_JS.as_uri())};\n"
+            "const cases = JSON.parse(readFileSync(process.argv[2], 'utf8'));\n"
             "const parse = s => s.t === 'n' ? Number(s.v) : s.t === 'l' ? s.v.map(Number) : s.v;\n"
-            "console.log(JSON.stringify(cases.map(([v, k]) => fmt(parse(v), k))));\n", encoding="utf-8")
-        out = subprocess.run([node, str(script), json.dumps(cases)], capture_output=True, text=True, timeout=60)
+            "console.log(JSON.stringify(cases.map(([v, k]) => typeof k === 'number' ? fmtExp(parse(v), k) : fmt(parse(v), k))));\n",
+            encoding="utf-8")
+        (Path(tmp) / "cases.json").write_text(json.dumps(cases), encoding="utf-8")   # too long for argv
+        out = subprocess.run([node, str(script), str(Path(tmp) / "cases.json")], capture_output=True, text=True,
+                             timeout=60)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -69,10 +81,32 @@ def test_python_and_js_format_every_value_alike():
     cases += [(v, "int") for v in (0, 7, -42, 10 ** 6, 10 ** 14, 3.0)]
     cases += [(None, k) for k in KINDS] + [(True, "bool"), (False, "bool"), ("a <b>", "text"),
                                            ([1, 3, 8], "shape"), ([], "shape"), ([0.5, 12345.6], "num")]
-    py = [fmt(v, k) for v, k in cases]
+    # the histograms' bin edges (tick labels and hover ranges), ties included (1.25 x 2^k)
+    cases += [(float(bin_lower_edge(b)), d) for b in range(4 * 900, 4 * 1100, 3) for d in (1, 2)]
+    cases += [(v, d) for v in values if isinstance(v, float) for d in (0, 1, 2)]
+    py = [fmt_exp(v, k) if isinstance(k, int) else fmt(v, k) for v, k in cases]
     js = _js_fmt([(_enc(v), k) for v, k in cases])
     diff = [(v, k, a, b) for (v, k), a, b in zip(cases, py, js) if a != b]
     assert not diff, f"{len(diff)} of {len(cases)} differ, e.g. {diff[:8]}"
+
+
+def _case_value(v):
+    return float(v["float"]) if isinstance(v, dict) else v
+
+
+def test_the_shared_table():
+    """Each case of the spec both implementations read (the node test: extensions/test/format.test.js)."""
+    doc = json.loads(CASES.read_text(encoding="utf-8"))
+    assert len(doc["cases"]) > 150
+    wrong = []
+    for c in doc["cases"]:
+        v = _case_value(c["value"])
+        got = fmt_exp(v, c["exp"]) if "exp" in c else fmt(v, c["kind"])
+        if got != c["text"]:
+            wrong.append((c, got))
+    assert not wrong, wrong[:5]
+    # the histogram figure's tick labels are fmt_exp's (the view's: histogram.js, fmtExp)
+    assert fmt_exp(1e-3) == "1.0e-3" and fmt_exp(1.25) == "1.3e+0" and fmt_exp(None) == "–"
 
 
 @pytest.mark.parametrize("value,kind,text", [
@@ -98,3 +132,16 @@ def test_text_and_messages_format_numbers_by_the_one_rule():
     assert fmt(None) == "–" and fmt(np.float32(0.5)) == "0.5" and fmt(np.int64(7)) == "7"
     assert text_nodes._pct(None) == "–" and text_nodes._pct(0.012345) == fmt(1.2345) + "%"
     assert fmt(1.23456) in trend_text(1.23456, "grows")
+
+
+def test_the_histogram_figure_labels_its_bins_as_the_view_does():
+    """The plotly figure (views/figures.py) and the view's histogram (histogram.js, whose node test
+    expects these very strings for this histogram) write bin edges with one rule: fmt_exp / fmtExp."""
+    pytest.importorskip("plotly", reason="plotly is in the dev extra (pip install -e '.[dev]')")
+    from leapp_lab.views.figures import hist_figure
+    hist = {"zero": 5, "counts": [1, 0, 3], "first_bin": 1023 * 4, "nonfinite": 2}
+    row = {"id": "r", "default_sample": "all", "samples": [{"key": "all", "label": "all", "hist": hist}]}
+    fig = hist_figure(row, nonfinite_label="NaN or inf")
+    assert list(fig.layout.xaxis.ticktext) == ["0", "1.0e+0", "1.3e+0", "1.5e+0", "non-finite"]
+    assert list(fig.data[0].text) == ["exactly 0", "[1.00e+0, 1.25e+0)", "[1.25e+0, 1.50e+0)", "[1.50e+0, 1.75e+0)",
+                                      "NaN or inf"]

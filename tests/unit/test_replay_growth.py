@@ -44,7 +44,7 @@ def _engine_section():
     rows = [ReplayRow(k, "policy/action", 1e-3 * (k + 1), 0.01 * (k + 1), 1.0, k < 2, False,
                       fp32_max_abs=1e-3 * (k + 1), own_error=1e-3, inherited_error=1e-3 * k) for k in range(4)]
     run = ReplayRun(tier="a", status="diverged", steps=4, rows=rows,
-                    outputs=[ReplayOutput("policy/action", steps=4, max=4e-3, max_step=3, first_fail=2,
+                    outputs=[ReplayOutput("policy/action", steps=4, max_abs=4e-3, max_step=3, first_fail=2,
                                           first_fail_step=2, growth_per_step=1.5, trend="grows",
                                           own_error_max=1e-3, inherited_error_max=3e-3)],
                     first_divergent={"step": 2, "output": "policy/action"}, notes=["state-carried"])

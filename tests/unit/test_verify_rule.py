@@ -9,13 +9,9 @@ import pytest
 from leapp_lab.cli import main as cli_main
 from leapp_lab.steps.verify import verify
 from leapp_lab.model.jsonio import save_npz
+from tests import oracle
 
 N_SAMPLES = 3
-
-
-def _nrmse(e, r):
-    e, r = np.asarray(e, np.float64).ravel(), np.asarray(r, np.float64).ravel()
-    return np.sqrt(np.mean((e - r) ** 2)) / np.sqrt(np.mean(r ** 2))
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +38,9 @@ def test_nrmse_rows_and_samples_equal_independent_numpy(files):
     rep = verify(files["reference"], files["build"], save=False)
     for name in ("a_relu", "b_scaled"):
         row, e, r = rep.row(name), files["eng"][name], files["ref"][name]
-        assert row.nrmse == pytest.approx(_nrmse(e, r), rel=1e-10)
+        assert row.nrmse == pytest.approx(oracle.nrmse(e, r), rel=1e-10)
         for s in row.samples:
-            assert s.nrmse == pytest.approx(_nrmse(e[s.sample], r[s.sample]), rel=1e-10)
+            assert s.nrmse == pytest.approx(oracle.nrmse(e[s.sample], r[s.sample]), rel=1e-10)
     assert rep.row("c_exact").nrmse == 0.0
     df = rep.to_dataframe()
     assert df.set_index("name").loc["b_scaled", "nrmse"] == pytest.approx(0.05, rel=1e-6)
@@ -63,7 +59,7 @@ def test_near_zero_reference_is_not_divergent_by_default_but_is_with_div_mape(fi
     assert rep.row("b_scaled").diverged and rep.row("b_scaled").cosine > 0.999999
     assert rep.first_divergent == "b_scaled" and not rep.row("c_exact").diverged
     assert "nrmse > 0.01 (1%)" in rep.rule.text and "mape" not in rep.rule.text
-    assert (rep.rule.nrmse_pct, rep.rule.mape_pct) == (1.0, None)
+    assert (rep.rule.div_nrmse, rep.rule.div_mape) == (1.0, None)
 
     opt = verify(files["reference"], files["build"], save=False, div_mape=1)
     assert opt.row("a_relu").diverged and opt.first_divergent == "a_relu"
@@ -80,7 +76,7 @@ def test_cli_div_options_and_the_text_say_which_rule_applied(files, tmp_path, ca
     out = capsys.readouterr().out
     assert "first divergent (nrmse > 0.01 (1%) or cosine < 0.999" in out and "): b_scaled" in out
     doc = json.loads(j.read_text())
-    assert doc["rule"]["mape_pct"] is None and doc["first_divergent"] == "b_scaled"
+    assert doc["rule"]["div_mape"] is None and doc["first_divergent"] == "b_scaled"
     assert cli_main(["verify", str(files["reference"]), str(files["build"]), "--no-save",
                      "--div-mape", "1", "--div-nrmse", "10"]) == 0
     out = capsys.readouterr().out
@@ -94,7 +90,7 @@ def test_the_rule_judges_rows_itself_and_names_each_criterion():
     """DivergenceRule.judge is the one place that decides: each criterion it describes is the one it
     tests, by key, in the order criteria() lists them."""
     from leapp_lab.model.verify import DivergenceRule, VerifyRow
-    rule = DivergenceRule(nrmse_pct=1.0, mape_pct=50.0, min_cosine=0.999)
+    rule = DivergenceRule(div_nrmse=1.0, div_mape=50.0, div_cosine=0.999)
     assert [k for k, _, _ in rule.criteria_table()] == ["nrmse", "mape", "cosine", "non-finite",
                                                         "nothing-compared"]
     assert len(rule.criteria()) == 5 and rule.criteria()[0] == "nrmse > 0.01 (1%)"
@@ -103,7 +99,7 @@ def test_the_rule_judges_rows_itself_and_names_each_criterion():
     assert rule.judge(VerifyRow(n=10, nrmse=0.02, mape=60.0, cosine=0.99)) == ["nrmse", "mape", "cosine"]
     assert rule.judge(VerifyRow(n=10, nrmse=0.0, mape=0.0, cosine=1.0, nonfinite_engine=3)) == ["non-finite"]
     assert rule.judge(VerifyRow(n=10)) == ["nothing-compared"]           # nothing finite to compare
-    off = DivergenceRule(nrmse_pct=None, nonfinite=False)
+    off = DivergenceRule(div_nrmse=None, div_nonfinite=False)
     assert off.judge(VerifyRow(n=10, nrmse=5.0, mape=0.0, cosine=1.0, nonfinite_engine=3)) == []
     assert "nrmse" not in off.describe() and "non-finite" not in off.describe()
 
@@ -118,7 +114,7 @@ def test_every_view_draws_the_limits_the_rule_judges_by():
     from leapp_lab.views.engine_graph_view import _metrics
     from leapp_lab.views.verify_view import profile_view
 
-    rule = DivergenceRule(nrmse_pct=2.5, mape_pct=7.0, min_cosine=0.95)
+    rule = DivergenceRule(div_nrmse=2.5, div_mape=7.0, div_cosine=0.95)
     limits = rule.thresholds()
     assert limits == {"nrmse": (0.025, "above"), "mape": (7.0, "above"), "cosine": (0.95, "below")}
     for key, (lim, worse) in limits.items():
@@ -126,7 +122,7 @@ def test_every_view_draws_the_limits_the_rule_judges_by():
         good = {"nrmse": 0.0, "mape": 0.0, "cosine": 1.0}
         assert key in rule.judge(VerifyRow(n=10, **{**good, key: past}))
         assert rule.judge(VerifyRow(n=10, **{**good, key: inside})) == []
-    assert DivergenceRule(nrmse_pct=None).thresholds() == {"cosine": (0.999, "below")}
+    assert DivergenceRule(div_nrmse=None).thresholds() == {"cosine": (0.999, "below")}
 
     report = vf.verify_report()
     report.rule = rule

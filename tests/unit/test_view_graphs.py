@@ -63,8 +63,8 @@ def test_accuracy_graph_view_of_a_verify_run(small_run, monkeypatch):
     assert chain and set(chain) <= set(g["open"])
     # colour metrics: the rule's measure first, with the rule's thresholds
     m = {x["key"]: x for x in g["metrics"]}
-    assert g["metrics"][0]["key"] == "nrmse" and m["nrmse"]["threshold"] == rep.rule.nrmse_pct / 100
-    assert m["cosine"]["threshold"] == rep.rule.min_cosine and m["cosine"]["worse"] == "below"
+    assert g["metrics"][0]["key"] == "nrmse" and m["nrmse"]["threshold"] == rep.rule.div_nrmse / 100
+    assert m["cosine"]["threshold"] == rep.rule.div_cosine and m["cosine"]["worse"] == "below"
     assert m["mape"]["threshold"] is None and m["max_abs"]["threshold"] is None    # no MAPE criterion
     keys = {c["key"] for c in v["table"]["columns"]}
     assert set(m) <= keys                                   # the front-end reads them from row cells

@@ -14,7 +14,7 @@ import pytest
 from leapp_lab import views
 from leapp_lab.model import base
 from leapp_lab.views import registry
-from tests.contributing_example import example_blocks, run_example
+from tests.contributing_example import bundle_with_example, example_blocks, example_js, run_example
 from viewfixtures import verify_report
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,6 +62,23 @@ def test_the_example_model_imports_no_view_code():
     imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert imported and not [m for m in imported if m and m.startswith("leapp_lab.views")]
+
+
+def test_the_example_adds_one_front_end_module_for_its_own_tab(doctor, tmp_path):
+    """The other half of the example: its "summary" tab is one module under extensions/src/views/,
+    registered in src/tabs.js, that the pinned esbuild bundles with the rest (the browser test
+    draws it: tests/browser/test_report_kind.py)."""
+    import shutil
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed (scripts/install.sh --dev installs Debian's nodejs and npm)")
+    path, module, imp, entry = example_js()
+    assert path == "src/views/doctor.js" and "export function summaryTab" in module
+    assert (imp, entry) == ('import { summaryTab } from "./views/doctor.js";', "summary: summaryTab,")
+    view = views.render(doctor[0]["report"], "view")
+    assert {"id": "summary", "label": "Summary"} in view["tabs"] and len(view["summary"]["items"]) == 2
+    bundle = bundle_with_example(tmp_path)
+    assert "data-leapp-summary-row" in bundle and "summary: summaryTab" in bundle
+    assert "data-leapp-summary-row" not in (ROOT / "extensions" / "leapp_view.js").read_text(encoding="utf-8")
 
 
 def test_every_built_in_registration_resolves():

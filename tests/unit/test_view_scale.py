@@ -144,8 +144,8 @@ def test_profile_keeps_non_finite_rows_and_the_rule(big, big_view):
     p = big_view["profile"]
     assert p["default"] == "nrmse"
     nrmse = next(s for s in p["series"] if s["key"] == "nrmse")
-    assert nrmse["threshold"] == big.rule.nrmse_pct / 100
-    assert next(s for s in p["series"] if s["key"] == "cosine")["threshold"] == big.rule.min_cosine
+    assert nrmse["threshold"] == big.rule.div_nrmse / 100
+    assert next(s for s in p["series"] if s["key"] == "cosine")["threshold"] == big.rule.div_cosine
     assert len(p["x"]) == len(big.profile())               # every judged row, none dropped
     gone = [i for i, y in enumerate(nrmse["y"]) if y is None]
     assert len(gone) == ALL_NONFINITE and all(p["nonfinite"][i] == 3 * 48 for i in gone)

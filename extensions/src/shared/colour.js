@@ -28,4 +28,5 @@ export function badColor(b, m) {
 }
 
 // the fill of a node's status in the plots (profile, bars, replay)
-export const statusColor = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#9e9e9e";
+// (warn: diverged, but within what precision explains; the finding's amber)
+export const statusColor = st => st === "fail" ? "#c62828" : st === "warn" ? "#ef8f00" : st === "pass" ? "#2e7d32" : "#9e9e9e";

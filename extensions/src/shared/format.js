@@ -1,5 +1,6 @@
-// The one number format of every view (Python: leapp_lab/views/numfmt.py, same rules; a test feeds
-// the same values through both). kind: num | int | cos | x | text | bool | shape | status.
+// The one number format of every view (Python: leapp_lab/model/numfmt.py, same rules). The spec both
+// implement: tests/data/numfmt_cases.json, read by test/format.test.js and tests/unit/test_numfmt.py.
+// kind: num | int | cos | x | text | bool | shape | status.
 const INT_LIMIT = 1e15;
 
 export function fmtNum(v) {
@@ -32,8 +33,16 @@ export function fmt(v, kind) {
   return String(v);
 }
 
-// a shape as the tables print it ("?" when unknown)
-export function shapeText(s) { return s === null || s === undefined ? "?" : "[" + s.join(", ") + "]"; }
+// a histogram's bin edge: `digits` decimals and the exponent as toExponential writes it ("1.0e-3";
+// Python: numfmt.fmt_exp, the figures' tick labels)
+export function fmtExp(v, digits = 1) {
+  if (v === null || v === undefined) return "–";
+  if (!Number.isFinite(v)) return fmtNum(v);
+  return (v < 0 ? "-" : "") + Math.abs(v).toExponential(digits);
+}
+
+// a shape as the tables print it ("–" when unknown, the missing value of every format)
+export function shapeText(s) { return fmt(s === undefined ? null : s, "shape"); }
 
 // plotly draws names and hover text as its own small HTML: user strings go in as entities
 export function plotText(s) {

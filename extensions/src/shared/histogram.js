@@ -1,6 +1,7 @@
 // The |diff| histogram of one row and sample (leapp_lab/model/hist.py stores it): its bins as plot
 // traces (pure: extensions/test/histogram.test.js) and its plot.
 import { h } from "./dom.js";
+import { fmtExp } from "./format.js";
 import { clearPlot, hasPlotly, themed } from "./plot.js";
 
 // Global log bins (leapp_lab/model/hist.py): bin b starts at the float64 whose bit pattern is b << 50.
@@ -22,11 +23,11 @@ export function histTicks(n, first, nonfinite, plotPx) {
   const fits = (a, b) => (b.x - a.x) * perUnit >= (labelPx(a.text) + labelPx(b.text)) / 2 + TICK_GAP_PX;
   const zero = { x: 0, text: "0" };
   const nf = nonfinite ? { x: n + 3, text: "non-finite" } : null;
-  const widest = labelPx(binEdge(first).toExponential(1)) + TICK_GAP_PX;
+  const widest = labelPx(fmtExp(binEdge(first), 1)) + TICK_GAP_PX;
   const step = Math.max(1, Math.ceil(n / 7), Math.ceil(widest / perUnit));
   const kept = [zero];
   for (let i = 0; i < n; i += step) {
-    const t = { x: i + 2 - 0.5, text: binEdge(first + i).toExponential(1) };
+    const t = { x: i + 2 - 0.5, text: fmtExp(binEdge(first + i), 1) };
     if (fits(kept[kept.length - 1], t) && (!nf || fits(t, nf))) kept.push(t);
   }
   if (nf) kept.push(nf);
@@ -41,7 +42,7 @@ export function histTraces(hist, nonfiniteLabel, plotPx) {
   const counts = hist.counts || [], n = counts.length, first = hist.first_bin || 0;
   for (let i = 0; i < n; i++) {
     xs.push(i + 2); ys.push(counts[i]); colors.push("#ef6c00");
-    text.push("[" + binEdge(first + i).toExponential(2) + ", " + binEdge(first + i + 1).toExponential(2) + ")");
+    text.push("[" + fmtExp(binEdge(first + i), 2) + ", " + fmtExp(binEdge(first + i + 1), 2) + ")");
   }
   const ticks = histTicks(n, first, hist.nonfinite, plotPx > 0 ? plotPx : 360);
   if (hist.nonfinite) {

@@ -13,12 +13,13 @@ export function whyBlock(r, table) {
   const label = (table.status_labels || {})[r.status] || r.status;
   // r.why: the verdict in the view's own words (a repair segment: why it is kept or not)
   const text = r.why ? r.why : keys.length ? keys.map(k => words[k] || k).join("; ") : r.status === "pass" ? "no criterion fires" : "–";
-  return h("div", { class: "leapp-why leapp-" + r.status, "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
+  return h("div", { class: "leapp-why leapp-" + (r.tone || r.status), "data-leapp-why": r.reason || "" }, h("b", {}, label + " — why: "), text);
 }
 
 // panel: the (emptied) panel element; plot: the histogram's div, kept across rows (Plotly.react
 // updates it in place); siblings: the rows of r's group (the picker then picks one of them);
-// on.row(id): a sibling picked; on.sample(key): another sample of r picked.
+// on.row(id): a sibling picked; on.sample(key): another sample of r picked; on.actions(r) (optional):
+// buttons shown under the verdict.
 export function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
   const s = r.samples.find(x => x.key === sampleKey) || r.samples[0];
   panel.setAttribute("data-leapp-hist-row", r.id);
@@ -34,6 +35,8 @@ export function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, o
     h("b", { class: "leapp-histname" }, r.id), r.sub ? h("span", { class: "leapp-muted" }, " " + r.sub) : null, " ",
     opts.length > 1 ? h("label", {}, "sample ", picker) : h("span", { class: "leapp-muted" }, s ? s.label : "")));
   panel.append(whyBlock(r, table));
+  const actions = on.actions ? on.actions(r) : [];     // what other tabs offer for this row (a node's Layers)
+  if (actions.length) panel.append(h("div", { class: "leapp-row-actions" }, actions));
   panel.append(plot);
   plot.style.display = s && s.hist === false ? "none" : "";   // a row without a histogram (repair): metrics only
   if (s && s.hist === false) clearPlot(plot);

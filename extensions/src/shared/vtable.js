@@ -74,7 +74,8 @@ export function virtualTable(o) {
   function rowEl(r, cols) {
     const tr = h("tr", { ...rowHooks(r), "data-leapp-row": r.id, "data-leapp-status": r.status, "data-leapp-tap-status": r.tap_status,
                          "data-leapp-first-divergent": r.first_divergent ? "true" : null,
-                         class: "leapp-row leapp-" + r.status + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
+                         "data-leapp-tone": r.tone || null,
+                         class: "leapp-row leapp-" + r.status + (r.tone ? " leapp-tone-" + r.tone : "") + (r.first_divergent ? " leapp-first" : "") + (r.id === state.row ? " leapp-selected" : ""),
                          on: { click: () => o.onRow(r.id) } });
     for (const c of cols) {
       const v = r.cells[c.key];
@@ -84,7 +85,7 @@ export function virtualTable(o) {
         const label = (table.status_labels || {})[r.status] || r.status;
         const extra = r.tap_status && r.tap_status !== "compared" ? r.tap_status : null;
         tr.append(h("td", { class: "leapp-status" + (c.pinned ? " leapp-pin" : ""), style: pin.style, title: r.why || r.reason ? "why: " + (r.why || r.reason) : null },
-          h("span", { class: "leapp-pill leapp-" + r.status }, label),
+          h("span", { class: "leapp-pill leapp-" + (r.tone || r.status) }, label),
           extra ? h("span", { class: "leapp-muted" }, " " + extra) : null,
           r.first_divergent ? h("span", { class: "leapp-firstmark", title: "first divergent row in model order" }, "◀ first") : null));
       } else if (c.key === nameKey) {

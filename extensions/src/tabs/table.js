@@ -234,6 +234,7 @@ export function tableTab(ctx, panel) {
     }
     drawRowPanel(histPanel, histPlot, r, state.sample, r.group ? groups.get(r.group) : null, view, table, {
       row: id => ctx.select(id, null, "picker"),
+      actions: ctx.rowActions,
       sample: key => {
         state.sample = key; renderHist(); ctx.writeFragment(); if (host.onSelect) host.onSelect(r.id, state.sample);
         ctx.emit(r.id, state.sample, "picker");

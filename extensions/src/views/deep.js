@@ -14,34 +14,14 @@ import { drawSplit, engineInfo, outputsTable, tapsBlock } from "./replay_engine.
 // td[data-leapp-exporter][data-leapp-outcome], [data-leapp-advice], [data-leapp-decision],
 // tr[data-leapp-decision-row][data-leapp-matched].
 
-const DEEP_COLUMNS = {
-  replay: [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-           ["nrmse", "nrmse", "num"], ["ref_max", "max |ref|", "num"], ["worst_element", "worst element", "text"], ["reset", "episode", "text"], ["note", "note", "text"]],
-  parity: [["output", "output", "text"], ["sample", "fresh input", "int"], ["status", "status", "status"], ["max", "max", "num"], ["worst_element", "worst element", "text"],
-           ["p99", "p99", "num"], ["mean", "mean", "num"], ["min_atol", "min atol", "num"], ["range", "original range", "text"]],
-  adapters: [["function", "function", "text"], ["case", "case", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-             ["shapes", "shapes adapter / original", "text"], ["dtypes", "dtypes adapter / original", "text"], ["error", "error", "text"]],
-  exporters: [["node", "node", "text"], ["backend", "backend", "text"], ["status", "outcome", "status"], ["verdict", "verdict", "text"],
-              ["max_diff", "max |diff|", "num"], ["failed_samples", "failed samples", "int"], ["time_s", "time s", "num"], ["error", "error", "text"]],
-  isolation: [["run", "run", "text"], ["options", "options", "text"], ["status", "verdict", "status"], ["failing", "failing samples", "int"],
-              ["fx_mismatch", "FX ≠ recorded", "int"], ["same_trace", "same trace", "text"], ["hazards", "hazards", "text"], ["note", "note", "text"]],
-};
-
-// an engine's replay rows: the error against the reference, against fp32, and its split
-const ENGINE_COLUMNS = [["step", "step", "int"], ["output", "output", "text"], ["status", "status", "status"], ["max_abs", "max |diff|", "num"],
-  ["nrmse", "nrmse", "num"], ["fp32_max_abs", "max |diff| vs fp32", "num"], ["own_error", "own error", "num"],
-  ["inherited_error", "inherited error", "num"], ["worst_element", "worst element", "text"], ["reset", "episode", "text"], ["note", "note", "text"]]
-  .map(([key, label, type]) => ({ key, label, type }));
-
-// The columns of a section's table: the entry's own (view dict columns, {key, label, type}) when it
-// carries them, else the section's list above.
-export function deepColumns(section, e) {
-  if (e && Array.isArray(e.columns) && e.columns.length) return e.columns.map(c => [c.key, c.label, c.type]);
-  return DEEP_COLUMNS[section];
+// The columns of a deep table: the ones the view dict gives the entry (or the replay run), {key, label,
+// type}, defined once in Python (leapp_lab/views/deep_view.py DEEP_COLUMNS); none without.
+export function deepColumns(e) {
+  return (e && Array.isArray(e.columns) ? e.columns : []).map(c => [c.key, c.label, c.type]);
 }
 
 function deepTable(section, rows, onPick, labelOf, entry) {
-  const cols = deepColumns(section, entry);
+  const cols = deepColumns(entry);
   const body = h("tbody", {});
   for (const r of rows) {
     const tr = h("tr", { "data-leapp-row": r.id, "data-leapp-section": section, "data-leapp-status": r.status,
@@ -144,7 +124,7 @@ function renderReplayPanel(panel, entries, many) {
         run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map(n => h("li", {}, n))) : null,
         outputsTable(run));
       const pick = id => selectWithElements(box, elBox, run.rows, id);
-      box.replaceChildren(deepTable("replay", run.rows, pick, null, run.engine ? { columns: ENGINE_COLUMNS } : e));
+      box.replaceChildren(deepTable("replay", run.rows, pick, null, run));
       elBox.replaceChildren();
       drawReplay(plot, run, pick);
       splitBox.replaceChildren();
@@ -176,7 +156,7 @@ function renderParityPanel(panel, entries, many) {
           h("td", {}, fmt(i.mean)), h("td", {}, fmt(i.std)), h("td", {}, i.rule))))));
     if (e.outputs.length) panel.append(h("div", { class: "leapp-sub" }, "per output"),
       h("table", { class: "leapp-kv", "data-leapp-parity-outputs": e.graph }, h("thead", {}, h("tr", {}, ["output", "failed", "max", "worst input", "min atol"].map(x => h("th", {}, x)))),
-        h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max)),
+        h("tbody", {}, e.outputs.map(o => h("tr", {}, h("td", {}, o.output), h("td", {}, o.failed + "/" + o.samples), h("td", {}, fmt(o.max_abs)),
           h("td", {}, fmt(o.worst_sample)), h("td", {}, fmt(o.min_atol)))))));
     const box = h("div", {});
     const elBox = h("div", { class: "leapp-deepelements" });

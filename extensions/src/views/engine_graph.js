@@ -216,14 +216,17 @@ function accuracyGraph(panel, G, table, rowsById, hooks) {
     for (const u of unitsNow.values()) {
       const el = u.el, ids = u.members.flatMap(i => nodes[i].rows);
       let worst = null, fail = 0, judged = 0;
+      // coloured by a local column: a box counts the rows whose *local* error crosses the rule
+      const local = !!(metric && metric.key && metric.key.startsWith("local_"));
+      const failed = r => local ? r.local_status === "fail" : r.status === "fail";
       for (const id of ids) {
         const r = rowOf(id);
         if (!r) continue;
-        if (r.status === "fail") fail++;
+        if (failed(r)) fail++;
         if (r.status !== "uncompared") judged++;
         let b = badness(value(r), metric || {}, range);
         // a diverged row stands at or above the rule, whichever criterion fired (non-finite, cosine...)
-        if (r.status === "fail" && metric && metric.threshold !== null && metric.threshold !== undefined) b = Math.max(b ?? 0, 0);
+        if (failed(r) && metric && metric.threshold !== null && metric.threshold !== undefined) b = Math.max(b ?? 0, 0);
         if (b !== null && (worst === null || b > worst)) worst = b;
       }
       const st = fail ? "fail" : judged ? "pass" : ids.some(id => rowOf(id)) ? "uncompared" : "none";

@@ -2,11 +2,13 @@
 // pieces the Replay tab adds for an engine's sequence: where each node ran, the own vs inherited
 // error per step of one output (two curves), and the steps × taps heatmap whose cells open that
 // step's |diff| histogram. Hooks: [data-leapp-replay-engine=ENGINE], [data-leapp-replay-split=KEY],
-// select[data-leapp-split-output], [data-leapp-taps-heatmap=KEY], [data-leapp-taps-cell] (the picked
-// "step/tap"), [data-leapp-taps-first] (the first cell beyond the rule), [data-leapp-taps-hist].
+// select[data-leapp-split-output], [data-leapp-taps-heatmap=KEY] (a table: td[data-leapp-taps-at="step/tap"],
+// td[data-leapp-taps-first-cell]), [data-leapp-taps-cell] (the picked "step/tap"), [data-leapp-taps-first]
+// (the first cell beyond the rule), [data-leapp-taps-local], [data-leapp-taps-hist].
 import { h, kv } from "../shared/dom.js";
 import { fmt, plotText } from "../shared/format.js";
 import { drawHist } from "../shared/histogram.js";
+import { badColor, badness } from "../shared/colour.js";
 import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
 const CONFIG = { displayModeBar: false, displaylogo: false, showLink: false, responsive: true };
@@ -30,9 +32,9 @@ export function outputsTable(run) {
   return h("table", { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
     h("thead", {}, h("tr", {}, head.map(x => h("th", {}, x)))),
     h("tbody", {}, run.outputs.map(o => h("tr", { "data-leapp-output": o.output },
-      [o.output, fmt(o.first), fmt(o.last), fmt(o.max), fmt(o.max_step), fmt(o.first_fail_step === undefined ? o.first_fail : o.first_fail_step),
+      [o.output, fmt(o.first), fmt(o.last), fmt(o.max_abs), fmt(o.max_step), fmt(o.first_fail_step === undefined ? o.first_fail : o.first_fail_step),
        o.growth_per_step === null || o.growth_per_step === undefined ? "–" : "×" + fmt(o.growth_per_step), o.trend || (o.grows ? "grows" : "–")]
-        .concat(eng ? [fmt(o.fp32_max), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"])
+        .concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"])
         .map(x => h("td", {}, x))))));
 }
 
@@ -69,15 +71,17 @@ export function tapsBlock(t) {
   const picked = h("div", { class: "leapp-muted", "data-leapp-taps-cell": "" }, "click a cell for that step's histogram");
   const hist = h("div", { class: "leapp-histplot", "data-leapp-taps-hist": "" });
   const first = t.first ? "first beyond nrmse " + fmt(t.max_nrmse) + ": step " + t.first.step + ", tap " + t.first.tap : "no cell beyond nrmse " + fmt(t.max_nrmse);
-  box.append(h("div", { class: "leapp-sub" }, "taps of " + t.node + " at every step (tier " + t.tier + ")"),
+  box.append(...[h("div", { class: "leapp-sub" }, "taps of " + t.node + " at every step (tier " + t.tier + ")"),
     h("div", { class: "leapp-toolbar" }, h("span", { "data-leapp-taps-first": t.first ? t.first.step + "/" + t.first.tap : "" }, first), " ",
       h("label", {}, local, " local (the engine from the fp32 state)")),
-    t.note ? h("div", { class: "leapp-note" }, t.note) : null, heat, picked, hist);
+    t.note ? h("div", { class: "leapp-note" }, t.note) : null, heat, picked, hist].filter(Boolean));
   const pick = (i, j) => {
     const useLocal = local.checked;
     picked.setAttribute("data-leapp-taps-cell", t.steps[i] + "/" + t.taps[j]);
     const z = (useLocal ? t.local_nrmse : t.nrmse)[i][j];
-    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : "") + ", max |diff| " + fmt(t.max_abs[i][j]);
+    picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : ", max |diff| " + fmt(t.max_abs[i][j]));
+    const at = t.steps[i] + "/" + t.taps[j];
+    for (const td of heat.querySelectorAll("td[data-leapp-taps-at]")) td.classList.toggle("leapp-selected", td.getAttribute("data-leapp-taps-at") === at);
     drawHist(hist, t.hists[i] ? t.hists[i][j] : null, "|engine − fp32| · " + t.taps[j] + " · step " + t.steps[i]);
   };
   const draw = () => drawHeat(heat, t, local.checked, pick);
@@ -87,21 +91,33 @@ export function tapsBlock(t) {
   return box;
 }
 
-function drawHeat(div, t, local, onCell) {
-  clearPlot(div);
-  if (!hasPlotly()) { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
+// the cells of the heatmap (pure: extensions/test/taps_heat.test.js): per step a row of
+// {at: "step/tap", z, color, first} coloured against the rule (max_nrmse), the first cell beyond it marked
+export function heatCells(t, local) {
   const z = local ? t.local_nrmse : t.nrmse;
   const first = local ? t.first_local : t.first;
-  const annotations = first ? [{ x: t.taps.indexOf(first.tap), y: t.steps.indexOf(first.step), text: "✕", showarrow: false,
-                                 font: { color: "#1565c0", size: 16 } }] : [];
-  const data = [{ type: "heatmap", z, x: t.taps.map((_, j) => j), y: t.steps.map((_, i) => i), colorscale: "Reds",
-                  colorbar: { title: { text: "nrmse" } }, customdata: z.map((row, i) => row.map((_, j) => t.steps[i] + "/" + plotText(t.taps[j]))),
-                  hovertemplate: "step/tap %{customdata}<br>nrmse %{z:.3e}<extra></extra>" }];
-  const layout = { title: { text: (local ? "local " : "") + "nrmse per step and tap (✕: first beyond the rule)", font: { size: 12 } },
-                   height: Math.min(520, 140 + 18 * t.steps.length), margin: { l: 50, r: 10, t: 40, b: 90 }, annotations,
-                   paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-                   xaxis: { tickvals: t.taps.map((_, j) => j), ticktext: t.taps.map(plotText), tickangle: -40 },
-                   yaxis: { tickvals: t.steps.map((_, i) => i), ticktext: t.steps.map(String), autorange: "reversed", title: { text: "step", font: { size: 10 } } } };
-  globalThis.Plotly.newPlot(div, data, themed(div, layout), CONFIG);
-  if (div.on) div.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) onCell(p.y, p.x); });
+  const rule = { threshold: t.max_nrmse, worse: "above" };
+  return t.steps.map((k, i) => t.taps.map((tap, j) => {
+    const v = z[i] ? z[i][j] : null;
+    return { at: k + "/" + tap, z: v, color: badColor(badness(v, rule), rule),
+             first: !!first && first.step === k && first.tap === tap };
+  }));
+}
+
+// a table, not a plotly heatmap: the vendored plotly.js basic bundle has no heatmap trace, and a
+// table's cells are clickable and readable as they are
+function drawHeat(div, t, local, onCell) {
+  div.replaceChildren();
+  const cells = heatCells(t, local);
+  const title = (local ? "local " : "") + "nrmse per step and tap (✕: first beyond nrmse " + fmt(t.max_nrmse) + "; green below, red above)";
+  const head = h("tr", {}, h("th", {}, "step"), t.taps.map(tap => h("th", { class: "leapp-tapshead", title: tap }, tap)));
+  const body = cells.map((row, i) => h("tr", {}, h("th", {}, String(t.steps[i])), row.map((c, j) => {
+    const td = h("td", { "data-leapp-taps-at": c.at, "data-leapp-taps-first-cell": c.first ? "true" : null,
+                         title: "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(c.z), style: "background:" + c.color },
+                 c.first ? "✕" : "");
+    td.addEventListener("click", () => onCell(i, j));
+    return td;
+  })));
+  div.append(h("div", { class: "leapp-sub" }, title),
+    h("div", { class: "leapp-tapsscroll" }, h("table", { class: "leapp-tapsgrid" }, h("thead", {}, head), h("tbody", {}, body))));
 }

@@ -3,6 +3,7 @@
 import { h, kv } from "../shared/dom.js";
 import { shapeText } from "../shared/format.js";
 import { svgGraph } from "../shared/graphnav.js";
+import { layerButtons } from "./layers.js";
 
 // graph tab: each traced graph's connectivity; a click on a node opens its node tab, and the
 // selected row's node is outlined
@@ -21,6 +22,12 @@ export function traceGraphTab(ctx, panel) {
     }
     // the selected row's node is outlined
     hooks.push(r => { for (const n of nav.view.querySelectorAll("[data-leapp-node]")) n.classList.toggle("leapp-node-selected", n.getAttribute("data-leapp-node") === r.node); });
+    // --engine: each node's Layers, one button per engine, under its graph
+    const many = (view.graphs || []).length > 1;
+    const mine = Object.keys(view.nodes || {}).filter(k => (!many || k.startsWith(g.name + ":")) && (view.nodes[k].layers || []).length);
+    if (mine.length) panel.append(h("div", { class: "leapp-toolbar leapp-graph-layers", "data-leapp-graph-layers": g.name },
+      h("span", { class: "leapp-muted" }, "inside the nodes: "),
+      mine.map(k => h("span", { class: "leapp-graph-layers-node" }, h("b", {}, k), " ", layerButtons(ctx, k)))));
   }
   if (!(view.graphs || []).length) panel.append(h("div", { class: "leapp-empty" }, "no graph"));
   return { select: r => { for (const f of hooks) f(r); } };
@@ -35,10 +42,11 @@ export function nodeTab(ctx, panel) {
   const nodeBody = h("div", { class: "leapp-nodebody" });
   panel.append(h("div", { class: "leapp-toolbar" }, h("label", {}, "node ", nodeSelect)), nodeBody);
   function renderNode() {
-    const n = (view.nodes || {})[state.node] || (view.nodes || {})[nodeNames[0]];
+    const key = state.node && (view.nodes || {})[state.node] ? state.node : nodeNames[0];
+    const n = (view.nodes || {})[key];
     nodeBody.replaceChildren();
     if (!n) { nodeBody.append(h("div", { class: "leapp-empty" }, "no node")); return; }
-    nodeSelect.value = state.node && view.nodes[state.node] ? state.node : nodeNames[0];
+    nodeSelect.value = key;
     nodeBody.setAttribute("data-leapp-node-panel", n.name);
     nodeBody.append(kv([["node", n.name], ["verdict", n.verdict], ["backend", n.backend], ["artifact", n.artifact],
       ["samples recorded", n.samples], n.dropped_inputs.length ? ["inputs LEAPP dropped", n.dropped_inputs.join(", ")] : null,
@@ -52,6 +60,12 @@ export function nodeTab(ctx, panel) {
     if ((n.taps || []).length) nodeBody.append(h("div", { class: "leapp-sub" }, "taps (in the order they fired)"),
       h("table", { class: "leapp-kv" }, h("thead", {}, h("tr", {}, ["tap", "site"].map(x => h("th", {}, x)))),
         h("tbody", {}, n.taps.map(t => h("tr", { "data-leapp-tap": t.name }, h("td", {}, t.name), h("td", {}, t.site))))));
+    const layers = n.layers || [];
+    if (layers.length) nodeBody.append(h("div", { class: "leapp-sub" }, "inside the node, on engines"),
+      h("table", { class: "leapp-kv", "data-leapp-node-engines": "" }, h("thead", {}, h("tr", {}, ["engine", "status", "first divergent", "largest local error", ""].map(x => h("th", {}, x)))),
+        h("tbody", {}, layers.map(e => h("tr", { "data-leapp-node-engine": e.engine },
+          h("td", {}, e.engine), h("td", {}, e.status + (e.error ? ": " + e.error : "")), h("td", {}, e.first_divergent || "none"),
+          h("td", {}, e.worst_local || "–"), h("td", {}, layerButtons(ctx, key).filter(b => b.getAttribute("data-leapp-engine") === e.engine)))))));
     if (n.hazards.length) nodeBody.append(h("div", { class: "leapp-sub" }, "hazards"),
       h("ul", { class: "leapp-hazards" }, n.hazards.map(z => h("li", {}, h("b", {}, z.kind), z.port ? " · " + z.port : "", ": ", z.message))));
     if (n.fx) {

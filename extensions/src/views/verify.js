@@ -50,7 +50,8 @@ function drawProfile(div, profile, metric, onPick) {
   const size = n <= 100 ? 8 : n <= 600 ? 6 : 4;
   const data = [{ type: "scatter", mode: n <= 600 ? "lines+markers" : "markers", x: xs, y: s.y, text: hover, customdata: profile.x,
                   hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>", line: { width: 1, color: "rgba(120,120,120,0.6)" },
-                  marker: { color: profile.status.map(statusColor), size } }];
+                  // a local series is coloured by the rule on the local error; else by the row's tone
+                  marker: { color: (s.status || profile.status).map((st, i) => statusColor(s.status ? st : (profile.tone || [])[i] || st)), size } }];
   if (missing.length) {
     data.push({ type: "scatter", mode: "markers", x: missing, y: missing.map(() => yMissing), customdata: missing.map(i => profile.x[i]),
                 text: missing.map(i => hover[i] + "<br>" + (nonfinite[i] ? nonfinite[i] + " non-finite values: no " + s.label : "no " + s.label)),
@@ -65,6 +66,7 @@ function drawProfile(div, profile, metric, onPick) {
   };
   if (profile.first_divergent_index !== null && profile.first_divergent_index !== undefined) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
   if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== undefined) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
+  if (profile.first_beyond_expected_index !== null && profile.first_beyond_expected_index !== undefined) vline(profile.first_beyond_expected_index, "#6a1b9a", "dash", profile.beyond_label || "first beyond expected");
   if (s.threshold !== null && s.threshold !== undefined) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({ xref: "paper", x: 1, xanchor: "right", y: ay(s.threshold), yanchor: "bottom", showarrow: false,

@@ -1,0 +1,340 @@
+"""Benchmark and study: ``verify --expected int8`` (issue 22).
+
+Three parts (all by default; ``--part`` picks one):
+
+* ``study``: a MobileNetV2-class conv net (``tests/models/mobilenet_blocks.py``: stem, 14
+  inverted-residual blocks, a tap after each) built ``ort-int8`` from a copy of the prepared ONNX in
+  which one conv of one block is perturbed by a few percent (the reference untouched), over
+  ``--trials`` seeded trials cycling through the fault kinds and spread over the blocks. Per trial:
+  does the faulted block have the largest ``local_excess`` (``worst_local``), is it
+  ``first_beyond_expected``, and, for comparison, does the plain ranking (largest ``local_nrmse``,
+  first locally divergent, first divergent) name it. The unperturbed build: which rows are beyond.
+* ``calibrate``: clean ``ort-int8`` builds of the test models (manual and op taps): every row's
+  local excess, and how many rows a factor would flag (the false-alarm rate of ``INT8_FACTOR``).
+* ``cost``: a ``verify --local`` and a ``verify --expected int8`` of the same build, alternating,
+  best of ``--repeat``; the ratio (target <= 2).
+* ``repair``: ``repair --rank output`` against ``--rank excess`` on clean int8 builds.
+
+    .venv/bin/python bench/bench_expected_int8.py                      # everything (~15 min here)
+    .venv/bin/python bench/bench_expected_int8.py --part study --trials 24
+    .venv/bin/python bench/bench_expected_int8.py --part cost --repeat 5
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ROOT / "tests" / "models"
+KINDS = ("scale", "noise", "channel")
+
+
+def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    """``w`` with a fault of a few percent of its norm: ``scale`` the whole kernel x(1 +- 1..5 %);
+    ``noise`` Gaussian noise of 2.5..5 % of its std; ``channel`` one output channel changed by 3..5 %
+    of the kernel's norm."""
+    w = w.astype(np.float32).copy()
+    if kind == "scale":
+        f = 1 + rng.choice([-1, 1]) * rng.uniform(0.01, 0.05)
+        return (w * np.float32(f)).astype(np.float32), f"x{f:.3f}"
+    if kind == "noise":
+        s = rng.uniform(0.025, 0.05)
+        return (w + rng.standard_normal(w.shape).astype(np.float32) * np.float32(w.std() * s)), f"noise {s:.3f} std"
+    if kind == "channel":
+        # one output channel changed by 3..5 % of the whole kernel's norm
+        norms = np.sqrt((w.reshape(w.shape[0], -1).astype(np.float64) ** 2).sum(1))
+        c = int(rng.integers(w.shape[0]))
+        r = rng.uniform(0.03, 0.05) * np.sqrt((norms ** 2).sum()) / max(norms[c], 1e-12)
+        f = 1 + rng.choice([-1, 1]) * r
+        w[c] *= np.float32(f)
+        return w, f"channel {c} x{f:.3f}"
+    raise ValueError(kind)
+
+
+def block_convs(model_onnx: Path, block: int) -> list[str]:
+    """The conv weights of block ``block`` in the prepared ONNX, in model order: the Conv nodes of
+    module ``blocks.<b>`` (the dynamo exporter's scope metadata, or the TorchScript exporter's
+    node names ``/blocks.<b>/...``)."""
+    import onnx
+
+    from leapp_lab.onnxio.manifest import module_scope
+    m = onnx.load(str(model_onnx), load_external_data=False)
+    inits = {i.name for i in m.graph.initializer}
+    out = []
+    for n in m.graph.node:
+        scope = (module_scope(n) or "") + "."
+        if n.op_type == "Conv" and (scope.startswith(f"blocks.{block}.") or n.name.startswith(f"/blocks.{block}/")):
+            if n.input[1] in inits and n.input[1] not in out:
+                out.append(n.input[1])
+    return out
+
+
+def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int):
+    """Compile ``ort-int8`` from a copy of ``prepared/model.onnx`` with ``weight`` perturbed."""
+    import onnx
+    from onnx import numpy_helper
+
+    from leapp_lab.steps.compile import compile
+
+    out.mkdir(parents=True, exist_ok=True)
+    m = onnx.load(str(prepared / "model.onnx"))
+    init = next(i for i in m.graph.initializer if i.name == weight)
+    w, what = perturb_weight(numpy_helper.to_array(init), kind, np.random.default_rng(seed))
+    init.CopyFrom(numpy_helper.from_array(w, weight))
+    onnx.save(m, str(out / "model.onnx"))
+    shutil.copy(prepared / "model.npz", out / "model.npz")
+    return compile(out / "model.onnx", "ort-int8", out=out / "model.ort-int8", naive_check=False), what
+
+
+def trial(prepared: Path, work: Path, seed: int, blocks: int, kind: str | None = None,
+          block: int | None = None) -> dict:
+    """One seeded trial: a block, one of its convs and a fault kind; the verify's verdicts."""
+    from leapp_lab.steps.verify import verify
+
+    rng = np.random.default_rng(1000 + seed)
+    block = int(rng.integers(blocks)) if block is None else block
+    kind = KINDS[seed % len(KINDS)] if kind is None else kind
+    convs = block_convs(prepared / "model.onnx", block)
+    weight = convs[int(rng.integers(len(convs)))]
+    build, what = faulted_build(prepared, work / f"t{seed}", weight, kind, seed)
+    v = verify(prepared / "model.reference.npz", build.path, save=False, expected="int8")
+    name = f"b{block}"
+    taps = [r for r in v.rows if r.in_rule and r.is_tap and r.local_nrmse is not None]
+    by_local = max(taps, key=lambda r: r.local_nrmse).name
+    shutil.rmtree(work / f"t{seed}", ignore_errors=True)
+    return {"seed": seed, "block": name, "weight": weight, "kind": kind, "fault": what,
+            "worst_excess": v.worst_local, "first_beyond": v.first_beyond_expected,
+            "beyond": v.beyond_expected, "worst_local_nrmse": by_local,
+            "first_locally_divergent": v.first_locally_divergent, "first_divergent": v.first_divergent,
+            "excess": v.row(name).local_excess,
+            "excesses": {r.name: r.local_excess for r in v.rows if r.local_excess is not None},
+            "hit_excess": v.worst_local == name, "hit_first_beyond": v.first_beyond_expected == name,
+            "hit_local_nrmse": by_local == name, "hit_first_local": v.first_locally_divergent == name,
+            "hit_first_divergent": v.first_divergent == name}
+
+
+def prepare_model(name: str, root: Path, op: bool = False, env: dict | None = None) -> Path:
+    import leapp_lab
+    d = root / (name + ("-op" if op else ""))
+    d.mkdir(parents=True, exist_ok=True)
+    old = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        leapp_lab.prepare(str(MODELS / f"{name}.py"), d / "model.onnx", d / "model.npz",
+                          d / "model.reference.npz", debug_taps=["all"], op_taps=op)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return d
+
+
+def study(root: Path, trials: int, blocks: int) -> dict:
+    from leapp_lab.steps.compile import compile
+    from leapp_lab.steps.verify import verify
+
+    t = time.perf_counter()
+    d = prepare_model("mobilenet_blocks", root, env={"LEAPP_LAB_MBV2_BLOCKS": str(blocks)})
+    print(f"study: mobilenet_blocks, {blocks} blocks (prepared in {time.perf_counter() - t:.0f}s)")
+    clean = compile(d / "model.onnx", "ort-int8", out=d / "clean.ort-int8", naive_check=False)
+    v = verify(d / "model.reference.npz", clean.path, save=False, expected="int8")
+    ex = [r.local_excess for r in v.rows if r.local_excess is not None]
+    print(f"  unperturbed: beyond expected {v.beyond_expected or 'none'}; local excess "
+          f"{min(ex):.4f}..{max(ex):.4f}; first divergent {v.first_divergent}, first locally divergent "
+          f"{v.first_locally_divergent}")
+    rows = []
+    for s in range(trials):
+        r = trial(d, root / "trials", s, blocks)
+        rows.append(r)
+        print(f"  trial {s:2d} {r['block']:>4} {r['weight']:<24} {r['fault']:<22} excess {r['excess']:.2f}  "
+              f"largest excess {r['worst_excess']:<5} first beyond {r['first_beyond'] or '-':<5} "
+              f"largest local {r['worst_local_nrmse']:<5} first local div {r['first_locally_divergent'] or '-'}")
+    for f in (1.02, 1.05, 1.1):
+        # the first row over factor f, had the rule used it (the recorded excesses, in model order)
+        firsts = [next((n for n, e in r["excesses"].items() if e > f), None) for r in rows]
+        print(f"  factor {f:g} would make the block first beyond in "
+              f"{sum(a == r['block'] for a, r in zip(firsts, rows))}/{trials}")
+    keys = ("hit_excess", "hit_first_beyond", "hit_local_nrmse", "hit_first_local", "hit_first_divergent")
+    score = {k: sum(r[k] for r in rows) for k in keys}
+    print(f"  {trials} trials: largest local_excess names the block {score['hit_excess']}/{trials}; "
+          f"first_beyond_expected {score['hit_first_beyond']}/{trials}; plain ranking: largest local_nrmse "
+          f"{score['hit_local_nrmse']}/{trials}, first locally divergent {score['hit_first_local']}/{trials}, "
+          f"first divergent {score['hit_first_divergent']}/{trials}")
+    for kind in KINDS:
+        k = [r for r in rows if r["kind"] == kind]
+        if k:
+            print(f"    {kind:8s}: excess {sum(r['hit_excess'] for r in k)}/{len(k)}, first beyond "
+                  f"{sum(r['hit_first_beyond'] for r in k)}/{len(k)}, largest local_nrmse "
+                  f"{sum(r['hit_local_nrmse'] for r in k)}/{len(k)}")
+    return {"blocks": blocks, "trials": rows, "score": score, "clean_beyond": v.beyond_expected,
+            "clean_excess": [min(ex), max(ex)]}
+
+
+CALIBRATION = (("conv_net", False), ("conv_net", True), ("mlp_policy", False), ("mlp_policy", True),
+               ("sequential_taps", False), ("outlier_mlp", False), ("deep_mlp", False),
+               ("mobilenet_blocks", False), ("mobilenet_blocks", True))
+
+
+def _transformer(root: Path) -> Path:
+    """bench_local's 6-layer transformer encoder (LayerNorm, softmax attention, GELU), seq 16."""
+    import torch
+
+    import leapp_lab
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_local import make_transformer
+    d = root / "transformer"
+    d.mkdir(parents=True, exist_ok=True)
+    g = torch.Generator().manual_seed(1)
+    leapp_lab.prepare({"model": make_transformer(), "samples": [(torch.randn(1, 16, 128, generator=g),)
+                                                               for _ in range(4)]},
+                      d / "model.onnx", d / "model.npz", d / "model.reference.npz", debug_taps=["all"])
+    return d
+
+
+def calibrate(root: Path, factors=(1.001, 1.01, 1.02, 1.05, 1.1)) -> dict:
+    from leapp_lab.steps.compile import compile
+    from leapp_lab.steps.verify import verify
+
+    out, excess = {}, []
+    for name, op in [*CALIBRATION, ("transformer", False)]:
+        if name == "transformer":
+            d = _transformer(root / "cal")
+        else:
+            d = prepare_model(name, root / "cal", op, env={"LEAPP_LAB_MBV2_BLOCKS": "14"})
+        b = compile(d / "model.onnx", "ort-int8", naive_check=False)
+        v = verify(d / "model.reference.npz", b.path, save=False, expected="int8")
+        ex = [(r.name, r.local_excess, r.local_nrmse) for r in v.rows if r.local_excess is not None]
+        excess += [e for _, e, _ in ex]
+        top = max(ex, key=lambda x: x[1]) if ex else None
+        print(f"  {name}{' (op taps)' if op else ''}: {len(ex)} rows; local excess "
+              f"{min(e for _, e, _ in ex):.4f}..{top[1]:.4f} (max at {top[0]}); beyond: "
+              f"{v.beyond_expected or 'none'}")
+        out[name + ("-op" if op else "")] = {"rows": len(ex), "excess": [e for _, e, _ in ex],
+                                            "beyond": v.beyond_expected}
+    n = len(excess)
+    print(f"calibration: {n} rows of {len(CALIBRATION) + 1} clean builds; local excess "
+          f"{min(excess):.4f}..{max(excess):.4f}")
+    for f in factors:
+        k = sum(e > f for e in excess)
+        print(f"  factor {f:g}: {k}/{n} rows flagged ({100 * k / n:.1f} % false alarms)")
+    return {"rows": n, "models": out}
+
+
+def cost(root: Path, repeat: int, blocks: int) -> dict:
+    """verify --local against verify --expected int8 of the same build, alternating, best of
+    ``repeat``: in this process with the rounded model's graph and session cached from the previous
+    call (a notebook verifying again), in this process with that cache emptied before each call (a
+    first verify of a build), and as the CLI in fresh processes (imports included)."""
+    import subprocess
+
+    from leapp_lab.steps import expected_int8
+    from leapp_lab.steps.compile import compile
+    from leapp_lab.steps.verify import verify
+
+    d = root / "mobilenet_blocks"
+    if not (d / "model.onnx").is_file():
+        d = prepare_model("mobilenet_blocks", root, env={"LEAPP_LAB_MBV2_BLOCKS": str(blocks)})
+    b = compile(d / "model.onnx", "ort-int8", out=d / "cost.ort-int8", naive_check=False)
+    ref = d / "model.reference.npz"
+
+    def timed(cold=False, **kw):
+        if cold:
+            expected_int8._CACHE.clear()
+        t = time.perf_counter()
+        verify(ref, b.path, out=root / "runs", **kw)
+        return time.perf_counter() - t
+
+    def cli(*flags):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "leapp_lab.cli", "verify", str(ref), str(b.path), "--no-save",
+                        *flags], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+        return time.perf_counter() - t
+    timed(local=True)
+    timed(expected="int8")          # imports, page cache
+    res = {}
+    for label, a, e in (("warm (graph and session cached)", lambda: timed(local=True), lambda: timed(expected="int8")),
+                        ("cold (cache emptied)", lambda: timed(local=True), lambda: timed(cold=True, expected="int8")),
+                        ("CLI, fresh processes", lambda: cli("--local"), lambda: cli("--expected", "int8"))):
+        local, exp = [], []
+        for i in range(repeat):
+            local.append(a())
+            exp.append(e())
+        lo, ex = min(local), min(exp)
+        print(f"  {label}: verify --local {lo:.3f}s, verify --expected int8 {ex:.3f}s (best of {repeat}); "
+              f"ratio {ex / lo:.2f}x (target <= 2x); medians {sorted(local)[repeat // 2]:.3f}s / "
+              f"{sorted(exp)[repeat // 2]:.3f}s")
+        res[label] = {"local_s": local, "expected_s": exp, "ratio": ex / lo}
+    return res
+
+
+REPAIRS = (("outlier_mlp", 0.01), ("conv_net", 0.003), ("mobilenet_blocks", 0.1))
+
+
+def repair_ranks(root: Path, blocks: int) -> dict:
+    """``repair --rank output`` against ``--rank excess`` on clean int8 builds (builds, kept segments,
+    the error reached)."""
+    import leapp_lab
+
+    out = {}
+    for name, target in REPAIRS:
+        d = root / name
+        if not (d / "model.onnx").is_file():
+            d = prepare_model(name, root, env={"LEAPP_LAB_MBV2_BLOCKS": str(blocks)})
+        for rank in ("output", "excess"):
+            t = time.perf_counter()
+            r = leapp_lab.repair(d / "model.reference.npz", d / "model.onnx", engine="ort-int8",
+                                 target_nrmse=target, jobs=1, rank=rank, out=root / f"repair-{name}")
+            s = time.perf_counter() - t
+            print(f"  {name} (target {target:g}) --rank {rank}: {r.status}, {r.builds} builds, {s:.1f}s, kept "
+                  f"{len(r.chosen)} of {len(r.segments)} {r.chosen}; output nrmse {r.before:.4g} -> "
+                  f"{(r.after if r.after is not None else float('nan')):.4g}")
+            out[f"{name}/{rank}"] = {"status": r.status, "builds": r.builds, "seconds": s, "chosen": r.chosen,
+                                     "before": r.before, "after": r.after}
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=("all", "study", "calibrate", "cost", "repair"), default="all")
+    ap.add_argument("--trials", type=int, default=24)
+    ap.add_argument("--blocks", type=int, default=14)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--dir", help="where to write models and builds (default: a temp folder, removed after)")
+    ap.add_argument("--json", help="write the measurements here")
+    args = ap.parse_args(argv)
+    root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="leapp-lab-bench-int8-"))
+    root.mkdir(parents=True, exist_ok=True)
+    print(f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, {time.strftime('%Y-%m-%d')}")
+    res = {}
+    try:
+        if args.part in ("all", "study"):
+            res["study"] = study(root, args.trials, args.blocks)
+        if args.part in ("all", "calibrate"):
+            res["calibrate"] = calibrate(root)
+        if args.part in ("all", "cost"):
+            res["cost"] = cost(root, args.repeat, args.blocks)
+        if args.part in ("all", "repair"):
+            res["repair"] = repair_ranks(root, args.blocks)
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=1, default=float))
+        return 0
+    finally:
+        if not args.dir:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The prepared (fp32) model rounded the way an int8 engine stores its values, run in fp32
+onnxruntime (``verify --expected int8``): what int8 rounding alone would do to each row.
+
+``expected_graph(model, grids, cuts)`` returns ONE graph with three chains over the same inputs:
+
+* ``fp32``: the prepared model as it is (its outputs prefixed ``leapp_lab_fp32/``), run on one
+  sample to check that this ONNX still is the model of the reference;
+* ``cumulative``: every weight rounded onto the engine's weight grid (``W_quantized``'s scale and
+  zero point), every bias onto its int32 grid (input scale x weight scale), and every activation
+  the engine quantizes sent through ``QuantizeLinear -> DequantizeLinear`` with the engine's own
+  scale and zero point (``int8_grids``); the rest computes in fp32. Its outputs keep the model's
+  names: each row's ``expected`` value;
+* ``local`` (prefixed ``leapp_lab_expected_local/``): the same rounded model cut at the taps
+  ``--local`` cuts: each consumer of a cut tensor reads the tap's *reference* value, rounded onto
+  that tensor's grid when the engine quantizes it. A row's value there is its layer computed from
+  exact inputs on the input grid, with the weights as stored and the output on its output grid.
+
+One run per sample gives every row's cumulative and local expected value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+
+from .int8_grids import Grid, Int8Grids, fake_quantize
+
+FP32 = "leapp_lab_fp32/"
+LOCAL = "leapp_lab_expected_local/"
+FQ = "leapp_lab_fq/"
+
+
+@dataclass
+class ExpectedGraph:
+    """``model``: the three chains; ``fp32`` / ``cumulative`` / ``local``: row (graph output) name
+    -> the output holding its value in that chain; ``feeds``: (graph input, row name) of every cut;
+    ``rounded``: the activations rounded (float names); ``missing``: grid names the model lacks."""
+    model: onnx.ModelProto
+    fp32: dict[str, str] = field(default_factory=dict)
+    cumulative: dict[str, str] = field(default_factory=dict)
+    local: dict[str, str] = field(default_factory=dict)
+    feeds: list[tuple[str, str]] = field(default_factory=list)
+    rounded: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    #: int8 tensors of the engine with no float name (``Int8Grids.unmapped``), for the warning
+    unmapped: list[str] = field(default_factory=list)
+
+
+def _qdq(src: str, dst: str, grid: Grid, tag: str, inits: list) -> list[onnx.NodeProto]:
+    """QuantizeLinear -> DequantizeLinear of ``src`` onto ``grid`` into ``dst``."""
+    s, z = f"{FQ}{tag}/scale", f"{FQ}{tag}/zero_point"
+    scale = grid.scale.astype(np.float32)
+    zp = grid.zero_point
+    inits += [numpy_helper.from_array(scale.reshape(()) if scale.size == 1 else scale, s),
+              numpy_helper.from_array(zp.reshape(()) if zp.size == 1 else zp, z)]
+    axis = {} if grid.axis is None else {"axis": grid.axis}
+    return [helper.make_node("QuantizeLinear", [src, s, z], [f"{FQ}{tag}/q"], name=f"{FQ}{tag}/Q", **axis),
+            helper.make_node("DequantizeLinear", [f"{FQ}{tag}/q", s, z], [dst], name=f"{FQ}{tag}/DQ", **axis)]
+
+
+def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str],
+                   local: bool = True, unrounded: frozenset[str] | set[str] = frozenset(),
+                   fp32: bool = True) -> ExpectedGraph:
+    """The three chains of ``model`` (the prepared ONNX with its tap outputs, weights loaded).
+    ``cuts``: tap name -> the tensor it shows (manifest ``tensor``), for every tap ``--local``
+    cuts; ``local=False`` leaves the local chain out. ``unrounded``: taps the engine shows as the
+    float value before its QuantizeLinear (build.json ``via`` direct / unfused): their value is
+    read before the rounding, as the engine's is. ``fp32=False`` leaves the fp32 chain out."""
+    g0 = model.graph
+    inits = {i.name: i for i in g0.initializer}
+    graph_inputs = [i.name for i in g0.input if i.name not in inits]
+    outputs = [o.name for o in g0.output]
+    produced = {o for n in g0.node for o in n.output if o}
+    out = ExpectedGraph(onnx.ModelProto())
+    new_inits: list[onnx.TensorProto] = []
+
+    # rounded weights and biases: copies beside the originals (the fp32 chain reads those), or in
+    # their place when there is no fp32 chain
+    wname: dict[str, str] = {}
+    replaced: dict[str, onnx.TensorProto] = {}
+    for table in (grids.weights, grids.biases):
+        for name, grid in table.items():
+            init = inits.get(name)
+            if init is None:
+                out.missing.append(name)
+                continue
+            w = numpy_helper.to_array(init)
+            if w.dtype != np.float32:
+                continue
+            rounded_w = fake_quantize(w, grid).astype(np.float32)
+            if fp32:
+                wname[name] = f"{FQ}{name}"
+                new_inits.append(numpy_helper.from_array(rounded_w, wname[name]))
+            else:
+                replaced[name] = numpy_helper.from_array(rounded_w, name)
+
+    # the cumulative chain: the model's nodes, weights renamed, each quantized activation rounded
+    rounded = {t: grid for t, grid in grids.activations.items() if t in produced or t in graph_inputs}
+    out.missing += [t for t in grids.activations if t not in rounded]
+    out.rounded = list(rounded)
+    raw = {t: f"{FQ}{t}/raw" for t in rounded if t in produced}
+    cum_nodes: list[onnx.NodeProto] = []
+    rename_in: dict[str, str] = {**wname}
+    for t in rounded:
+        if t in graph_inputs:
+            rename_in[t] = f"{FQ}{t}/rounded"
+            cum_nodes += _qdq(t, rename_in[t], rounded[t], t, new_inits)
+    for n in g0.node:
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        for i, x in enumerate(c.input):
+            if x in rename_in:
+                c.input[i] = rename_in[x]
+        if (c.name.startswith(TAP_NODE_PREFIX) and c.name[len(TAP_NODE_PREFIX):] in unrounded
+                and c.input and c.input[0] in raw):
+            c.input[0] = raw[c.input[0]]
+        after = []
+        for j, o in enumerate(c.output):
+            if o in raw:
+                c.output[j] = raw[o]
+                after += _qdq(raw[o], o, rounded[o], o, new_inits)
+        cum_nodes += [c, *after]
+
+    # the fp32 chain: the model unchanged, every node output prefixed
+    fp_nodes = _prefixed(list(g0.node), FP32, produced) if fp32 else []
+    # the local chain: the cumulative chain prefixed, cut at every tap of ``cuts``
+    loc_nodes: list[onnx.NodeProto] = []
+    loc_inputs: list[onnx.ValueInfoProto] = []
+    if local:
+        cum_produced = {o for n in cum_nodes for o in n.output if o}
+        loc_nodes = _prefixed(cum_nodes, LOCAL, cum_produced)
+        vinfo = {v.name: v for v in [*g0.value_info, *g0.output, *g0.input]}
+        consumers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
+        for n in loc_nodes:
+            for i, x in enumerate(n.input):
+                consumers.setdefault(x, []).append((n, i))
+        done: set[str] = set()
+        for tap, tensor in cuts.items():
+            if tensor in graph_inputs or tensor in inits or tensor not in cum_produced or tensor in done:
+                continue
+            done.add(tensor)
+            feed = f"{LOCAL}feed/{tap}"
+            vi = vinfo.get(tap) or vinfo.get(tensor)
+            elem = vi.type.tensor_type.elem_type if vi is not None else onnx.TensorProto.FLOAT
+            loc_inputs.append(helper.make_tensor_value_info(feed, elem, None))
+            src = feed
+            if tensor in rounded:
+                src = f"{LOCAL}feed/{tap}/rounded"
+                loc_nodes[:0] = _qdq(feed, src, rounded[tensor], f"feed/{tap}", new_inits)
+            for n, i in consumers.get(LOCAL + tensor, []):
+                if not n.name.startswith(LOCAL + TAP_NODE_PREFIX):
+                    n.input[i] = src
+            out.feeds.append((feed, tap))
+
+    m = out.model
+    m.CopyFrom(model)
+    g = m.graph
+    if replaced:
+        kept = [replaced.get(i.name, i) for i in g.initializer]
+        del g.initializer[:]
+        g.initializer.extend(kept)
+    del g.node[:]
+    g.node.extend([*fp_nodes, *cum_nodes, *loc_nodes])
+    g.initializer.extend(new_inits)
+    g.input.extend(loc_inputs)
+    del g.output[:]
+    for o in outputs:
+        out.cumulative[o] = o
+        g.output.append(onnx.ValueInfoProto(name=o))
+        if fp32:
+            out.fp32[o] = FP32 + o
+            g.output.append(onnx.ValueInfoProto(name=FP32 + o))
+        if local:
+            out.local[o] = LOCAL + o
+            g.output.append(onnx.ValueInfoProto(name=LOCAL + o))
+    # the value_info of a renamed tensor would describe its rounded twin: drop them all
+    del g.value_info[:]
+    return out
+
+
+def _prefixed(nodes: list[onnx.NodeProto], prefix: str, produced: set[str]) -> list[onnx.NodeProto]:
+    """Copies of ``nodes`` whose node outputs (and the reads of them) carry ``prefix``; graph
+    inputs and initializers are read as they are."""
+    res = []
+    for n in nodes:
+        c = onnx.NodeProto()
+        c.CopyFrom(n)
+        c.name = prefix + c.name if c.name else c.name
+        for i, x in enumerate(c.input):
+            if x in produced:
+                c.input[i] = prefix + x
+        for j, o in enumerate(c.output):
+            if o:
+                c.output[j] = prefix + o
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in c.attribute):
+            _prefix_subgraph_reads(c, prefix, produced)
+        res.append(c)
+    return res
+
+
+def _prefix_subgraph_reads(node: onnx.NodeProto, prefix: str, produced: set[str]) -> None:
+    """Outer-scope values an If/Loop/Scan body reads are renamed with their producers."""
+    for a in node.attribute:
+        for sg in [*a.graphs, *([a.g] if a.HasField("g") else [])]:
+            inner = {o for n in sg.node for o in n.output} | {i.name for i in sg.input}
+            for n in sg.node:
+                for i, x in enumerate(n.input):
+                    if x in produced and x not in inner:
+                        n.input[i] = prefix + x
+                for b in n.attribute:
+                    if b.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                        _prefix_subgraph_reads(n, prefix, produced - inner)

@@ -1,0 +1,200 @@
+"""The finding of a trace report (``leapp_lab.model.finding``): the first failing node / port /
+sample, the hazard that explains it, the suspect literal as the FX graph prints it with the FX code
+line it sits on, and the fix.
+
+A row is cited by its id in the validation table: ``node/port/sample`` (``graph:node/port/sample``
+when the report holds several graphs), so the views can link it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .finding import Finding, num, plural
+from .trace import graph_labels
+
+#: which hazard explains a failing row best, most specific first (the sample-level diagnoses before
+#: the log's general ones)
+EXPLAINS = ("frozen-constant", "mutated-after-trace", "unfilled-cache", "export-mismatch", "tolerance-only",
+            "trace-loss", "adapter-mismatch", "dropped-input", "warm-start", "constant-output",
+            "identical-samples", "single-sample", "trace-refused")
+
+#: the fix of each hazard kind, in a few words (the hazard's own message has the long form)
+FIXES = {
+    "frozen-constant": "keep that value in torch operations on the traced tensors (no .item(), float(), "
+                       "NumPy call or Python branch), or declare it with annotate.input_tensors() for {node}, "
+                       "then trace again",
+    "trace-loss": "keep the computation in torch operations on the traced tensors (x / x.abs().max() instead "
+                  "of x / x.abs().max().item(); torch.where instead of if), or wrap it with leapp.FunctionPatch, "
+                  "then trace again with several different samples",
+    "mutated-after-trace": "freeze the module state while tracing (update statistics outside the traced "
+                           "passes), or make it an explicit input / state (annotate.state_tensors)",
+    "export-mismatch": "find the op whose exported lowering differs (integer division, rounding, casts), try "
+                       "the other exporter, or patch the op with leapp.FunctionPatch",
+    "unfilled-cache": "record more samples than the cache holds (max_cached_io) before compiling, or read "
+                      "only the filled slots",
+    "dropped-input": "use the input in the traced computation, or remove it from annotate.input_tensors()",
+}
+#: the fix of each hazard kind in a table cell (the trace view's "advice" column)
+ADVICE = {
+    "frozen-constant": "torch ops, or annotate.input_tensors()",
+    "trace-loss": "torch ops, not .item() / if",
+    "mutated-after-trace": "freeze the state while tracing, or annotate.state_tensors()",
+    "export-mismatch": "the other exporter, or leapp.FunctionPatch",
+    "tolerance-only": "a larger atol (see min atol)",
+    "unfilled-cache": "record more samples than max_cached_io",
+    "dropped-input": "use the input, or drop it from input_tensors()",
+    "adapter-mismatch": "fix the FunctionPatch adapter",
+    "warm-start": "trace from the state the deployment starts in",
+}
+
+
+def advice(kinds: list[str]) -> str | None:
+    """The advice of the hazard among ``kinds`` that explains a row best (EXPLAINS), or None."""
+    rank = {k: i for i, k in enumerate(EXPLAINS)}
+    for k in sorted(kinds, key=lambda k: rank.get(k, len(rank))):
+        if k in ADVICE:
+            return ADVICE[k]
+    return None
+
+
+#: a hazard kind in a few words (the views' reason words)
+HAZARD_WORDS = {
+    "frozen-constant": "a value that changes from pass to pass was frozen into the graph as a constant",
+    "trace-loss": "a value left the traced graph while tracing",
+    "mutated-after-trace": "module state changed after it was traced",
+    "export-mismatch": "the trace reproduces Python but the exported model computes something else",
+    "tolerance-only": "numeric noise of the export backend, not a bug",
+    "unfilled-cache": "the recorded value is LEAPP's unfilled zero placeholder",
+    "dropped-input": "an input the traced computation does not use",
+}
+
+
+def reason_words(kind: str) -> str:
+    """``frozen-constant: a value … frozen into the graph as a constant; fix: keep the value in torch
+    ops, or annotate.input_tensors()`` (a trace row's reason key in words)."""
+    words = HAZARD_WORDS.get(kind)
+    fix = ADVICE.get(kind)
+    return kind + (f": {words}" if words else "") + (f"; fix: {fix}" if fix else "")
+
+
+def _first_sentence(message: str) -> str:
+    body = message.split(": ", 1)[1] if re.match(r"^(node|graph) '", message) and ": " in message else message
+    return re.split(r"(?<=[.!?])\s", body.strip(), maxsplit=1)[0].rstrip(".")
+
+
+def _last_sentence(message: str) -> str:
+    parts = [p for p in re.split(r"(?<=[.!?])\s", message.strip()) if p]
+    return parts[-1].rstrip(".") if parts else message
+
+
+def fx_line(node: Any, fx_node: Any) -> str:
+    """The line of the node's FX code that defines ``fx_node``, as the FX graph prints it."""
+    for line in (node.fx.code or "").splitlines():
+        s = line.strip()
+        if s.startswith(f"{fx_node.name} = "):
+            return s.split(";")[0]
+    return f"{fx_node.name} = {fx_node.target}({', '.join(fx_node.args)})"
+
+
+def _check_order(g: Any):
+    order = {n.name: (n.index, i) for i, n in enumerate(g.nodes)}
+    ports = {(n.name, p.name): j for n in g.nodes for j, p in enumerate(n.ports)}
+    return lambda c: (order.get(c.node, (1 << 30, 0)), ports.get((c.node, c.port), 1 << 30), c.sample)
+
+
+def _concerns(h: Any, node: str, port: str | None, sample: int | None) -> bool:
+    return (h.node in (None, node) and (h.port is None or port is None or h.port == port)
+            and (not h.samples or sample is None or sample in h.samples))
+
+
+def _explaining(g: Any, node: str, port: str | None, sample: int | None) -> Any:
+    found = [h for h in g.hazards if _concerns(h, node, port, sample)]
+    rank = {k: i for i, k in enumerate(EXPLAINS)}
+    return min(found, key=lambda h: rank.get(h.kind, len(rank)), default=None)
+
+
+def _suspect(g: Any, node: str) -> tuple[Any, Any] | None:
+    for n in g.nodes:
+        if n.name == node and n.fx is not None:
+            for x in n.fx.nodes:
+                if x.suspect:
+                    return n, x
+    return None
+
+
+def _cause_and_fix(g: Any, h: Any, node: str, check: Any = None) -> list[str]:
+    """The sentences naming the hazard (with the frozen literal and its FX line) and the fix."""
+    out = []
+    sus = _suspect(g, node)
+    if h is not None and h.kind in ("frozen-constant", "trace-loss") and sus is not None:
+        n, x = sus
+        lits = ", ".join(repr(v) for v in x.literals if isinstance(v, float)) or ", ".join(map(repr, x.literals))
+        out.append(f"Cause, {h.kind}: the FX graph of {node} holds the literal {lits}, a live value frozen at "
+                   f"trace time, in the line {fx_line(n, x)}.")
+    elif h is not None:
+        out.append(f"Cause, {h.kind}: {_first_sentence(h.message)}.")
+    elif check is not None:
+        fx_ok = (check.fx_stats or {}).get("max")
+        out.append(f"No hazard explains it: FX replay vs recorded {num(fx_ok)}, exported vs FX replay "
+                   f"{num(check.export_vs_fx_max)} (min atol that passes {num(check.min_atol)}).")
+    if h is not None:
+        fix = FIXES.get(h.kind)
+        if h.kind == "tolerance-only":
+            m = re.search(r"atol=([0-9.eE+-]+)\)?,? or keep", h.message) or re.search(r"e\.g\. (atol=[^)]+)\)", h.message)
+            fix = f"validate with a tolerance that fits the values ({m.group(1) if m else 'a larger atol'})"
+        out.append("Fix: " + (fix.format(node=node) if fix else _last_sentence(h.message)) + ".")
+    return out
+
+
+def _graph_finding(g: Any, prefix: str) -> Finding | None:
+    """The finding of one graph when it has something to say (None: it validates, no hazard)."""
+    if g.status in ("refused", "error") and not g.checks:
+        first = (g.error or "").strip().splitlines()
+        what = "LEAPP refused the trace" if g.status == "refused" else "the traced code raised"
+        return Finding(f"Graph '{g.name}' was not compiled: {what}: {first[0] if first else g.status}.", "fail")
+    failing = sorted((c for c in g.checks if c.passed is False), key=_check_order(g))
+    if failing:
+        c = failing[0]
+        row = f"{prefix}{c.node}/{c.port}/{c.sample}"
+        port = [x for x in g.checks if x.node == c.node and x.port == c.port]
+        bad = sorted(x.sample for x in port if x.passed is False)
+        good = sorted(x.sample for x in port if x.passed)
+        spread = (f"; {plural(len(bad), 'sample')} of {c.node}/{c.port} fail"
+                  + (f", sample{'s' if len(good) > 1 else ''} {', '.join(map(str, good))} pass{'es' if len(good) == 1 else ''}"
+                     if good else ""))
+        lead = (f"{row} is the first failing node/port/sample (max |exported − recorded| "
+                f"{num((c.stats or {}).get('max'))}{spread}).")
+        h = _explaining(g, c.node, c.port, c.sample)
+        return Finding(" ".join([lead, *_cause_and_fix(g, h, c.node, c)]), "fail", [row])
+    errors = [n for n in g.nodes if n.verdict == "error"]
+    if errors:
+        n = errors[0]
+        return Finding(f"Node {n.name} of graph '{g.name}' failed to validate: "
+                       f"{(n.error or 'error').strip().splitlines()[0]}.", "fail")
+    if g.hazards:
+        h = _explaining(g, g.hazards[0].node, None, None) if g.hazards[0].node else g.hazards[0]
+        where = "/".join(x for x in (h.node, h.port) if x) or f"graph '{g.name}'"
+        text = (f"Every node/port/sample of graph '{g.name}' validates, but {h.kind} at {where}: "
+                f"{_first_sentence(h.message)}.")
+        fix = _cause_and_fix(g, h, h.node or "", None)
+        return Finding(" ".join([text, *fix[-1:]]), "warn")
+    if not g.checks:
+        return Finding(f"Graph '{g.name}' {g.status}: nothing was validated (no recorded sample to compare).",
+                       "warn")
+    return None
+
+
+def trace_finding(report: Any) -> Finding:
+    graphs = list(report.graphs)
+    if not graphs:
+        err = (report.script_error or "").strip().splitlines()
+        return Finding("No graph was traced" + (f": the script raised {err[-1]}" if err else "") + ".", "fail")
+    many = len(graphs) > 1
+    for g, label in zip(graphs, graph_labels(graphs)):
+        f = _graph_finding(g, f"{label}:" if many else "")
+        if f is not None:
+            return f
+    checks = sum(len(g.checks) for g in graphs)
+    where = f"the {len(graphs)} graphs" if many else f"graph '{graphs[0].name}'"
+    return Finding(f"Every node/port/sample of {where} validates ({plural(checks, 'check')}); no hazard.", "pass")

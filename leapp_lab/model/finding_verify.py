@@ -1,0 +1,246 @@
+"""The findings of a verify and of a compare report (``leapp_lab.model.finding``).
+
+Verify, in the order the sentences come:
+
+1. with an expectation (``--expected``): the rows *beyond* what that precision's rounding explains
+   lead (``beyond what int8 rounding explains: …``); when none is, the finding says every row is
+   within it and points to repair;
+2. with local error (``--local``): the layer that adds the error, how much more than any other, and
+   that the rows after it inherit it (their own share is small); when no layer adds error beyond the
+   rule on its own, the divergence is rounding spread over the model, and repair is the next step;
+3. otherwise the first divergent row in model order, why, and how many diverge.
+
+Compare: what flipped, where first (model order), by how much (diff); per engine where it first
+diverges (engines).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .finding import Finding, names, num, plural, ratio
+
+#: a layer "stands out" when its own error is this many times any other layer's
+STANDS_OUT = 3.0
+#: a row after the culprit inherits when its own share of its error is below this
+INHERITS = 0.5
+
+
+def _by_name(r: Any) -> dict[str, Any]:
+    return {x.name: x for x in r.rows}
+
+
+def _why(r: Any, row: Any) -> str:
+    """The criteria a divergent row fires, with its values (``nrmse 0.034 > 0.01``)."""
+    limits = r.rule.thresholds()
+    out = []
+    for key in (row.reason or "").split(", "):
+        if key in limits:
+            lim, side = limits[key]
+            out.append(f"{key} {fmt_metric(key, getattr(row, key, None))} {'>' if side == 'above' else '<'} "
+                       f"{fmt_metric(key, lim)}")
+        elif key == "non-finite":
+            out.append(f"{row.nonfinite_engine} non-finite engine values")
+        elif key:
+            out.append(key)
+    return ", ".join(out)
+
+
+def fmt_metric(key: str, v: Any) -> str:
+    from .numfmt import fmt
+    return fmt(v, "cos" if key == "cosine" else "num")
+
+
+def _headline(ex: Any) -> str:
+    """``beyond what int8 rounding explains`` (the rule's own words, ExpectedRule.headline)."""
+    return ex.headline() if hasattr(ex, "headline") else f"beyond what {_within(ex)} explains"
+
+
+def _within(ex: Any) -> str:
+    return "int8 rounding" if ex.dtype == "int8" else f"{ex.dtype} precision"
+
+
+def _expected_lead(r: Any, rows: dict[str, Any]) -> tuple[list[str], str, list[str]]:
+    """(sentences, status, cited) of an expectation: its beyond rows, or that every row is within it."""
+    ex = r.expected
+    beyond = [n for n in r.beyond_expected if n in rows]
+    judged = [x for x in r.rows if x.in_rule]
+    if beyond:
+        b = rows[beyond[0]]
+        excess = getattr(b, "local_excess", None)
+        if excess is not None:
+            how = f"its own error is {ratio(excess)} what {_within(ex)} explains"
+        elif b.expected_nrmse is not None and b.nrmse is not None:
+            how = f"nrmse {num(b.nrmse)}, {ratio(b.nrmse / max(b.expected_nrmse, ex.floor))} its expected {num(b.expected_nrmse)}"
+        else:
+            how = f"nrmse {num(b.nrmse)}"
+        more = f"; {plural(len(beyond) - 1, 'more row')} after it: {names(beyond[1:], 3)}" if len(beyond) > 1 else ""
+        return ([f"{_headline(ex)[:1].upper()}{_headline(ex)[1:]}: {b.name} ({how}){more}."], "fail", beyond[:4])
+    diverged = [x.name for x in judged if x.diverged]
+    if diverged:
+        return ([f"Every row is within what {_within(ex)} explains ({plural(len(diverged), 'row')} cross "
+                 f"the rule, none beyond {ex.factor:g}× its expected error): ordinary reduced-precision error, "
+                 f"no broken layer; repair finds the segments to keep in fp32 to meet a target."], "warn", [])
+    return ([f"Every row is within the rule and within what {_within(ex)} explains "
+             f"({plural(len(judged), 'judged row')})."], "pass", [])
+
+
+def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, list[str]]:
+    """(sentences, status, cited) of the local error: the layer that adds it, and who inherits it."""
+    judged = [x for x in r.rows if x.in_rule]
+    loc = [x for x in judged if x.local_nrmse is not None]
+    if not loc:
+        return ([], "pass", [])
+    culprit = rows.get(r.worst_local) if r.worst_local else max(loc, key=lambda x: x.local_nrmse)
+    if culprit is None or culprit.local_nrmse is None:
+        return ([], "pass", [])
+    # with an expectation that has local values the layers compare by their excess over rounding
+    # (local_excess), and a layer adds error of its own when it is beyond what rounding explains
+    excess = r.expected is not None and getattr(culprit, "local_excess", None) is not None
+    measure = (lambda x: getattr(x, "local_excess", None)) if excess else (lambda x: x.local_nrmse)
+    others = [measure(x) for x in loc if x is not culprit and measure(x) is not None]
+    top = max(others, default=None)
+    times = measure(culprit) / top if top else None
+    after = [x for x in judged if (x.order or 0) > (culprit.order or 0) and x.diverged]
+    inherit = [x for x in after if (not x.beyond_expected if excess else
+                                    x.local_share is not None and x.local_share < INHERITS)]
+    own = [x.name for x in loc if x is not culprit and (x.beyond_expected if excess else x.locally_diverged)]
+    if not culprit.locally_diverged and not culprit.beyond_expected:
+        if led:
+            return ([], "pass", [])
+        return ([f"No layer adds error beyond the rule on its own (the largest local NRMSE is "
+                 f"{num(culprit.local_nrmse)}, at {culprit.name}): the divergence is reduced-precision "
+                 f"error building up over the model; repair finds the segments to keep in fp32 to meet a "
+                 f"target."], "warn", [culprit.name])
+    what = "more error beyond rounding" if excess else "more error"
+    value = (f"local excess {ratio(measure(culprit))}" if excess else f"local NRMSE {num(culprit.local_nrmse)}")
+    if times is not None and times >= STANDS_OUT:
+        s = f"{culprit.name} adds {ratio(times)} {what} than any other layer ({value})"
+    else:
+        s = (f"{culprit.name} adds the most {what[5:]} of its own ({value}"
+             + (f", {ratio(times)} the next layer's" if times is not None else "") + ")")
+    if after and len(inherit) == len(after):
+        s += "; the rows after it inherit it."
+    elif own:
+        s += f"; {plural(len(own), 'other row')} add error of their own too: {names(own, 3)}."
+    else:
+        s += "."
+    return ([s], "fail", [culprit.name] + own[:3])
+
+
+def verify_finding(r: Any) -> Finding:
+    rows = _by_name(r)
+    judged = [x for x in r.rows if x.in_rule]
+    if not judged:
+        shown = [x for x in r.rows if x.status != "compared"]
+        why = shown[0].status if shown else "no row"
+        return Finding(f"Nothing was judged: no row of the build was compared with the reference "
+                       f"({plural(len(r.rows), 'row')}, first {why}); is this the reference of the model this "
+                       f"build came from?", "fail", [])
+    sentences: list[str] = []
+    cited: list[str] = []
+    status = "pass"
+    rank = {"pass": 0, "warn": 1, "fail": 2}
+    if r.expected is not None:
+        s, st, c = _expected_lead(r, rows)
+        sentences += s
+        cited += c
+        status = max(status, st, key=rank.get)
+    # with an expectation, a layer only counts as adding error when it is beyond what rounding explains
+    if r.local and (r.expected is None or r.beyond_expected):
+        s, st, c = _local(r, rows, led=bool(sentences))
+        sentences += s
+        cited += c
+        status = max(status, st, key=rank.get)
+    diverged = [x for x in judged if x.diverged]
+    if not sentences:
+        fd = rows.get(r.first_divergent) if r.first_divergent else None
+        if fd is not None:
+            sentences.append(f"{fd.name} is the first divergent row in model order ({_why(r, fd)}); "
+                             f"{len(diverged)} of {plural(len(judged), 'judged row')} diverge.")
+            sentences.append(f"A local verify tells whether {fd.name} adds that error or inherits it from "
+                             f"the rows before it.")
+            cited.append(fd.name)
+            status = "fail"
+        else:
+            crit = " or ".join(w for k, w, _ in r.rule.criteria_table() if k in ("nrmse", "cosine", "mape"))
+            sentences.append(f"Every judged row is within the rule ({plural(len(judged), 'row')}; none has {crit}).")
+    missing = [x for x in r.rows if x.status == "not-in-engine"]
+    if missing and len(sentences) < 3:
+        fused = sum(1 for x in missing if "fused" in (x.note or ""))
+        how = f", {fused} fused away by its graph optimisation" if fused else ""
+        sentences.append(f"{plural(len(missing), 'row')} {'is' if len(missing) == 1 else 'are'} not in the engine"
+                         f"{how} (status not-in-engine): {names([x.name for x in missing], 3)}.")
+        cited += [x.name for x in missing[:3]]
+    if r.max_mape is not None and r.exit_code:
+        over = [n for n in r.exceeded if n in rows]
+        sentences.append(f"The gate fails: mape above {r.max_mape:g}% on {names(over, 3) or 'a judged output'}.")
+        cited += over[:3]
+        status = "fail"
+    return Finding(" ".join(sentences[:3]), status, cited)
+
+
+# -- compare ------------------------------------------------------------------------------------------
+def _side_name(s: Any, mode: str) -> str:
+    return f"{s.key} ({s.build_name or s.engine or s.build})" if mode == "diff" else s.label
+
+
+def _change(row: Any, side: str) -> str:
+    ch = row.changes.get(side, {}).get("nrmse")
+    if ch is None or (ch.a is None and ch.b is None):
+        return ""
+    return f", nrmse {num(ch.a)} → {num(ch.b)}" + (f", {ratio(ch.ratio)}" if ch.ratio is not None else "")
+
+
+def compare_finding(c: Any) -> Finding:
+    if not c.sides:
+        return Finding("A compare of no runs.", "warn")
+    base = c.baseline
+    if c.mode == "diff" and len(c.sides) == 2:
+        b = c.sides[1]
+        to_fail, to_pass = c.to_fail, c.to_pass
+        flipped = c.flipped()
+        a_name, b_name = _side_name(base, "diff"), _side_name(b, "diff")
+        if flipped:
+            f = flipped[0]
+            counts = " and ".join(x for x in (f"{len(to_fail)} to fail" if to_fail else "",
+                                              f"{len(to_pass)} to pass" if to_pass else "") if x)
+            text = (f"{plural(len(flipped), 'row')} flipped from {a_name} to {b_name} ({counts}); the first in "
+                    f"model order is {f.name} ({f.verdicts.get(base.key)} → "
+                    f"{f.verdicts.get(b.key)}{_change(f, b.key)}).")
+            if to_fail and to_fail[0] != f.name:
+                g = c.row(to_fail[0])
+                text += f" First flip to fail: {g.name} ({_change(g, b.key).lstrip(', ')})."
+            return Finding(text, "fail" if to_fail else "pass", [f.name] + to_fail[:1])
+        moved = [r for r in c.rows if r.changes.get(b.key, {}).get("nrmse") is not None
+                 and r.changes[b.key]["nrmse"].ratio not in (None, 0)]
+        if moved:
+            import math
+            big = max(moved, key=lambda r: abs(math.log(r.changes[b.key]["nrmse"].ratio)))
+            text = (f"No row flipped from {a_name} to {b_name}; the largest change is {big.name}"
+                    f"{_change(big, b.key)}.")
+            fails = [r.name for r in c.rows if r.verdicts.get(b.key) == "fail"]
+            return Finding(text, "warn" if fails else "pass", [big.name])
+        return Finding(f"No row flipped from {a_name} to {b_name}.", "pass")
+    parts, cited, any_fail = [], [], False
+    first = [(s, s.first_divergent) for s in c.sides]
+    diverging = [(s, n) for s, n in first if n]
+    for s, n in diverging[:3]:
+        cell = c.cell(n, s.key)
+        nr = f" (nrmse {num(cell.nrmse)})" if cell is not None else ""
+        parts.append(f"{s.label} first diverges at {n}{nr}")
+        cited.append(n)
+        any_fail = True
+    clean = [s.label for s, n in first if not n]
+    text = "; ".join(parts)
+    if clean:
+        text += ("; " if text else "") + f"{names(clean)} pass{'es' if len(clean) == 1 else ''} every judged row"
+    text += "."
+    for s in c.sides[1:]:
+        flips = [r for r in c.rows if r.flips.get(s.key) == "to-fail"]
+        if flips:
+            f = flips[0]
+            text += (f" Against {base.label}, {plural(len(flips), 'row')} flip to fail on {s.label}, first "
+                     f"{f.name}{_change(f, s.key).replace(', ', ' (', 1)}{')' if _change(f, s.key) else ''}.")
+            cited.append(f.name)
+            break
+    return Finding(text, "fail" if any_fail else "pass", cited)

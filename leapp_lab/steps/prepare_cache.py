@@ -1,0 +1,103 @@
+"""prepare's cache: the content key of a model, and reusing the previous export when it is unchanged.
+
+The key covers (docs/taps.md, "Re-running an unchanged model"): the MODEL.py bytes, the files of the
+user's own modules the model reaches (``taps.content_key``), every parameter and buffer, every
+sample, the tap options and the exporter, the three output paths, and the software (Python, torch,
+onnx, onnxscript, onnxruntime, leapp_lab's version and code). The record is ``cache.json`` in the
+prepare record folder (``<onnx dir>/<onnx stem>.prepare/``), beside report.json; a hit needs the
+same key and the three outputs still as they were written (size and sha256).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leapp_lab.model.reuse import (CACHE_FILE, CacheInfo, combine, digest_bytes, digest_file,
+                                   environment_digest, lookup, record_body, write_record)
+
+#: the packages whose versions the key holds
+PACKAGES = ("torch", "onnx", "onnxscript", "onnxruntime", "numpy")
+
+
+@dataclass
+class Check:
+    """What the cache said: ``info`` (for the report), ``parts`` (None: the cache is not used this
+    time, ``info.reason`` says why), ``record`` (the reusable record on a hit)."""
+    info: CacheInfo
+    parts: dict[str, str] | None = None
+    record: dict | None = None
+
+
+def check(src: Any, net: Any, samples: list[tuple], options: dict, exporter: str, outputs: list[Path],
+          record_dir: Path, force: bool) -> Check:
+    """The key of this prepare and whether the outputs in ``record_dir``'s record may be reused."""
+    from leapp_lab.taps.content_key import Unhashable, code_parts, samples_digest, weights_digest
+
+    t = time.perf_counter()
+    try:
+        parts = {"model source": src.sha256 or "none",
+                 **code_parts(src.namespace, net, src.base_dir),
+                 "state_dict": weights_digest(net),
+                 "samples": samples_digest(samples),
+                 "tap options": digest_bytes(json.dumps(options, sort_keys=True).encode()),
+                 "exporter": digest_bytes(exporter.encode()),
+                 # where the outputs lie, from the record folder: a project moved whole keeps its key
+                 "outputs": digest_bytes("\0".join(os.path.relpath(p, record_dir) for p in outputs).encode()),
+                 "versions": environment_digest(PACKAGES)}
+    except Unhashable as exc:
+        return Check(CacheInfo(reason=f"not cached: {exc}", checked_s=round(time.perf_counter() - t, 4)))
+    key = combine(parts)
+    if force:
+        info = CacheInfo(key=key, reason="forced (--force)")
+        rec = None
+    else:
+        rec, why = lookup(record_dir / CACHE_FILE, key, parts, record_dir)
+        info = CacheInfo(hit=rec is not None, key=key, reason=why or None,
+                         reused_from=rec.get("created") if rec else None)
+    info.checked_s = round(time.perf_counter() - t, 4)
+    return Check(info, parts, rec)
+
+
+def reuse(chk: Check, src: Any, record_dir: Path, onnx_out, npz_out, reference_out, t_start: float):
+    """The previous prepare's report, marked as reused (and saved so: report.json says it)."""
+    from leapp_lab.model.base import load
+    from leapp_lab.model.errors import UserError
+
+    try:
+        report = load(record_dir)
+    except (UserError, OSError):
+        return None
+    if getattr(report, "kind", None) != "prepare":
+        return None
+    # as this prepare was asked (a project moved or copied whole: its own paths)
+    report.onnx, report.npz, report.reference = str(onnx_out), str(npz_out), str(reference_out)
+    report.model, report.model_file = src.label, None if src.file is None else str(src.file)
+    report.cache = chk.info
+    report.timings_s = {"cache_check": chk.info.checked_s or 0.0,
+                        "total": round(time.perf_counter() - t_start, 4)}
+    report.save(record_dir)
+    report.path = record_dir
+    return report
+
+
+def record(chk: Check | None, record_tmp: Path, record_dir: Path, written: list[tuple[Path, Path]]) -> None:
+    """Write ``cache.json`` into the staged record folder: the key, its parts, and each output's
+    sha256 and size (``written``: (final path, the staged file holding its bytes))."""
+    if chk is None or chk.parts is None:
+        return
+    files = {}
+    for final, staged_file in written:
+        rel = os.path.relpath(Path(final).resolve(), Path(record_dir).resolve())
+        files[rel] = {"sha256": digest_file(staged_file), "size": staged_file.stat().st_size}
+    write_record(record_tmp / CACHE_FILE, record_body(chk.info.key, chk.parts, files,
+                                                      _dt.datetime.now().isoformat(timespec="seconds")))
+
+
+def say_hit(say, info: CacheInfo) -> None:
+    say(f"unchanged since {info.reused_from or 'the last prepare'} (cache key {info.key[:12]}): "
+        f"reused the previous export and references; --force exports again", 1.0)
