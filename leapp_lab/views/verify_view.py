@@ -48,6 +48,15 @@ def _local_key(key: str) -> str:
     return key[len("local_"):] if key.startswith("local_") else key
 
 
+def limit(thresholds: dict, key: str) -> tuple:
+    """(limit, side) of column ``key``: its own (``local_excess``: the expectation's factor), else
+    the rule's limit on the metric a local column is judged by; (None, "above") when none."""
+    return thresholds.get(key) or thresholds.get(_local_key(key), (None, "above"))
+
+
+_limit = limit
+
+
 def _tap_status(r: Any) -> str:
     return "self-compare" if r.status == "compared" and r.self_compare else r.status
 
@@ -171,10 +180,13 @@ def profile_view(report: Any) -> dict[str, Any] | None:
         "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
                     "type": c.fmt, "description": c.description,
-                    # a local column is judged by the same rule (locally_diverged): its line and colours
-                    "threshold": thresholds.get(_local_key(c.key), (None,))[0],
-                    "worse": thresholds.get(_local_key(c.key), (None, "above"))[1],
-                    **({"status": [None if p.local_nrmse is None else "fail" if p.locally_diverged else "pass"
+                    # a local column is judged by the same rule (locally_diverged): its line and colours;
+                    # local_excess by the expectation's factor (beyond_expected)
+                    "threshold": _limit(thresholds, c.key)[0],
+                    "worse": _limit(thresholds, c.key)[1],
+                    **({"status": [None if p.local_excess is None else "fail" if p.beyond_expected else "pass"
+                                   for p in prof]} if c.key == "local_excess" else
+                       {"status": [None if p.local_nrmse is None else "fail" if p.locally_diverged else "pass"
                                    for p in prof]} if c.key.startswith("local_") else {})}
                    for c in profile_columns(report)],
     }
