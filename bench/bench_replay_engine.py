@@ -139,8 +139,9 @@ def closed_loop_feeds(e, arrays: dict, saved: dict, engine: str) -> tuple[list[d
     return feeds, actions
 
 
-def single_runs(artifact: Path, engine: str, feeds: list[dict]) -> tuple[float, float, list]:
-    """(time of len(feeds) bare runs of one warm session, time to build it, the actions)."""
+def single_runs(artifact: Path, engine: str, feeds: list[dict]) -> tuple[float, float, float, list]:
+    """(wall time of len(feeds) bare runs of one warm session, this thread's CPU time of them, time
+    to build the session, the actions)."""
     from leapp_lab.engines import get_engine
     t0 = time.perf_counter()
     r = get_engine(engine).runner(artifact).activate()
@@ -148,12 +149,12 @@ def single_runs(artifact: Path, engine: str, feeds: list[dict]) -> tuple[float, 
     names = list(r.output_names)
     r.run(feeds[0], names)                      # warm (the replay's session ran its build replay)
     outs = []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     for f in feeds:
         outs.append(r.run(f, names))
-    t = time.perf_counter() - t0
+    t, cpu = time.perf_counter() - t0, time.thread_time() - c0
     r.deactivate()
-    return t, t_session, [o["action"] for o in outs]
+    return t, cpu, t_session, [o["action"] for o in outs]
 
 
 def main(argv=None) -> int:
@@ -206,7 +207,7 @@ def main(argv=None) -> int:
                     r.update(e.timings_s)
                     r["replay_sessions"] = log.take()
                 else:
-                    r["single"], r["session_build"], got = single_runs(art, args.engine, feeds)
+                    r["single"], r["single_cpu"], r["session_build"], got = single_runs(art, args.engine, feeds)
                     r["single_sessions"] = log.take()
                     worst = max(float(np.max(np.abs(a - b))) for a, b in zip(got, actions))
                     assert worst <= 1e-5, f"the single runs do not reproduce the closed loop: max |diff| {worst}"
@@ -217,7 +218,8 @@ def main(argv=None) -> int:
                   f"{r['engine_loop'] / r['single']:.2f}x; teacher-forced runs {r.get('teacher_forcing', 0):.3f}s; "
                   f"whole engine entry {r['total']:.3f}s")
         med = {k: statistics.median(r.get(k, 0.0) for r in rounds)
-               for k in ("engine_loop", "engine_loop_engine", "teacher_forcing", "total", "single", "session_build")}
+               for k in ("engine_loop", "engine_loop_engine", "teacher_forcing", "total", "single", "session_build",
+                         "engine_loop_cpu", "teacher_forcing_cpu", "single_cpu")}
         ratio = med["engine_loop"] / med["single"]
         per_run = (med["engine_loop"] + med["teacher_forcing"]) / (2 * med["single"])
         one = med["single"] / n
@@ -235,6 +237,13 @@ def main(argv=None) -> int:
               f"teacher-forced runs {med['teacher_forcing']:.3f}s; both passes {2 * n} engine runs in "
               f"{med['engine_loop'] + med['teacher_forcing']:.3f}s vs {2 * n} single runs {2 * med['single']:.3f}s: "
               f"{per_run:.2f}x per engine run")
+        print(f"  control: the teacher-forced pass (the same session's runs back to back, no wiring) vs the single "
+              f"runs: {med['teacher_forcing'] / med['single']:.2f}x (how far the machine's load moves the same work)")
+        if args.threads == 1:     # the session works on the calling thread: its CPU time is all of it
+            print(f"  CPU time of this thread (leaves out the time other processes held the cores): engine closed "
+                  f"loop {med['engine_loop_cpu']:.3f}s vs single runs {med['single_cpu']:.3f}s: cpu ratio "
+                  f"{med['engine_loop_cpu'] / med['single_cpu']:.2f}x; teacher-forced pass "
+                  f"{med['teacher_forcing_cpu'] / med['single_cpu']:.2f}x")
         print(f"  whole engine entry (fp32 pass, both engine passes, comparisons): {med['total']:.3f}s = "
               f"{med['total'] / med['single']:.2f}x the {n} single runs (stated, not a target); building one session "
               f"takes {med['session_build'] * 1e3:.1f} ms ({med['session_build'] / one:.0f} runs' worth: what a "
@@ -247,7 +256,10 @@ def main(argv=None) -> int:
                "teacher_forcing_s": [r.get("teacher_forcing", 0.0) for r in rounds],
                "total_s": [r["total"] for r in rounds], "one_run_s": one, "session_build_s": med["session_build"],
                "wiring_per_step_s": wiring / n, "ratio": ratio, "ratio_per_engine_run": per_run,
-               "total_ratio": med["total"] / med["single"]}
+               "total_ratio": med["total"] / med["single"],
+               "engine_loop_cpu_s": [r.get("engine_loop_cpu") for r in rounds],
+               "single_runs_cpu_s": [r["single_cpu"] for r in rounds],
+               "cpu_ratio": med["engine_loop_cpu"] / med["single_cpu"] if med["single_cpu"] else None}
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1))
         return 0

@@ -140,13 +140,14 @@ class EngineReplayer:
         e_all, own_in = self._closed_loop(tier, steps, inputs_at, resets, progress, engine)
         tf_all: list[dict[str, np.ndarray]] = [{} for _ in range(steps)]
         if self.teacher_forcing:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             for name, en in self.engine_nodes.items():      # one session's runs back to back
                 for k in range(steps):
                     ins = fp32_in[k].get(name)
                     if ins is not None:
                         tf_all[k].update(zip((f"{name}/{p}" for p in en.output_names), en.run_numpy(ins, keep=False)))
             self._tick("teacher_forcing", time.perf_counter() - t0)
+            self._tick("teacher_forcing_cpu", time.thread_time() - c0)
         if self.probes:
             t0 = time.perf_counter()
             for name, p in self.probes.items():
@@ -159,10 +160,13 @@ class EngineReplayer:
 
     def _closed_loop(self, tier, steps, inputs_at, resets, progress, engine):
         """The engine pipeline alone over the steps; its time in ``engine_loop`` (resets and
-        progress reports left out), the engine's own runs in it in ``engine_loop_engine``."""
+        progress reports left out), the engine's own runs in it in ``engine_loop_engine``, and this
+        thread's CPU time in ``engine_loop_cpu`` (all of the loop's work when the engine sessions run
+        on the calling thread, ``intra_op_num_threads`` 1: unlike the wall clock, it leaves out the
+        time other processes held the cores)."""
         probed = [n for n in self.probes if n in self.engine_nodes]
         e_all, own_in = [], []
-        loop = inside = 0.0
+        loop = inside = cpu = 0.0
         self.eng.reset()
         for k in range(steps):
             report_progress(progress, f"replay on {engine}: {'captured' if tier == 'a' else 'fresh'} step "
@@ -171,13 +175,15 @@ class EngineReplayer:
                 self.eng.reset()
             x = inputs_at(k)
             e0 = self.clock.get("engine", 0.0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             e_all.append(self.eng.step(x))
             loop += time.perf_counter() - t0
+            cpu += time.thread_time() - c0
             inside += self.clock.get("engine", 0.0) - e0
             if probed:      # the taps pass reads them later: copies of the runtime's tensors' views
                 own_in.append({n: [np.array(a, copy=True) for a in self.engine_nodes[n].last_inputs]
                                for n in probed})
         self._tick("engine_loop", loop)
         self._tick("engine_loop_engine", inside)
+        self._tick("engine_loop_cpu", cpu)
         return e_all, own_in

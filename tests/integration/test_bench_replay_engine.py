@@ -21,7 +21,7 @@ def test_bench_replay_engine_small_run_reports_ratio(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     for said in ("ratio", "target <= 1.5x", "pipeline wiring", "per engine run", "same options",
-                 "intra_op_num_threads=1", "replay first", "single runs first"):
+                 "intra_op_num_threads=1", "replay first", "single runs first", "control", "cpu ratio"):
         assert said in r.stdout, (said, r.stdout)
     m = json.loads(out.read_text())
     assert m["engine_steps"] == 12 + 4 and len(m["engine_loop_s"]) == len(m["single_runs_s"]) == 2
@@ -30,5 +30,9 @@ def test_bench_replay_engine_small_run_reports_ratio(tmp_path):
     assert abs(m["ratio_per_engine_run"] - (statistics.median(m["engine_loop_s"]) + tf) / (2 * single)) < 1e-9
     for loop, inside, total in zip(m["engine_loop_s"], m["engine_loop_engine_s"], m["total_s"]):
         assert 0 < inside <= loop <= total
+    # one session thread: the CPU time of the loop's thread holds the engine's runs (part of the wall time)
+    for cpu, single_cpu, loop in zip(m["engine_loop_cpu_s"], m["single_runs_cpu_s"], m["engine_loop_s"]):
+        assert 0 < cpu <= loop * 1.05 and single_cpu > 0
+    assert m["cpu_ratio"] == statistics.median(m["engine_loop_cpu_s"]) / statistics.median(m["single_runs_cpu_s"])
     # a session costs many runs: a per-step rebuild would show as a loop far above the single runs
     assert m["session_build_s"] > m["one_run_s"]
