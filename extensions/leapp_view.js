@@ -379,6 +379,14 @@ function columnWidth(c, rows, table, nameKey) {
   if (c.type === "status") {
     const labels = table.status_labels || {};
     for (const r of rows) w = Math.max(w, String(labels[r.status] || r.status).length + (r.tap_status && r.tap_status !== "compared" ? r.tap_status.length + 1 : 0) + (r.first_divergent ? 8 : 0));
+  } else if (c.type === "verdict") {
+    const labels = table.status_labels || {};
+    for (const r of rows) {
+      const side = (r.sides || {})[c.group] || {};
+      const extra = side.tap_status && !["compared", "absent"].includes(side.tap_status) ? side.tap_status.length + 1 : 0;
+      w = Math.max(w, String(labels[r.cells[c.key]] || r.cells[c.key] || "–").length + extra + (side.first_divergent ? 8 : 0));
+    }
+    return Math.min(w, WIDTH_CAP.status) + 2;
   } else if (c.type === "int") {
     for (const r of rows) {
       const v = r.cells[c.key];
@@ -3196,14 +3204,25 @@ function initialState(view) {
     profileMetric: view.profile && view.profile.default || (series[0] ? series[0].key : null)
   };
 }
-function header(view, onBadge) {
+function header(view, onBadge, onTab) {
   return h(
     "div",
     { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
     findingEl(view.finding, onBadge),
-    h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.row ? h(
+    h("div", { class: "leapp-badges" }, (view.badges || []).map((b) => b.tab && onTab ? h(
+      "button",
+      {
+        class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""),
+        title: b.title,
+        "data-leapp-badge-tab": b.tab,
+        on: { click: () => onTab(b.tab) }
+      },
+      h("b", {}, b.label),
+      " ",
+      fmt(b.value)
+    ) : b.row ? h(
       "button",
       {
         class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""),
@@ -3265,7 +3284,7 @@ function renderView(el, view, host) {
   root.append(header(view, (id) => {
     select(id, null, "badge");
     ctx.refocus();
-  }));
+  }, (id) => showTab(id)));
   const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
   const panels = {};
   root.append(tabBar);
@@ -3373,7 +3392,7 @@ function renderView(el, view, host) {
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
   const lost = frag && frag.row && !startRow ? frag.row : null;
-  let first = startRow || table.first_divergent || rows[0] && rows[0].id;
+  let first = startRow || (table.open && byId.has(table.open) ? table.open : null) || table.first_divergent || rows[0] && rows[0].id;
   if (lost && state.query) {
     const shown = tabs.table.rowIds();
     first = shown.includes(first) ? first : shown[0] || null;

@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=$(bash scripts/install.sh --dev | tail -n 1)
-exec "$py" -m pytest -q -ra "$@"
+# two workers (pytest-xdist), a test module per unit of work (docs/contributing.md, "The test suite");
+# `-n 0` after them runs it in one process
+exec "$py" -m pytest -q -ra -n 2 --dist loadgroup "$@"

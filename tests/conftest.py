@@ -31,6 +31,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
+    _group_for_xdist(items)
     # Browser tests need Debian's Chromium. CI installs it (scripts/test.sh), so CI never skips;
     # a developer machine without it skips them with the reason below.
     if os.path.exists("/usr/bin/chromium"):
@@ -41,3 +42,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "browser" in item.keywords:
             item.add_marker(skip)
+
+
+def _group_for_xdist(items):
+    """Under pytest-xdist (``--dist loadgroup``, scripts/test.sh): each test module is one unit of work,
+    so its module fixtures and module-level caches are built once, on one worker; a module that marks
+    its tests ``xdist_group(name)`` itself joins that group (docs/contributing.md, "The test suite")."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).relative_to(ROOT).as_posix()))

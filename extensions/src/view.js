@@ -30,12 +30,16 @@ export function initialState(view) {
 }
 
 // header; a badge that names a row (first divergent, worst, largest jump) is a button to it
-function header(view, onBadge) {
+function header(view, onBadge, onTab) {
   return h("div", { class: "leapp-head" },
     h("div", { class: "leapp-title" }, h("span", { class: "leapp-dot leapp-" + view.status }), view.title),
     view.subtitle ? h("div", { class: "leapp-subtitle" }, view.subtitle) : null,
     findingEl(view.finding, onBadge),
-    h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.row
+    h("div", { class: "leapp-badges" }, (view.badges || []).map(b => b.tab && onTab
+      ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
+                      "data-leapp-badge-tab": b.tab, on: { click: () => onTab(b.tab) } },
+          h("b", {}, b.label), " ", fmt(b.value))
+      : b.row
       ? h("button", { class: "leapp-badge leapp-badge-link" + (b.status ? " leapp-" + b.status : ""), title: b.title,
                       "data-leapp-badge-row": b.row, on: { click: () => onBadge(b.row) } },
           h("b", {}, b.label), " ", fmt(b.value))
@@ -66,7 +70,7 @@ export function renderView(el, view, host) {
                 // a view drawn inside a tab (a trace node's Layers: its verify view), and the buttons
                 // the tabs add to a row's side panel
                 renderView, rowActions: r => Object.values(tabs).flatMap(t => (t.actions ? t.actions(r) : [])) };
-  root.append(header(view, id => { select(id, null, "badge"); ctx.refocus(); }));
+  root.append(header(view, id => { select(id, null, "badge"); ctx.refocus(); }, id => showTab(id)));
 
   const tabBar = h("div", { class: "leapp-tabs", role: "tablist" });
   const panels = {};
@@ -172,7 +176,7 @@ export function renderView(el, view, host) {
   showTab(frag && frag.tab && panels[frag.tab] ? frag.tab : state.tab);
   const startRow = frag && frag.row && byId.has(frag.row) ? frag.row : null;
   const lost = frag && frag.row && !startRow ? frag.row : null;
-  let first = startRow || table.first_divergent || (rows[0] && rows[0].id);
+  let first = startRow || (table.open && byId.has(table.open) ? table.open : null) || table.first_divergent || (rows[0] && rows[0].id);
   if (lost && state.query) {
     const shown = tabs.table.rowIds();
     first = shown.includes(first) ? first : shown[0] || null;

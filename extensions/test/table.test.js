@@ -83,3 +83,11 @@ test("CSV: column keys, full precision, quoted when needed, verdict and reason l
                'name,status,scope,nrmse,verdict,reason\n"a,""b""",,,0.123456789,fail,nrmse\n');
   assert.equal(tableCsv([{ key: "shape" }], [{ cells: { shape: [2, 3] }, status: "pass", reason: null }]), 'shape,verdict,reason\n"[2, 3]",pass,\n');
 });
+
+test("a compare verdict column is as wide as its pill, exact status and first mark", async () => {
+  const { columnWidth } = await import("../src/shared/table.js");
+  const c = { key: "B.status", label: "status", type: "verdict", group: "B" };
+  const rows = [{ cells: { "B.status": "fail" }, sides: { B: { tap_status: "compared", first_divergent: true } } }];
+  const w = columnWidth(c, rows, { status_labels: { fail: "diverged" } }, "name");
+  assert.ok(w >= "diverged".length + 8 + 1, String(w));
+});

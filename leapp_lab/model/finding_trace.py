@@ -37,8 +37,8 @@ FIXES = {
 }
 #: the fix of each hazard kind in a table cell (the trace view's "advice" column)
 ADVICE = {
-    "frozen-constant": "keep the value in torch ops, or annotate.input_tensors()",
-    "trace-loss": "torch ops instead of .item() / if, or leapp.FunctionPatch",
+    "frozen-constant": "torch ops, or annotate.input_tensors()",
+    "trace-loss": "torch ops, not .item() / if",
     "mutated-after-trace": "freeze the state while tracing, or annotate.state_tensors()",
     "export-mismatch": "the other exporter, or leapp.FunctionPatch",
     "tolerance-only": "a larger atol (see min atol)",
@@ -151,8 +151,14 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
     """The finding of one graph when it has something to say (None: it validates, no hazard)."""
     if g.status in ("refused", "error") and not g.checks:
         first = (g.error or "").strip().splitlines()
-        what = "LEAPP refused the trace" if g.status == "refused" else "the traced code raised"
-        return Finding(f"Graph '{g.name}' was not compiled: {what}: {first[0] if first else g.status}.", "fail")
+        line = first[0].rstrip(".") if first else g.status
+        if g.status == "refused" and line.startswith(("the script raised", "the script started")):
+            what = line                      # leapp-lab run: the script, not LEAPP, ended the session
+        else:
+            what = ("LEAPP refused the trace: " if g.status == "refused" else "the traced code raised: ") + line
+        h = next((x for x in g.hazards if x.kind == "trace-refused"), None)
+        fix = f" Fix: {_last_sentence(h.message)}." if h is not None else ""
+        return Finding(f"Graph '{g.name}' was not compiled: {what}.{fix}", "fail")
     failing = sorted((c for c in g.checks if c.passed is False), key=_check_order(g))
     if failing:
         c = failing[0]

@@ -183,7 +183,12 @@ def _row(report: Any, r: Any, columns: list[dict], panel: bool = True) -> dict[s
         else:
             c = cells_by_side[side]
             cells[col["key"]] = getattr(c, rest) if c is not None else None
-    row = {"id": r.name, "status": r.status, "cells": cells,
+    last = sides[-1].key
+    # a diff's row is coloured by what run B says now (a fail → pass row is green, not red beside its
+    # green flip); an engines compare's by the worst run
+    status = (r.verdicts[last] if report.mode == "diff" and r.verdicts.get(last) in ("pass", "fail")
+              else r.status)
+    row = {"id": r.name, "status": status, "cells": cells,
            "sides": {s.key: {"status": r.verdicts.get(s.key), "tap_status": taps[s.key],
                              "first_divergent": s.key in r.first_divergent_in} for s in sides}}
     if not panel:

@@ -87,7 +87,8 @@ def _metrics(report: Any) -> list[dict[str, Any]]:
         if c.key not in in_table:
             continue
         # a local column is judged by the rule's own limit on that metric (locally_diverged)
-        thr, worse = thresholds.get(c.key[len("local_"):] if c.key.startswith("local_") else c.key, (None, "above"))
+        thr, worse = thresholds.get(c.key) or thresholds.get(c.key[len("local_"):] if c.key.startswith("local_")
+                                                             else c.key, (None, "above"))
         out.append({"key": c.key, "label": c.label, "type": c.fmt, "threshold": thr, "worse": worse,
                     "description": c.description})
     out.sort(key=lambda m: m["key"] != "nrmse")      # the rule's own measure first

@@ -279,7 +279,9 @@ def trace_view(report: Any) -> dict[str, Any]:
         badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
-               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass")]
+               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass",
+                     title="every diagnosis with its explanation and fix (click: the Hazards tab)" if hazards_all else None,
+                     tab="hazards" if hazards_all else None)]
     from .deep_view import deep_badges, deep_view
     badges += deep_badges(report)
     notes = [f"{g.name}: {g.error}" for g in report.graphs if g.error]
@@ -300,7 +302,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
                  {"id": "log", "label": "Log"}] + layer_tabs + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
-                  "columns": TRACE_COLUMNS,
+                  "columns": [dict(c) for c in TRACE_COLUMNS],   # a view's own copy: callers edit it
                   "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
                   "info_columns": [],
                   "rows": rows, "first_divergent": first["id"] if first else None,

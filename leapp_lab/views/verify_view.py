@@ -37,9 +37,24 @@ def row_tone(report: Any, r: Any) -> str | None:
     return "fail"
 
 
+def _tone_of(report: Any, name: str | None, none: str | None = "pass") -> str | None:
+    """A badge naming a row takes that row's colour (``none`` when it names none)."""
+    row = next((r for r in report.rows if r.name == name), None) if name else None
+    return none if row is None else (row_tone(report, row) or "pass")
+
+
 def _local_key(key: str) -> str:
     """The rule's metric a local column is judged by (``local_nrmse`` -> ``nrmse``)."""
     return key[len("local_"):] if key.startswith("local_") else key
+
+
+def limit(thresholds: dict, key: str) -> tuple:
+    """(limit, side) of column ``key``: its own (``local_excess``: the expectation's factor), else
+    the rule's limit on the metric a local column is judged by; (None, "above") when none."""
+    return thresholds.get(key) or thresholds.get(_local_key(key), (None, "above"))
+
+
+_limit = limit
 
 
 def _tap_status(r: Any) -> str:
@@ -165,10 +180,13 @@ def profile_view(report: Any) -> dict[str, Any] | None:
         "default": "nrmse" if "nrmse" in keys else keys[0],
         "series": [{"key": c.key, "label": c.label, "y": [getattr(p, c.key) for p in prof], "log": c.log,
                     "type": c.fmt, "description": c.description,
-                    # a local column is judged by the same rule (locally_diverged): its line and colours
-                    "threshold": thresholds.get(_local_key(c.key), (None,))[0],
-                    "worse": thresholds.get(_local_key(c.key), (None, "above"))[1],
-                    **({"status": [None if p.local_nrmse is None else "fail" if p.locally_diverged else "pass"
+                    # a local column is judged by the same rule (locally_diverged): its line and colours;
+                    # local_excess by the expectation's factor (beyond_expected)
+                    "threshold": _limit(thresholds, c.key)[0],
+                    "worse": _limit(thresholds, c.key)[1],
+                    **({"status": [None if p.local_excess is None else "fail" if p.beyond_expected else "pass"
+                                   for p in prof]} if c.key == "local_excess" else
+                       {"status": [None if p.local_nrmse is None else "fail" if p.locally_diverged else "pass"
                                    for p in prof]} if c.key.startswith("local_") else {})}
                    for c in profile_columns(report)],
     }
@@ -226,7 +244,7 @@ def verify_view(report: Any) -> dict[str, Any]:
     badges = [badge("engine", report.engine or "?"), badge("samples", report.samples),
               badge("rows judged", f"{n_cmp}/{len(rows)}"),
               badge("divergent", n_fail, "fail" if n_fail else "pass"),
-              badge("first divergent", report.first_divergent or "none", "fail" if report.first_divergent else "pass",
+              badge("first divergent", report.first_divergent or "none", _tone_of(report, report.first_divergent),
                     row=report.first_divergent if report.first_divergent in shown else None,
                     title="the first row in model order that the rule finds divergent (click: go to it)"),
               badge("worst (non-finite, then nrmse)", report.worst_tap,
@@ -241,7 +259,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                          "fail" if report.first_locally_divergent else "pass",
                          row=report.first_locally_divergent if report.first_locally_divergent in shown else None,
                          title="the first row whose own (local) error crosses the rule (click: go to it)"),
-                   badge("largest local error", report.worst_local,
+                   badge("largest local error", report.worst_local, _tone_of(report, report.worst_local, None),
                          row=report.worst_local if report.worst_local in shown else None)]
     if report.expected is not None:
         n_beyond = len(report.beyond_expected)
@@ -261,8 +279,13 @@ def verify_view(report: Any) -> dict[str, Any]:
     rule = report.rule.text or report.rule.describe()
     title = report.build_name or Path(report.build).name or "build"
     graph = engine_graph_view(report)
+    finding = finding_view(report, lambda n: n if n in shown else None)
+    # with local error or an expectation the view opens on the row the finding names (the layer that
+    # adds the error), not on the first divergent row every engine of that precision has
+    opens = (finding["links"][0]["row"] if finding["links"] and (report.local or report.expected is not None)
+             else None)
     return {
-        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding_view(report, lambda n: n if n in shown else None),
+        "kind": "verify", "schema": VIEW_SCHEMA, "finding": finding,
         "title": f"Accuracy · {title} vs {Path(report.reference).name if report.reference else 'reference'}",
         "subtitle": " · ".join(x for x in (report.created, str(report.path) if report.path else None) if x),
         "status": status, "badges": [b for b in badges if b["value"] is not None], "notes": notes,
@@ -273,7 +296,7 @@ def verify_view(report: Any) -> dict[str, Any]:
                   "panel_columns": [column(c.key, c.label, c.fmt, c.description) for c in panel],
                   "info_columns": [column(k, label, fmt) for k, label, fmt in INFO_COLUMNS],
                   "rows": rows, "first_divergent": report.first_divergent if report.first_divergent in
-                  shown else None,
+                  shown else None, **({"open": opens} if opens else {}),
                   "filter_label": "divergent only", "rule": "status: " + rule,
                   "status_labels": {"fail": "diverged", "pass": "ok", "uncompared": "not judged"},
                   "hist_title": HIST_TITLE,

@@ -8,6 +8,7 @@ Shape shared by every kind (the renderer in ``extensions/leapp_view.js`` reads e
 schema 2 is the compact one: labels once per table, histograms without edges, inputs once)::
 
     {"kind", "schema": 2, "title", "subtitle", "status",
+     "finding": {"text", "status": fail|warn|pass, "links": [{text, row}]},   # views/finding.py
      "badges": [{label, value, status, row?, title?}],   # row: a click selects that row
      "notes": [str], "tabs": [{id, label}],
      "table": {"title", "columns": [{key, label, type, description, pinned?, hidden?}],
@@ -16,6 +17,8 @@ schema 2 is the compact one: labels once per table, histograms without edges, in
                "rows": [Row], "first_divergent": id|None, "filter_label", "jump_label"?, "rule",
                "status_labels", "hist_title", "nonfinite_label", "reasons": {key: words},
                "search_keys": [cell keys the search box looks in],
+               "open"?: the row the view opens on (default first_divergent; verify --local /
+               --expected: the row the finding names),
                "jump_status"?: the verdict n / p jump to (default fail), "row_noun"?: what a row is
                ("segment"; default row)},
      "inputs": {sample key: [{name, shape, dtype, range, index, file}]},
@@ -60,8 +63,10 @@ def hist_dict(h: Any, nonfinite: int = 0) -> dict[str, Any] | None:
 
 
 def badge(label: str, value: Any, status: str | None = None, row: str | None = None,
-          title: str | None = None) -> dict[str, Any]:
-    return {"label": label, "value": value, "status": status, "row": row, "title": title}
+          title: str | None = None, tab: str | None = None) -> dict[str, Any]:
+    """A header badge; ``row``: a click selects that row; ``tab``: a click opens that tab."""
+    return {"label": label, "value": value, "status": status, "row": row, "title": title,
+            **({"tab": tab} if tab else {})}
 
 
 def column(key: str, label: str, type_: str, description: str = "", **flags: Any) -> dict[str, Any]:

@@ -64,26 +64,37 @@ def jupyter_lab(root_dir: Path, workdir: Path, startup_timeout: float = 90):
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(iso / "config"), JUPYTER_RUNTIME_DIR=str(iso / "runtime"),
                JUPYTERLAB_WORKSPACES_DIR=str(iso / "workspaces"), JUPYTERLAB_SETTINGS_DIR=str(iso / "settings"),
                PATH=f"{bindir}:{os.environ.get('PATH', '')}", PYTHONUNBUFFERED="1")
-    cmd = [str(bindir / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0", "--allow-root",
-           f"--ServerApp.root_dir={root_dir}", "--LabApp.expose_app_in_browser=True",
-           "--JupyterNotebookApp.expose_app_in_browser=True",
-           "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    log = open(workdir / "jupyter_lab.log", "w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
+    for attempt in range(3):
+        # the free port may be taken by another process (another pytest-xdist worker's server) before
+        # this one binds it: the server then exits at once, and the next attempt takes a new port
+        port = port if attempt == 0 else free_port()
+        cmd = [str(bindir / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+               f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0", "--allow-root",
+               f"--ServerApp.root_dir={root_dir}", "--LabApp.expose_app_in_browser=True",
+               "--JupyterNotebookApp.expose_app_in_browser=True",
+               "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        log = open(workdir / "jupyter_lab.log", "w")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
         deadline = time.time() + startup_timeout
         while True:
             if proc.poll() is not None:
+                log.close()
+                if "already in use" in (workdir / "jupyter_lab.log").read_text() and attempt < 2:
+                    break
                 raise RuntimeError(f"jupyter lab exited with {proc.returncode}; see {log.name}")
             try:
                 urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
                 break
             except Exception:
                 if time.time() > deadline:
+                    proc.kill()
+                    log.close()
                     raise TimeoutError(f"jupyter lab did not answer within {startup_timeout}s; see {log.name}")
                 time.sleep(0.2)
+        if proc.poll() is None:
+            break
+    try:
         yield base, token
     finally:
         proc.terminate()

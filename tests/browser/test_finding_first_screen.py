@@ -36,13 +36,13 @@ IN_VIEW = """e => { const b = e.getBoundingClientRect();
     if (!b.width || !b.height) return null;
     let l = 0, t = 0, r = innerWidth, btm = innerHeight;
     for (let p = e.parentElement; p; p = p.parentElement) {
-      const s = getComputedStyle(p);
-      if (/(auto|scroll|hidden|clip)/.test(s.overflowX + " " + s.overflowY)) {
-        const q = p.getBoundingClientRect();
-        l = Math.max(l, q.left); t = Math.max(t, q.top); r = Math.min(r, q.right); btm = Math.min(btm, q.bottom);
-      }
+      const s = getComputedStyle(p), q = p.getBoundingClientRect();
+      if (!q.width || !q.height) continue;            // a zero-size wrapper draws nothing to clip by
+      if (s.overflowX !== "visible") { l = Math.max(l, q.left); r = Math.min(r, q.right); }
+      if (s.overflowY !== "visible") { t = Math.max(t, q.top); btm = Math.min(btm, q.bottom); }
     }
     const ok = b.left >= l - 1 && b.right <= r + 1 && b.top >= t - 1 && b.bottom <= btm + 1;
+    if (!ok) console.log("off screen: " + JSON.stringify([b.left, b.top, b.right, b.bottom, l, t, r, btm]));
     return ok ? [b.left, b.top, b.right, b.bottom] : null; }"""
 
 
@@ -123,9 +123,12 @@ def test_first_screen_in_jupyterlab(lab, chromium, reports, artifacts_dir):
     for kind in KINDS:
         cells.append(new_code_cell(f"leapp_lab.load({str(Path(reports[kind].path))!r})"))
     cells.append(new_code_cell("print('FINDING-DONE')"))
-    nbformat.write(new_notebook(cells=cells), root / "finding.ipynb")
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, root / "finding.ipynb")
     ctx = chromium.new_context(viewport=VIEWPORT)
     page = ctx.new_page()
+    page.on("console", lambda m: print("console:", m.text) if m.text.startswith("off screen") else None)
     open_notebook(page, base, token, "finding.ipynb")
     page.evaluate("() => window.jupyterapp.shell.collapseLeft()")      # the notebook's own width
     run_all(page)
@@ -137,6 +140,6 @@ def test_first_screen_in_jupyterlab(lab, chromium, reports, artifacts_dir):
         # the view's first screen: its top at the top of the notebook (the notebook scrolls, not the view)
         page.locator(scope).evaluate("e => e.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(300)
-        _check_first_screen(page, scope, kind, reports[kind])
         page.screenshot(path=str(artifacts_dir / f"finding_lab_{kind}.png"))
+        _check_first_screen(page, scope, kind, reports[kind])
     ctx.close()

@@ -45,10 +45,11 @@ def _layers_to_histogram(page, root: str) -> dict:
     page.click(f"{root} [data-leapp-panel='table'] [data-leapp-open-layers='policy'][data-leapp-engine='ort-int8']")
     page.wait_for_selector(f"{root} {LAYERS} .leapp-view[data-leapp-kind='verify'] tr[data-leapp-row]")
     scope = f"{root} {LAYERS}"
-    # the node's accuracy table in model order, its first divergent row opened first
+    # the node's accuracy table in model order, opened on the row its finding names first (the layer
+    # that adds the error: issue 21)
     rows = page.evaluate("s => [...document.querySelectorAll(s + ' tr[data-leapp-row]')].map(e => e.dataset.leappRow)", scope)
     assert rows == ["l0", "l1", "l2", "l3", "action"]
-    first = page.locator(f"{scope} tr[data-leapp-first-divergent='true']").get_attribute("data-leapp-row")
+    first = page.locator(f"{scope} [data-leapp-finding-row]").first.get_attribute("data-leapp-finding-row")
     wait_hist(page, scope, first)
     # the largest local error is named in the panel's head and as a badge that goes to its row
     head = page.locator(f"{root} [data-leapp-panel='layers'] .leapp-layers-head")

@@ -239,3 +239,51 @@ def test_repair_rank_excess_tries_candidates_by_excess(tmp_path):
     assert back.rank == "excess" and back.excess == r.excess
     with pytest.raises(ValueError, match="--rank"):
         leapp_lab.repair(b.reference, b.onnx, engine="ort-int8", rank="largest")
+
+
+def test_views_compare_and_diff_show_expected_and_excess(conv, clean8, tmp_path):
+    """The widget's view dict, the offline report, the error-growth plot, the accuracy graph, the
+    compare view and diff carry the expected local error and the excess where present."""
+    import shutil
+
+    import leapp_lab
+    from leapp_lab.views.html import to_html
+    from leapp_lab.views.viewdict import build_view
+    out = tmp_path / "p"
+    out.mkdir()
+    m = onnx.load(str(conv.onnx))
+    init = next(i for i in m.graph.initializer if i.name == "block2.0.weight")
+    init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * np.float32(0.96), init.name))
+    onnx.save(m, str(out / "model.onnx"))
+    shutil.copy(conv.npz, out / "model.npz")
+    bad = compile(out / "model.onnx", "ort-int8", out=out / "model.ort-int8", naive_check=False)
+    a = verify(conv.reference, clean8.path, out=tmp_path / "ra", expected="int8")
+    b = verify(conv.reference, bad.path, out=tmp_path / "rb", expected="int8")
+    assert b.first_beyond_expected == "block2" and a.beyond_expected == []
+    view = build_view(b)
+    keys = [c["key"] for c in view["table"]["columns"]]
+    assert {"expected_nrmse", "expected_local_nrmse", "local_excess", "beyond_expected"} <= set(keys)
+    assert view["finding"]["text"].startswith("Beyond what int8 rounding explains: block2")
+    assert view["badges"][0]["label"] == "beyond expected int8" and view["badges"][0]["row"] == "block2"
+    prof = view["profile"]
+    series = {s["key"]: s for s in prof["series"]}
+    assert series["local_excess"]["threshold"] == pytest.approx(1.05)
+    assert prof["x"][prof["first_beyond_expected_index"]] == "block2"
+    assert series["local_excess"]["y"][prof["x"].index("block2")] == pytest.approx(b.row("block2").local_excess)
+    metrics = {m_["key"]: m_ for m_ in view["engine_graph"]["metrics"]}
+    assert metrics["local_excess"]["threshold"] == pytest.approx(1.05) and "expected_local_nrmse" in metrics
+    html = tmp_path / "b.html"
+    to_html(b, html)
+    text = html.read_text()
+    assert "Beyond what int8 rounding explains" in text and "local_excess" in text
+    # compare (two engines, one table) and diff (two runs): both runs' expectations
+    c = leapp_lab.verify(conv.reference, [clean8.path, bad.path], out=tmp_path / "rc", expected="int8")
+    ckeys = [col["key"] for col in build_view(c)["table"]["columns"]]
+    assert "A.local_excess" in ckeys and "B.local_excess" in ckeys and "B.local_excess.ratio" in ckeys
+    assert c.sides[1].first_beyond_expected == "block2" and c.sides[0].beyond_expected == []
+    d = leapp_lab.diff(a.path, b.path)
+    text = str(d)
+    assert "beyond what int8 rounding explains in A: nothing" in text
+    assert "beyond what int8 rounding explains in B: block2" in text
+    row = d.row("block2").changes["B"]["local_excess"]
+    assert row.a == pytest.approx(a.row("block2").local_excess) and row.b == pytest.approx(b.row("block2").local_excess)

@@ -148,6 +148,14 @@ def test_explain_and_repair_tutorial(tmp_path_factory, artifacts_dir):
     assert 'data-leapp-flip="to-fail"' not in _html(diff) and "different references" not in _plain(diff)
     assert "flipped to pass: ['block2', 'block3', 'pooled', 'output_0'] | flipped to fail: []" \
         in _plain(_cell(nb, "diff = _leapp"))
+    # beyond rounding: the engine as built is within its int8 rounding (block2 too); a 3 % fault in
+    # block3 is missed by the plain local ranking (block2) and found by the excess ranking
+    within = _cell(nb, "%leapp_verify explain/model.reference.npz explain/model.ort-int8 --expected int8 --out")
+    assert "Every row is within what int8 rounding explains" in _plain(within) + _html(within)
+    assert "largest local error: block2 | largest local excess: block3 | first beyond expected: block3" \
+        in _plain(_cell(nb, "faulty = _leapp"))
+    faulty = _cell(nb, "%leapp_verify explain/model.reference.npz explain/faulty/model.ort-int8 --expected int8 --out")
+    assert "Beyond what int8 rounding explains: block3" in _plain(faulty) + _html(faulty)
 
 
 @pytest.mark.slow

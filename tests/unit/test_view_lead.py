@@ -18,6 +18,8 @@ def test_verify_columns_lead_with_local_error_and_the_rest_is_behind_columns():
     assert shown[:4] == ["name", "status", "local_nrmse", "local_share"]
     hidden = [c["key"] for c in v["table"]["columns"] if c.get("hidden")]
     assert "local_cosine" in hidden and "mse" in hidden and len(shown) <= 7
+    assert v["table"]["open"] == "tap_b"                 # opens on the layer the finding names
+    assert "open" not in build_view(verify_report())["table"]
     plain = _shown(build_view(verify_report()))
     assert plain[:4] == ["name", "status", "nrmse", "reason"] and "local_nrmse" not in plain
 
@@ -61,3 +63,19 @@ def test_trace_leads_with_hazards_and_advice():
     assert rows["head/out/1"]["cells"]["advice"] is None
     assert v["table"]["reasons"]["frozen-constant"].startswith("frozen-constant: ")
     assert "fix:" in v["table"]["reasons"]["frozen-constant"]
+
+
+def test_badges_and_rows_say_the_same_as_the_finding():
+    v = build_view(_verify_local())
+    badge = {b["label"]: b for b in v["badges"]}
+    assert badge["largest local error"]["status"] == "fail" and badge["first divergent"]["status"] == "fail"
+    loc = _verify_local()
+    loc.first_divergent = "output_0"                  # a divergent row that only inherits: amber
+    assert {b["label"]: b for b in build_view(loc)["badges"]}["first divergent"]["status"] == "warn"
+    # the trace's hazards badge opens the Hazards tab
+    hz = next(b for b in build_view(trace_report())["badges"] if b["label"] == "hazards")
+    assert hz["tab"] == "hazards"
+    # a diff's row is coloured by run B: tap_b flips fail -> pass and is green
+    rows = {r["id"]: r for r in build_view(verify_report().diff(verify_report_after()))["table"]["rows"]}
+    assert rows["tap_b"]["status"] == "pass" and rows["tap_b"]["flip"] == "to-pass"
+    assert rows["tap_a"]["status"] == "fail"

@@ -39,6 +39,15 @@ export function columnWidth(c, rows, table, nameKey) {
   if (c.type === "status") {
     const labels = table.status_labels || {};
     for (const r of rows) w = Math.max(w, String(labels[r.status] || r.status).length + (r.tap_status && r.tap_status !== "compared" ? r.tap_status.length + 1 : 0) + (r.first_divergent ? 8 : 0));
+  } else if (c.type === "verdict") {
+    // a compare run's verdict cell: its label, its exact status beside it, the "◀ first" mark
+    const labels = table.status_labels || {};
+    for (const r of rows) {
+      const side = (r.sides || {})[c.group] || {};
+      const extra = side.tap_status && !["compared", "absent"].includes(side.tap_status) ? side.tap_status.length + 1 : 0;
+      w = Math.max(w, String(labels[r.cells[c.key]] || r.cells[c.key] || "–").length + extra + (side.first_divergent ? 8 : 0));
+    }
+    return Math.min(w, WIDTH_CAP.status) + 2;
   } else if (c.type === "int") {
     for (const r of rows) { const v = r.cells[c.key]; if (v !== null && v !== undefined) w = Math.max(w, String(v).length + 1); }
   } else if (NUMERIC.has(c.type)) {
