@@ -106,7 +106,8 @@ def _quiet_threads() -> None:
     forward of prepare's eager and reference runs into a wait for a descheduled thread at every
     parallel region: 0.3-1.7 s per forward of the 17-block MobileNetV2-class net instead of 0.02-0.05
     s, measured on this 2-core machine at load 7 (bench/bench_loop.py, docs/verify.md). Only for the
-    ``leapp-lab`` process itself: a notebook's or a script's own process keeps its settings."""
+    ``leapp-lab`` process itself (a script ``leapp-lab run`` runs in it too: how idle threads wait
+    changes, no value does); a notebook's or a script's own process keeps its settings."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
