@@ -92,10 +92,22 @@ def main(argv: list[str] | None = None) -> int:
     """The ``leapp-lab`` command. Called as the process's entry point (``argv`` None: the console
     script, ``python -m leapp_lab.cli``), it ends the process itself once the command is done
     (``_end_process``); with an ``argv`` (a test, a notebook) it returns the exit status."""
+    if argv is None:
+        _quiet_threads()
     status = _run(argv)
     if argv is None:
         _end_process(status)
     return status
+
+
+def _quiet_threads() -> None:
+    """OpenMP threads that wait by sleeping, not spinning (unless the user chose): set before torch
+    loads its OpenMP runtime. On a machine busy with other work, spinning threads turned each torch
+    forward of prepare's eager and reference runs into a wait for a descheduled thread at every
+    parallel region: 0.3-1.7 s per forward of the 17-block MobileNetV2-class net instead of 0.02-0.05
+    s, measured on this 2-core machine at load 7 (bench/bench_loop.py, docs/verify.md). Only for the
+    ``leapp-lab`` process itself: a notebook's or a script's own process keeps its settings."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def _end_process(status: int) -> None:

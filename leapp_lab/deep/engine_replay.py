@@ -7,11 +7,12 @@ it one *runner* per node it built (duck-typed like ``leapp_lab.engines.base.Runn
 ``input_names``, ``output_names``, ``run(feed) -> {name: array}``), so ``deep`` and ``engines`` stay
 apart. Nodes without a runner (TorchScript, pt2) run as exported, through LEAPP's runtime.
 
-Per step, three pipelines advance together on the same observations: the fp32 export
+Three pipelines follow the same observations through the same resets: the fp32 export
 (``InferenceManager`` as exported), the engine pipeline (the same runtime with the engine nodes
 swapped in; it carries its *own* state and feedback), and, with ``teacher_forcing``, every engine
-node once more on the inputs the fp32 pipeline gave that node at this step (its *reference* state
-and upstream values). For each output:
+node once more on the inputs the fp32 pipeline gave that node at each step (its *reference* state
+and upstream values). ``engine_passes`` runs them, one pass each over the sequence; this module
+compares their values step by step. For each output:
 
 - ``max_abs`` / ``nrmse``: engine vs the reference (tier a: LEAPP's recorded value; tier b: the
   original pipeline, the fp32 replay's own references);
@@ -34,69 +35,12 @@ import numpy as np
 from leapp_lab.model.replay import EngineNode, EngineReplay, ReplayRow, ReplayRun
 from leapp_lab.model.trace import GraphReport
 
-from .common import Progress, Unavailable, diff_numbers, failed_reason, report_progress
+from .common import Progress, Unavailable, diff_numbers, failed_reason
+from .engine_passes import EngineReplayer
 from .growth import trend_text
-from .runtime import ExportedPipeline
 from leapp_lab.model.numfmt import fmt
 
 DEFAULT_MAX_NRMSE = 0.01
-
-
-class _EngineNode:
-    """Stands in for a NodeManager: the engine runner on the node's inputs, torch in and out."""
-
-    def __init__(self, name: str, runner: Any, manager: Any, clock: dict[str, float]) -> None:
-        self.name, self.runner, self._m, self._clock = name, runner, manager, clock
-        self.input_names = manager.input_names
-        self.output_names = manager.output_names
-        missing = [n for n in self.input_names if n not in runner.input_names]
-        if missing:
-            raise ValueError(f"node {name!r}: the engine has no input(s) {missing} "
-                             f"(its inputs: {list(runner.input_names)})")
-        gone = [n for n in self.output_names if n not in runner.output_names]
-        if gone:
-            raise ValueError(f"node {name!r}: the engine has no output(s) {gone} "
-                             f"(its outputs: {list(runner.output_names)})")
-
-    def run_numpy(self, arrays: list[np.ndarray], keep: bool = True) -> tuple[np.ndarray, ...]:
-        """The engine on ``arrays``; ``keep``: they are the pipeline's own inputs of this step
-        (``last_inputs``, what the taps probe runs the closed loop on); the teacher-forced run
-        passes False, so that they stay the engine pipeline's."""
-        if keep:
-            self.last_inputs = arrays
-        t0 = time.perf_counter()
-        out = self.runner.run(dict(zip(self.input_names, arrays)), list(self.output_names))
-        self._clock["engine"] = self._clock.get("engine", 0.0) + time.perf_counter() - t0
-        return tuple(out[n] for n in self.output_names)
-
-    def __call__(self, *inputs):
-        import torch
-        # CPU tensors of LEAPP's runtime: their numpy views (no copy); the engine's outputs are fresh
-        # arrays of its own, handed over as they are
-        arrays = [np.ascontiguousarray(t.numpy(force=True)) if isinstance(t, torch.Tensor) else np.asarray(t)
-                  for t in inputs]
-        outs = tuple(torch.from_numpy(np.asarray(o)) for o in self.run_numpy(arrays))
-        return outs[0] if len(outs) == 1 else outs
-
-    def __getattr__(self, name: str):
-        return getattr(self._m, name)
-
-
-class _InputTap:
-    """Wraps a node of the fp32 pipeline: keeps the inputs it was called with (teacher forcing)."""
-
-    def __init__(self, node: Any, sink: dict[str, list[np.ndarray]], name: str) -> None:
-        self._node, self._sink, self._name = node, sink, name
-        self.input_names, self.output_names = node.input_names, node.output_names
-
-    def __call__(self, *inputs):
-        import torch
-        self._sink[self._name] = [np.array(t.detach().cpu().numpy() if isinstance(t, torch.Tensor) else t, copy=True)
-                                  for t in inputs]
-        return self._node(*inputs)
-
-    def __getattr__(self, name: str):
-        return getattr(self._node, name)
 
 
 def _judge(n: dict[str, Any], value, ref, max_nrmse: float) -> bool | None:
@@ -116,68 +60,6 @@ def _max_abs(a, b) -> float | None:
     d = np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))
     d = d[np.isfinite(d)]
     return float(d.max()) if d.size else None
-
-
-class EngineReplayer:
-    """The fp32 and engine pipelines of one graph, in lockstep (module doc)."""
-
-    def __init__(self, graph: GraphReport, runners: dict[str, Any], teacher_forcing: bool = True,
-                 probes: dict[str, Any] | None = None) -> None:
-        self.graph = graph
-        self.probes = dict(probes or {})      # node -> taps_over_time.TapProbe
-        self.clock: dict[str, float] = {}
-        self.fp32 = ExportedPipeline(graph)
-        self.fp32_inputs: dict[str, list[np.ndarray]] = {}
-        if teacher_forcing or self.probes:   # the fp32 pipeline's inputs of each engine node: its reference state
-            self.fp32.im.nodes = {n: (_InputTap(m, self.fp32_inputs, n) if n in runners else m)
-                                  for n, m in self.fp32.im.nodes.items()}
-        self.eng = ExportedPipeline(graph)
-        managers = dict(self.eng.im.nodes)
-        self.engine_nodes: dict[str, _EngineNode] = {}
-        for name, runner in runners.items():
-            if name not in managers:
-                raise ValueError(f"graph {graph.name!r} has no node {name!r}")
-            en = _EngineNode(name, runner, managers[name]._node, self.clock)
-            self.engine_nodes[name] = en
-            managers[name]._node = en          # the recording wrapper stays: outputs are kept
-        self.teacher_forcing = teacher_forcing
-        self.outputs = self.fp32.outputs
-        self.inputs = self.fp32.inputs
-
-    def reset(self) -> None:
-        self.fp32.reset()
-        self.eng.reset()
-
-    def probe(self, tier: str, k: int) -> None:
-        """The taps of each probed node at this step (taps_over_time; after ``step``)."""
-        t0 = time.perf_counter()
-        for name, p in self.probes.items():
-            en = self.engine_nodes.get(name)
-            if p.result.tier == tier and en is not None and name in self.fp32_inputs:
-                p.step(k, en.last_inputs, self.fp32_inputs[name])
-        self.clock["taps"] = self.clock.get("taps", 0.0) + time.perf_counter() - t0
-
-    def step(self, inputs: dict[str, Any]) -> tuple[dict, dict, dict]:
-        """(fp32 outputs, engine outputs, teacher-forced engine outputs) of one step."""
-        t0 = time.perf_counter()
-        f = self.fp32.step(inputs)
-        t1 = time.perf_counter()
-        e0 = self.clock.get("engine", 0.0)
-        e = self.eng.step(inputs)
-        t2 = time.perf_counter()
-        self.clock["fp32"] = self.clock.get("fp32", 0.0) + t1 - t0
-        self.clock["engine_loop"] = self.clock.get("engine_loop", 0.0) + t2 - t1
-        self.clock["engine_loop_engine"] = self.clock.get("engine_loop_engine", 0.0) + self.clock.get("engine", 0.0) - e0
-        tf: dict[str, np.ndarray] = {}
-        if self.teacher_forcing:
-            for name, en in self.engine_nodes.items():
-                ins = self.fp32_inputs.get(name)
-                if ins is None:
-                    continue
-                for port, v in zip(en.output_names, en.run_numpy(ins, keep=False)):
-                    tf[f"{name}/{port}"] = np.asarray(v)
-            self.clock["teacher_forcing"] = self.clock.get("teacher_forcing", 0.0) + time.perf_counter() - t2
-        return f, e, tf
 
 
 def _row(k: int, o: str, e, f, tf, ref, reset: bool, max_nrmse: float, engine_node: bool,
@@ -224,15 +106,8 @@ def run_sequence(rp: EngineReplayer, tier: str, steps: int, inputs_at, reference
 def _steps(rp, run, tier, steps, inputs_at, reference_at, resets, skip, max_nrmse, progress, engine, saved,
            totals, node_of) -> None:
     from .replay import NOT_RECORDED
-    rp.reset()
-    for k in range(steps):
-        report_progress(progress, f"replay on {engine}: {'captured' if tier == 'a' else 'fresh'} step "
-                                  f"{k + 1}/{steps}", k, steps)
-        if k and k in resets:
-            rp.reset()
-        f, e, tf = rp.step(inputs_at(k))
-        if rp.probes:
-            rp.probe(tier, k)
+    f_all, e_all, tf_all = rp.run(tier, steps, inputs_at, resets, progress, engine)
+    for k, (f, e, tf) in enumerate(zip(f_all, e_all, tf_all)):
         for o in rp.outputs:
             if o in e:
                 saved[f"{engine}/{tier}/{o}/{k}/engine"] = e[o]

@@ -126,8 +126,10 @@ class ExportedPipeline:
 
     @contextlib.contextmanager
     def quiet(self):
-        """LEAPP's console quiet for a whole sequence (once, not at every step: a long replay)."""
-        with _quiet_leapp():
+        """LEAPP's console quiet and torch's autograd off for a whole sequence (entered once, not
+        at every step: a long replay)."""
+        import torch
+        with _quiet_leapp(), torch.no_grad():
             self._held = True
             try:
                 yield self
@@ -136,6 +138,10 @@ class ExportedPipeline:
 
     def _quiet(self):
         return contextlib.nullcontext() if self._held else _quiet_leapp()
+
+    def _no_grad(self):
+        import torch
+        return contextlib.nullcontext() if self._held else torch.no_grad()
 
     def reset(self) -> None:
         """Back to LEAPP's saved initial values (what a deployed runtime does at an episode start)."""
@@ -154,7 +160,7 @@ class ExportedPipeline:
             t = v.detach().clone() if isinstance(v, torch.Tensor) else torch.from_numpy(np.array(v, copy=True))
             feed[k] = t
         self.outputs_now.clear()
-        with torch.no_grad(), self._quiet():
+        with self._no_grad(), self._quiet():
             self.im.run_policy(feed)
         return dict(self.outputs_now)
 

@@ -69,7 +69,8 @@ class BuildReport(Report, Plain):
     ``custom_ops``: custom-domain op types seen and whether onnxruntime-extensions served them;
     ``warnings``: human sentences; ``archive``: written as .tgz. ``keep_fp32``: ONNX node names
     this reduced-precision build kept in fp32 (``compile(keep_fp32=...)``; empty: none).
-    ``files``: every other file of the build folder -> its size in bytes, as compile wrote it: a
+    ``files``: every other file of the build folder but ``cache.json`` (the reuse record, written
+    after this one; never in an archive build) -> its size in bytes, as compile wrote it: a
     ``.tgz`` build is extracted only as these (docs/safety.md, size bounds); empty in older builds.
     ``cache``: whether this compile reused the previous build (``CacheInfo``; None: no cache used).
     """

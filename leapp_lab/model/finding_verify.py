@@ -173,7 +173,12 @@ def verify_finding(r: Any) -> Finding:
         cited += [x.name for x in missing[:3]]
     if r.max_mape is not None and r.exit_code:
         over = [n for n in r.exceeded if n in rows]
-        sentences.append(f"The gate fails: mape above {r.max_mape:g}% on {names(over, 3) or 'a judged output'}.")
+        # a row with nothing finite was failed by the gate without a mape: it was not judged too high
+        above = [n for n in over if getattr(rows[n], "mape", None) is not None]
+        blank = [n for n in over if n not in above]
+        why = ([f"mape above {r.max_mape:g}% on {names(above, 3)}"] if above else []) + \
+              ([f"nothing finite to compare on {names(blank, 3)}"] if blank else [])
+        sentences.append(f"The gate fails: {'; '.join(why) or f'mape above {r.max_mape:g}% on a judged output'}.")
         cited += over[:3]
         status = "fail"
     return Finding(" ".join(sentences[:3]), status, cited)

@@ -155,7 +155,7 @@ class EngineReplay(Plain):
     nodes: list[EngineNode] = field(default_factory=list)
     max_nrmse: float | None = None     # the rule a step is judged by: nrmse vs the reference > this
     teacher_forcing: bool = True       # own / inherited error computed
-    timings_s: dict[str, float] = field(default_factory=dict)   # build, engine, teacher_forcing, fp32, total
+    timings_s: dict[str, float] = field(default_factory=dict)   # passes' seconds: docs/deep-checks.md, Cost
     notes: list[str] = field(default_factory=list)
     taps: TapsOverTime | None = None   # a node with taps: its taps at every step (docs/deep-checks.md)
 

@@ -11,23 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 import torch
 
 from ..model.jsonio import atomic_write_bytes, save_npz, write_json
 from ..model.prepare import PrepareReport, TensorInfo
 from ..model.safepaths import PREPARE_WRITTEN, prepare_written, staged
 from ..model.tap import Manifest, TapEntry
-from leapp_lab.onnxio import graph_edit as ge
-from leapp_lab.onnxio.manifest import write_manifest
 from leapp_lab.taps.eager_capture import eager_runs
 from leapp_lab.taps.errors import PrepareError
-from leapp_lab.taps.onnx_export import export
-from leapp_lab.taps.tap_builder import TapBuilder
-from leapp_lab.taps.tap_references import fx_references, ort_references
-from leapp_lab.taps.tap_selection import (check_dtypes, check_requested_reached, exposed_markers,
-                                          unexposed_under_all)
-
+from leapp_lab.taps.tap_selection import check_dtypes, check_requested_reached
 
 def export_and_write(src, net, samples, given, say, t_start: float, timings: dict[str, float],
                      requested: list[str], wanted: list[str], expose_all: bool, plugin_taps: bool,
@@ -57,6 +49,14 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
 
     say("exporting to ONNX (torch.export + dynamo exporter)", 0.15)
     t = time.perf_counter()
+    # onnx is imported here, inside the export's time: the exporter would import it itself
+    import onnx  # noqa: F401
+    from leapp_lab.onnxio import graph_edit as ge
+    from leapp_lab.onnxio.manifest import write_manifest
+    from leapp_lab.taps.onnx_export import export
+    from leapp_lab.taps.tap_builder import TapBuilder
+    from leapp_lab.taps.tap_references import fx_references, ort_references
+    from leapp_lab.taps.tap_selection import exposed_markers, unexposed_under_all
     exported = export(net, samples[0], eager.output_names, expose, exporter, src, say,
                       input_names=given.input_names if given is not None else None)
     timings["export"] = time.perf_counter() - t
@@ -191,6 +191,7 @@ def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray]) -> list[T
 
 
 def _versions() -> dict[str, str]:
+    import onnx
     from leapp_lab.model.reuse import versions
     # onnxruntime's without importing it (a prepare whose references all come from torch needs none)
     return {"torch": torch.__version__, "onnx": onnx.__version__, **versions(["onnxruntime"])}

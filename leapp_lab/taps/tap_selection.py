@@ -10,12 +10,13 @@ import ast
 import difflib
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import torch
 from torch import nn
 
-from leapp_lab.onnxio import graph_edit as ge
+if TYPE_CHECKING:   # the checks before the export import no onnx (prepare's timings put it in the export)
+    from leapp_lab.onnxio import graph_edit as ge
 from .eager_capture import NO_NUMPY, EagerRuns
 from .errors import TapError
 from .loader import ModelSource

@@ -302,7 +302,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                  {"id": "node", "label": "Node"}, {"id": "hazards", "label": f"Hazards ({len(hazards_all)})"},
                  {"id": "log", "label": "Log"}] + layer_tabs + deep_tabs,
         "table": {"title": "Validation: node / output port / sample (|exported − recorded|)",
-                  "columns": TRACE_COLUMNS,
+                  "columns": [dict(c) for c in TRACE_COLUMNS],   # a view's own copy: callers edit it
                   "panel_columns": [column(k, label, fmt) for k, label, fmt in PANEL],
                   "info_columns": [],
                   "rows": rows, "first_divergent": first["id"] if first else None,

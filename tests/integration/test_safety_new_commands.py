@@ -225,7 +225,10 @@ def test_ctrl_c_in_a_process_pool_sweep_leaves_nothing_behind(w, tmp_path):
         if sweep is not None:
             break
         time.sleep(0.01)
-    assert sweep is not None and proc.poll() is None, "the sweep ended before it could be interrupted"
+    if sweep is None or proc.poll() is not None:
+        proc.kill()
+        raise AssertionError(("the sweep ended before it could be interrupted", proc.wait(),
+                              proc.stderr.read()[-3000:]))
     os.killpg(proc.pid, signal.SIGINT)
     try:
         _, err = proc.communicate(timeout=120)

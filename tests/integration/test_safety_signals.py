@@ -73,7 +73,8 @@ def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipe
         if repair_dir.is_dir():
             sweep = next((s for s in repair_dir.glob("*/.sweep") if any(s.iterdir())), None)
         time.sleep(0.01)
-    assert sweep is not None and proc.poll() is None, "the sweep ended before it could be terminated"
+    assert sweep is not None and proc.poll() is None, \
+        ("the sweep ended before it could be terminated", proc.poll(), "".join(errs)[-3000:])
     time.sleep(0.3)                 # the workers are inside their builds now
     t0 = time.monotonic()
     if to_group:
@@ -137,7 +138,8 @@ j.atomic_write_text = atomic_write_text
 def test_sigterm_during_compile_leaves_no_tmp_sibling_and_keeps_the_build(w):
     """Before: the half-written .model.ort.tmp-* folder stayed beside the build."""
     before = tree(w["dir"])
-    r = interrupting(["compile", ONNX, "--quiet"], _TERM_IN_COMPILE, w["dir"])
+    # --force: the build is there and unchanged, so compile would reuse it and have nothing to interrupt
+    r = interrupting(["compile", ONNX, "--quiet", "--force"], _TERM_IN_COMPILE, w["dir"])
     assert r.returncode == 143, (r.returncode, r.stderr[-2000:])
     assert "Traceback" not in r.stderr, r.stderr[-2000:]
     after = tree(w["dir"])

@@ -12,6 +12,7 @@ from test_deep_sections import report  # noqa: F401  (the fixture: a trace repor
 from leapp_lab.model.columns import panel_columns, profile_columns, table_columns
 from leapp_lab.model.replay import ReplayRow, ReplayRun
 from leapp_lab.views import deep_view
+from leapp_lab.views.verify_view import lead_columns
 from leapp_lab.views.viewdict import build_view
 
 SRC = Path(__file__).resolve().parents[2] / "extensions" / "src"
@@ -20,8 +21,13 @@ SRC = Path(__file__).resolve().parents[2] / "extensions" / "src"
 def test_the_verify_view_carries_the_registry_columns():
     rep = vf.verify_report()
     t = build_view(rep)["table"]
-    assert [c["key"] for c in t["columns"]] == [c.key for c in table_columns(rep)]
-    assert [(c["label"], c["type"]) for c in t["columns"]] == [(c.label, c.fmt) for c in table_columns(rep)]
+    # every column comes from the registry, in the order the view opens: the finding's lead columns
+    # first (issue 21, Deliver 2), then the registry's order; nothing the registry lacks
+    reg = {c.key: c for c in table_columns(rep)}
+    lead = [k for k in lead_columns(rep) if k in reg]
+    assert [c["key"] for c in t["columns"]] == lead + [k for k in reg if k not in lead]
+    assert all((c["label"], c["type"]) == (reg[c["key"]].label, reg[c["key"]].fmt) for c in t["columns"])
+    assert [c["key"] for c in t["columns"] if not c.get("hidden")] == lead
     assert [c["key"] for c in t["panel_columns"]] == [c.key for c in panel_columns()]
     assert {r["id"]: set(r["cells"]) for r in t["rows"]} == {r["id"]: {c.key for c in table_columns(rep)}
                                                           for r in t["rows"]}
