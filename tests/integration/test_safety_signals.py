@@ -48,7 +48,7 @@ def _drain(stream, sink: list, done: threading.Event) -> None:
 
 
 @pytest.mark.parametrize("to_group", [False, True], ids=["to-the-process", "to-its-group"])
-def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipes(w, tmp_path, to_group):
+def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipes(w, short_tmp, to_group):
     """SIGTERM to the repair process alone (as `timeout` or `kill PID` sends it), or to its whole
     process group (a CI runner, a terminal's job control), once its pool is building. Before: the
     main process died at once; its two workers, the fork server and the resource tracker lived on
@@ -56,8 +56,7 @@ def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipe
     pymp-* were left behind. (With the group signalled, a worker whose build SIGTERM had unwound
     went back to the pool's queue and waited there for ever, SIGTERM ignored.)"""
     d = w["dir"]
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
+    tmpdir = short_tmp              # the fork server's socket goes there (conftest.short_tmp)
     before = tree(d)
     env = dict(os.environ, TMPDIR=str(tmpdir))
     env.pop("LEAPP_LAB_DEBUG", None)
