@@ -83,6 +83,12 @@ def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipe
     closed = eof_out.wait(8) and eof_err.wait(max(0.1, 8 - (time.monotonic() - t0)))
     waited = time.monotonic() - t0
     left = _group_alive(proc.pid)
+    # a process that has closed its pipes may still be tearing down (its cmdline already empty):
+    # give it a moment to be gone, but it must be gone
+    settle = time.monotonic() + 2
+    while left and time.monotonic() < settle:
+        time.sleep(0.05)
+        left = _group_alive(proc.pid)
     if not closed or left:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
