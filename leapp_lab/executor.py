@@ -72,11 +72,19 @@ PRELOAD = ("leapp_lab.steps.repair_tasks", "leapp_lab.engines.onnxrt", "leapp_la
            "onnxruntime.quantization", "onnxruntime_extensions")
 
 
+#: the fork server listens on an AF_UNIX socket, TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX, whose path
+#: holds at most 107 bytes (Linux); a longer one failed every pool with "AF_UNIX path too long"
+SOCKET_PATH_MAX = 107
+
+
 def _process_context():
     # not fork: the parent may hold threads (onnxruntime, torch, a Jupyter kernel) that a forked
-    # child would inherit in an undefined state; the fork server is a fresh single-threaded process
+    # child would inherit in an undefined state; the fork server is a fresh single-threaded process.
+    # spawn (each worker imports what it needs itself: slower to start) where there is no fork
+    # server, or where TMPDIR is too long a path for its socket
     methods = multiprocessing.get_all_start_methods()
-    if "forkserver" not in methods:
+    listener = os.path.join(tempfile.gettempdir(), "pymp-XXXXXXXX", "listener-XXXXXXXX")
+    if "forkserver" not in methods or len(os.fsencode(listener)) > SOCKET_PATH_MAX:
         return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["__main__", *PRELOAD])   # no effect once the server runs

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import parallel
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # The test processes send nothing either (docs/safety.md, "No egress"): onnxruntime reads its switch
@@ -31,7 +33,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
-    _group_for_xdist(items)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        parallel.order(items)       # the units of work, heaviest first (tests/parallel.py)
     # Browser tests need Debian's Chromium. CI installs it (scripts/test.sh), so CI never skips;
     # a developer machine without it skips them with the reason below.
     if os.path.exists("/usr/bin/chromium"):
@@ -44,10 +47,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def _group_for_xdist(items):
-    """Under pytest-xdist (``--dist loadgroup``, scripts/test.sh): each test module is one unit of work,
-    so its module fixtures and module-level caches are built once, on one worker; a module that marks
-    its tests ``xdist_group(name)`` itself joins that group (docs/contributing.md, "The test suite")."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(Path(str(item.fspath)).relative_to(ROOT).as_posix()))
+
+@pytest.hookimpl(optionalhook=True)     # a hook of pytest-xdist: without it, never called
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` (scripts/test.sh): whole modules, one browser unit and one timing unit
+    per worker at a time (tests/parallel.py)."""
+    if config.getvalue("dist") == "loadgroup":
+        return parallel.make_scheduler(config, log)
+    return None

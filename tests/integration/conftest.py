@@ -1,7 +1,10 @@
 """Fixtures shared by the integration tests."""
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +28,14 @@ def mounted(tmp_path):
     yield mount
     for d in reversed(made):
         subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+
+@pytest.fixture
+def short_tmp():
+    """A fresh, short folder under the system's temp dir, removed afterwards: for a TMPDIR of a
+    process that starts a process pool. Its fork server's AF_UNIX socket lives in TMPDIR and its path
+    must fit 107 bytes; under pytest-xdist tmp_path is /tmp/pytest-of-USER/pytest-N/popen-gwK/<test>/,
+    too long for that (leapp_lab then starts the workers by spawn, not the path these tests mean)."""
+    d = Path(tempfile.mkdtemp(prefix="lt-"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

@@ -20,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -229,16 +228,15 @@ def _repair(ref: Path, onnx: Path, out: Path, budget: int, root: Path) -> tuple[
     return json.loads((root / "report.json").read_text()), wall, trace, home, tmp
 
 
-def test_a_repair_sweep_with_pool_workers_sends_nothing_and_writes_nothing(tmp_path):
+def test_a_repair_sweep_with_pool_workers_sends_nothing_and_writes_nothing(tmp_path, short_tmp):
     """``leapp-lab repair --jobs 2`` under strace for at least 20 s: the main process, the fork
     server and both pool workers (each loads onnxruntime) address nothing but this machine, and the
     fresh HOME and TMPDIR are empty afterwards. On the code before issue 24: DNS queries from every
     one of them, ``.ses`` in TMPDIR and ``.onnxruntime/`` in HOME."""
     _skip_without_strace()
     m = prepared("deep_mlp", taps=("all",))
-    # the fresh HOME and TMPDIR under a short path: multiprocessing's fork server listens on a socket
-    # in TMPDIR, whose path must fit AF_UNIX's 107 bytes (pytest-xdist's tmp_path can be too long)
-    short = Path(tempfile.mkdtemp(prefix="egress-"))
+    # the fresh HOME and TMPDIR under a short path: the fork server's socket goes there (conftest.short_tmp)
+    short = short_tmp
     # 20 s is twice the 9 s after which a loaded onnxruntime first reached out, as for the bare
     # processes above (a longer sweep only repeats the same queries: every 5 to 9 s). How many builds
     # last that long differs threefold between machines and with their load: a sweep that ended
@@ -254,7 +252,6 @@ def test_a_repair_sweep_with_pool_workers_sends_nothing_and_writes_nothing(tmp_p
         if report["seconds"] >= SWEEP_S or n == 2:
             break
         budget = max(budget + 4, min(150, math.ceil(budget * 1.3 * SWEEP_S / max(report["seconds"], 1.0))))
-    shutil.rmtree(short)
     print("sweeps:", "; ".join(runs))
     # two pool workers (children of the fork server the CLI started: strace -f follows them all)
     assert report["workers"] == 2 and report["executor"] == "process" and report["builds"] > 10, runs

@@ -204,14 +204,13 @@ def test_a_repair_that_fails_to_save_or_is_interrupted_leaves_nothing_behind(w, 
     _assert_unchanged(d, before, r)
 
 
-def test_ctrl_c_in_a_process_pool_sweep_leaves_nothing_behind(w, tmp_path):
+def test_ctrl_c_in_a_process_pool_sweep_leaves_nothing_behind(w, short_tmp):
     """A real SIGINT to the process group (a terminal's Ctrl-C reaches the pool's workers too), sent
     as soon as a sweep build is being written. Before: an empty <out>/repair/ was left; and now and
     then the sweep hung (a worker forked while the SIGINT landed was unknown to the pool and blocked
     on its queue for ever), or left onnxruntime's ort.quant.* folders in the temp directory."""
     d = w["dir"]
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
+    tmpdir = short_tmp              # the fork server's socket goes there (conftest.short_tmp)
     before = tree(d)
     env = dict(os.environ, TMPDIR=str(tmpdir))
     env.pop("LEAPP_LAB_DEBUG", None)

@@ -48,7 +48,7 @@ def _drain(stream, sink: list, done: threading.Event) -> None:
 
 
 @pytest.mark.parametrize("to_group", [False, True], ids=["to-the-process", "to-its-group"])
-def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipes(w, tmp_path, to_group):
+def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipes(w, short_tmp, to_group):
     """SIGTERM to the repair process alone (as `timeout` or `kill PID` sends it), or to its whole
     process group (a CI runner, a terminal's job control), once its pool is building. Before: the
     main process died at once; its two workers, the fork server and the resource tracker lived on
@@ -56,8 +56,7 @@ def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipe
     pymp-* were left behind. (With the group signalled, a worker whose build SIGTERM had unwound
     went back to the pool's queue and waited there for ever, SIGTERM ignored.)"""
     d = w["dir"]
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
+    tmpdir = short_tmp              # the fork server's socket goes there (conftest.short_tmp)
     before = tree(d)
     env = dict(os.environ, TMPDIR=str(tmpdir))
     env.pop("LEAPP_LAB_DEBUG", None)
@@ -84,6 +83,12 @@ def test_sigterm_in_a_process_pool_sweep_stops_every_process_and_closes_the_pipe
     closed = eof_out.wait(8) and eof_err.wait(max(0.1, 8 - (time.monotonic() - t0)))
     waited = time.monotonic() - t0
     left = _group_alive(proc.pid)
+    # a process that has closed its pipes may still be tearing down (its cmdline already empty):
+    # give it a moment to be gone, but it must be gone
+    settle = time.monotonic() + 2
+    while left and time.monotonic() < settle:
+        time.sleep(0.05)
+        left = _group_alive(proc.pid)
     if not closed or left:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)

@@ -7,7 +7,7 @@ every process). Each command runs in a fresh interpreter through the real CLI en
 - ``verify REF BUILD`` of a plain fp32 onnxruntime build: numpy, but no torch, onnx (its accuracy graph
   is read from the ONNX wire format), onnxruntime (the build holds its outputs), numba (few pairs:
   the numpy backend), pandas or plotly;
-- ``report RUN`` of a saved run: none of them either;
+- ``report RUN`` of a saved run, ``diff RUN_A RUN_B`` of two: none of them either;
 - a command imports only its own ``leapp_lab.cli.<name>`` module (the parser is built for it alone).
 """
 from __future__ import annotations
@@ -101,3 +101,14 @@ def test_report_of_a_saved_run_imports_no_engine_or_frame_library(tmp_path, plai
     assert _cli_modules(mods) == {"leapp_lab.cli.report"}
     # a verify run's report class only, not every report kind's module
     assert {f"leapp_lab.model.{k}" for k in ("trace", "build", "prepare", "repair")} & mods == set()
+
+
+def test_diff_of_two_saved_runs_imports_no_engine_or_frame_library(tmp_path, plain_build):
+    import leapp_lab
+    paths, build = plain_build
+    a = leapp_lab.verify(paths["reference"], build.path, out=tmp_path / "a").path
+    b = leapp_lab.verify(paths["reference"], build.path, out=tmp_path / "b").path
+    mods, r = _modules(tmp_path, "diff", a, b, "--json", tmp_path / "d.json")
+    assert r.returncode == 0 and json.loads((tmp_path / "d.json").read_text()), r.stderr[-2000:]
+    assert _top(mods) & HEAVY == set()
+    assert _cli_modules(mods) == {"leapp_lab.cli.diff"}

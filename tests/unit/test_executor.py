@@ -58,3 +58,21 @@ def test_bad_jobs_is_refused(monkeypatch):
     with pytest.raises(ValueError, match="jobs=0"):
         with sweep_executor(jobs=0):
             pass
+
+
+def test_a_tmpdir_too_long_for_the_fork_servers_socket_runs_the_pool_by_spawn(tmp_path):
+    """The fork server's AF_UNIX socket lives in TMPDIR; past 107 bytes of path every pool failed
+    ("AF_UNIX path too long", an internal error): the pool then starts its workers by spawn."""
+    import subprocess
+    import sys
+    long_tmp = tmp_path / ("t" * 90)
+    long_tmp.mkdir()
+    code = ("import os, multiprocessing\nfrom leapp_lab.executor import sweep_executor\n"
+            "with sweep_executor(jobs=2) as (ex, info):\n"
+            "    pids = {ex.submit(os.getpid).result() for _ in range(4)}\n"
+            "print(info.kind, info.workers, os.getpid() not in pids, ex._mp_context.get_start_method())\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, TMPDIR=str(long_tmp)))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split() == ["process", "2", "True", "spawn"]
+    assert list(long_tmp.iterdir()) == []                # the pool's scratch folder went with it

@@ -68,6 +68,11 @@ def _cases():
 @pytest.mark.parametrize("chunk", [5, 4096, 1 << 16])
 def test_numba_and_numpy_agree_to_the_bit(rtol, chunk):
     for name, e, r in _cases():
+        if chunk == 5:
+            # blocks of 5: every case's first 20,000 pairs are 4,000 blocks, each partial in its lanes
+            # (the kernel's many-block paths); the cases' sizes around 2^16 matter at chunk 2^16, and
+            # numpy's fallback takes a Python step per block (21 s of the suite at full size)
+            e, r = e[:20_000], r[:20_000]
         a = diff_stats(e, r, rtol=rtol, chunk=chunk, backend="numba")
         b = diff_stats(e, r, rtol=rtol, chunk=chunk, backend="numpy")
         assert _bits(a) == _bits(b), name
