@@ -12,7 +12,9 @@ it first) and says what the rest must be:
 * an older build: only the files a build has (``build.json``, ``sample_outputs.npz``,
   ``compile.log`` and the artifacts ``build.json`` names), each at most :data:`LEGACY_MEMBER_LIMIT`.
 
-Anything else is refused naming ``BUILD.tgz:member``, before it is extracted (usually before its
+``cache.json`` (compile's reuse record, which ``build.json`` does not list: an archive of the whole
+build folder holds it) is allowed, at most :data:`BUILD_JSON_LIMIT`, and never extracted: verify
+does not read it. Anything else is refused naming ``BUILD.tgz:member``, before it is extracted (usually before its
 data is even inflated). The second pass writes those members, and only those, after checking that
 the temporary folder has room for all of them.
 """
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leapp_lab.model.build import BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS
+from leapp_lab.model.reuse import CACHE_FILE
 
 from .npzio import NpzInputError
 
@@ -116,6 +119,7 @@ def plan_extraction(tf: tarfile.TarFile, tgz: Path) -> dict[str, int]:
     """Pass one: every member header checked (see the module docstring); returns name -> size of
     the members to extract. Raises NpzInputError naming ``tgz:member``."""
     seen: dict[str, tarfile.TarInfo] = {}
+    skipped: set[str] = set()
     rules: _Rules | None = None
     for m in iter(tf.next, None):
         name = _name(m)
@@ -126,8 +130,16 @@ def plan_extraction(tf: tarfile.TarFile, tgz: Path) -> dict[str, int]:
         if not _plain(name) or m.name.startswith("/"):
             raise _refuse(tgz, m, "is not a file at the top level of the archive (a path with folders, "
                                   "'..' or an absolute path)")
-        if name in seen:
+        if name in seen or name == CACHE_FILE and CACHE_FILE in skipped:
             raise _refuse(tgz, m, "appears twice in the archive")
+        if name == CACHE_FILE:
+            # compile's reuse record beside the build (`tar czf b.tgz -C build .` takes it along):
+            # not a file of the build, never extracted, but bounded like build.json
+            if m.size > BUILD_JSON_LIMIT:
+                raise _refuse(tgz, m, f"holds {m.size} bytes, more than the {BUILD_JSON_LIMIT >> 20} MiB a "
+                                      f"{CACHE_FILE} may hold")
+            skipped.add(name)
+            continue
         if name == BUILD_FILE:
             if m.size > BUILD_JSON_LIMIT:
                 raise _refuse(tgz, m, f"holds {m.size} bytes, more than the {BUILD_JSON_LIMIT >> 20} MiB a "

@@ -315,19 +315,27 @@ def test_a_tgz_build_extracts_only_its_own_files_and_names_members_in_errors(w, 
         "legacy-extra": dict(edit=legacy, extra=[(_info("extra.bin", size=4), b"junk")]),
         "cut": dict(edit=cut_npz),
         "badjson": dict(edit=bad_json),
+        # compile's reuse record is allowed beside the build, never extracted, and bounded
+        "bigcache": dict(extra=[(_info("cache.json", size=(64 << 20) + 1), bytes((64 << 20) + 1))]),
     }
     names = {"link": "notes", "abs": "/tmp/evil.txt", "dotdot": "../evil.txt", "sub": "sub/evil.txt",
              "fifo": "pipe", "extra": "extra.bin", "grown": "compile.log", "legacy-extra": "extra.bin",
-             "cut": "sample_outputs.npz", "badjson": "build.json"}
+             "cut": "sample_outputs.npz", "badjson": "build.json", "bigcache": "cache.json"}
     for k, kw in cases.items():
         _retar(tgz, w / f"{k}.ort.tgz", **kw)
     _retar(tgz, w / "legacy.ort.tgz", edit=legacy)
+    # `tar czf` of the whole build folder takes compile's cache.json along: it still verifies
+    record = (w / "build/model.ort/cache.json").read_bytes()
+    _retar(tgz, w / "folder.ort.tgz", extra=[(_info("cache.json", size=len(record)), record)])
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     before = tree(w)
     env = {"TMPDIR": str(tmpdir)}
     results = cli_many([["verify", REF, f"{k}.ort.tgz", "--no-save"] for k in cases]
-                       + [["verify", REF, "legacy.ort.tgz", "--no-save"]], cwd=w, env=env, mem=MEM)
+                       + [["verify", REF, "legacy.ort.tgz", "--no-save"]]
+                       + [["verify", REF, "folder.ort.tgz", "--no-save"]], cwd=w, env=env, mem=MEM)
+    folder = results.pop()
+    assert folder.returncode == 0, folder.stderr         # with the reuse record beside the build
     for k, r in zip(cases, results):
         line = assert_refused(r, f"{k}.ort.tgz:{names[k]}")
         assert "leapp-lab-build-" not in line and str(tmpdir) not in line, line
