@@ -163,8 +163,8 @@ if __name__ == "__main__":
 
 @pytest.fixture(scope="module")
 def dask_case(tmp_path_factory):
-    """The Dask case in the background: the bare test starts it, so that the cluster's start overlaps
-    that test's wait, and the Dask test reads its result."""
+    """The Dask case in the background: the module's first test starts it, so that the cluster's start
+    overlaps the other tests, and the Dask test reads its result."""
     if importlib.util.find_spec("distributed") is None:
         yield None
         return
@@ -179,28 +179,10 @@ def dask_case(tmp_path_factory):
         p.communicate()
 
 
-def test_a_bare_import_and_one_session_kept_alive_sends_nothing_and_writes_nothing(tmp_path, dask_case):
-    """On the code before issue 24: ``.ses`` and ``.onnxruntime/{deviceid,onnxruntime.db}`` at once,
-    and DNS queries for mobile.events.data.microsoft.com from 9 s on, in both processes."""
-    _skip_without_strace()
-    procs = {}
-    for name, code in _BARE.items():
-        env, home, tmp = clean_env(tmp_path / name)
-        script = "import time\n" + code + _ALIVE % ALIVE_S
-        procs[name] = (traced([sys.executable, "-c", script], tmp_path / f"{name}.trace", env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), home, tmp)
-    for name, (p, home, tmp) in procs.items():
-        out, err = p.communicate(timeout=ALIVE_S + 120)
-        assert p.returncode == 0, f"{name}: {err[-2000:]}"
-        assert "[1.0, 1.0]" in out                                        # the session really ran
-        assert "RuntimeWarning" not in err
-        assert reaching_out(tmp_path / f"{name}.trace") == [], name
-        assert left_files(home, tmp) == [], name
-
-
-def test_onnxruntime_imported_before_leapp_lab_is_said_once(tmp_path):
+def test_onnxruntime_imported_before_leapp_lab_is_said_once(tmp_path, alive_case, dask_case):
     """A process that loaded onnxruntime, telemetry on, before leapp_lab cannot be quieted any more
-    (the switch is read at load): the first session leapp_lab makes says so and how to avoid it."""
+    (the switch is read at load): the first session leapp_lab makes says so and how to avoid it.
+    (``alive_case`` and ``dask_case`` start here, in the background: their waits overlap the module.)"""
     env, _, _ = clean_env(tmp_path)
     # loaded quiet (the test sends nothing itself), then the switch says on, as when it was unset
     env["ORT_DISABLE_TELEMETRY"] = "1"
@@ -228,7 +210,7 @@ def _repair(ref: Path, onnx: Path, out: Path, budget: int, root: Path) -> tuple[
     return json.loads((root / "report.json").read_text()), wall, trace, home, tmp
 
 
-def test_a_repair_sweep_with_pool_workers_sends_nothing_and_writes_nothing(tmp_path, short_tmp):
+def test_a_repair_sweep_with_pool_workers_sends_nothing_and_writes_nothing(tmp_path, short_tmp, alive_case):
     """``leapp-lab repair --jobs 2`` under strace for at least 20 s: the main process, the fork
     server and both pool workers (each loads onnxruntime) address nothing but this machine, and the
     fresh HOME and TMPDIR are empty afterwards. On the code before issue 24: DNS queries from every
@@ -256,6 +238,42 @@ def test_a_repair_sweep_with_pool_workers_sends_nothing_and_writes_nothing(tmp_p
     # two pool workers (children of the fork server the CLI started: strace -f follows them all)
     assert report["workers"] == 2 and report["executor"] == "process" and report["builds"] > 10, runs
     assert report["seconds"] >= SWEEP_S and wall >= SWEEP_S, runs
+
+
+@pytest.fixture(scope="module")
+def alive_case(tmp_path_factory):
+    """The two bare processes kept alive ALIVE_S seconds, started once per module: the repair sweep
+    test and the first test ask for them too, so that their sleep overlaps that sweep instead of
+    adding to it (None without strace: the test that reads them says why it skips)."""
+    if STRACE is None:
+        yield None
+        return
+    root = tmp_path_factory.mktemp("alive")
+    procs = {}
+    for name, code in _BARE.items():
+        env, home, tmp = clean_env(root / name)
+        script = "import time\n" + code + _ALIVE % ALIVE_S
+        procs[name] = (traced([sys.executable, "-c", script], root / f"{name}.trace", env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), home, tmp)
+    yield root, procs
+    for p, _, _ in procs.values():
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def test_a_bare_import_and_one_session_kept_alive_sends_nothing_and_writes_nothing(alive_case, dask_case):
+    """On the code before issue 24: ``.ses`` and ``.onnxruntime/{deviceid,onnxruntime.db}`` at once,
+    and DNS queries for mobile.events.data.microsoft.com from 9 s on, in both processes."""
+    _skip_without_strace()
+    root, procs = alive_case
+    for name, (p, home, tmp) in procs.items():
+        out, err = p.communicate(timeout=ALIVE_S + 120)
+        assert p.returncode == 0, f"{name}: {err[-2000:]}"
+        assert "[1.0, 1.0]" in out                                        # the session really ran
+        assert "RuntimeWarning" not in err
+        assert reaching_out(root / f"{name}.trace") == [], name
+        assert left_files(home, tmp) == [], name
 
 
 def test_dask_workers_load_onnxruntime_quiet_and_a_loud_one_is_named(dask_case):

@@ -35,6 +35,12 @@ def fp16_build(conv_op, tmp_path_factory):
     return compile(conv_op.onnx, "ort-fp16", out=tmp_path_factory.mktemp("fp16") / "b", naive_check=False)
 
 
+@pytest.fixture(scope="module")
+def fp16_expected(conv_op, fp16_build):
+    """verify --expected fp16 of the fp16 build: one rerun of the model, read by two tests."""
+    return verify(conv_op.reference, fp16_build.path, save=False, expected="fp16")
+
+
 def _half_by_hand(ref):
     """conv_net.py run by hand in float16 (seeded like prepare): output, manual taps, and the op
     tap ``getitem`` (the stem's batch-norm output)."""
@@ -55,8 +61,8 @@ def _half_by_hand(ref):
     return {k: np.stack(v) for k, v in out.items()}
 
 
-def test_fp16_engine_sits_within_expected_fp16_drift(conv_op, fp16_build):
-    v = verify(conv_op.reference, fp16_build.path, save=False, expected="fp16")
+def test_fp16_engine_sits_within_expected_fp16_drift(conv_op, fp16_expected):
+    v = fp16_expected
     assert v.expected is not None and v.expected.dtype == "fp16" and v.expected.factor == 4.0
     assert v.beyond_expected == [] and v.first_beyond_expected is None and not v.warnings
     rows = [r for r in v.rows if r.in_rule]
@@ -101,8 +107,8 @@ def test_a_broken_layer_is_beyond_expected_where_the_fixed_rule_sees_nothing(tmp
     assert "expected_nrmse" in [s["key"] for s in view["profile"]["series"]]
 
 
-def test_bf16_drift_is_larger_than_fp16(conv_op, fp16_build):
-    f = verify(conv_op.reference, fp16_build.path, save=False, expected="fp16")
+def test_bf16_drift_is_larger_than_fp16(conv_op, fp16_build, fp16_expected):
+    f = fp16_expected
     b = verify(conv_op.reference, fp16_build.path, save=False, expected="bf16")
     assert b.expected.floor == 2.0 ** -8
     for r in f.rows:
