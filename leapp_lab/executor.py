@@ -114,8 +114,11 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
     threads = max(1, (os.cpu_count() or 1) // n)
     # the workers' temporary folder: what a build's libraries leave there when it is stopped
     # mid-write (onnxruntime's ort.quant.*, by a SIGTERM or a kill) goes with the pool
-    scratch = tempfile.mkdtemp(prefix="leapp-lab-pool-")
+    from leapp_lab.signals import signals_deferred
+    scratch = None
     try:
+        with signals_deferred():    # a Ctrl-C cannot land between the mkdir and the name's keeper
+            scratch = tempfile.mkdtemp(prefix="leapp-lab-pool-")
         with _Pool(max_workers=n, mp_context=_process_context(),
                    initializer=_worker_init, initargs=(threads, scratch)) as ex:
             try:
@@ -127,7 +130,8 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
                     _stop_fork_server()
                 raise
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 class _Pool(cf.ProcessPoolExecutor):

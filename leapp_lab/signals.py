@@ -44,3 +44,28 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back for a few statements, then delivered as they would have been.
+
+    For creating a temporary folder and recording it for its cleanup as one step: a signal that
+    lands after ``tempfile.mkdtemp``'s ``mkdir`` but before its result is assigned unwinds with the
+    folder made and nobody holding its name, so no ``finally`` can remove it. Python runs signal
+    handlers in the main thread, so swapping the Python-level handlers is enough (blocking the
+    signal would not be: the kernel may deliver it to any other thread). Outside the main thread
+    it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    sigs = (signal.SIGINT, signal.SIGTERM)
+    old = {s: signal.signal(s, lambda sig, frame: held.append(sig)) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if held:
+            signal.raise_signal(held[0])    # to the handler that was in place: raised here, at once

@@ -13,6 +13,7 @@ from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.fieldcheck import check_fields
 from leapp_lab.model.jsonio import read_json
 from leapp_lab.model.safepaths import check_input_file, check_input_path
+from leapp_lab.signals import signals_deferred
 
 from .buildtgz import check_room, extract_planned, plan_extraction
 from .npzio import NpzInputError
@@ -45,7 +46,8 @@ class OpenBuild:
         if self.path.is_file():
             if not tarfile.is_tarfile(self.path):
                 raise NpzInputError(f"{self.path}: not a build folder and not a .tgz archive{_hint(self.path)}")
-            self._tmp = tempfile.mkdtemp(prefix="leapp-lab-build-")
+            with signals_deferred():   # made and recorded for close() as one step (leapp_lab.signals)
+                self._tmp = tempfile.mkdtemp(prefix="leapp-lab-build-")
             try:
                 with tarfile.open(self.path, "r:*") as tf:
                     plan = plan_extraction(tf, self.path)       # headers only: nothing written yet

@@ -65,8 +65,11 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
     from .lowprec import ExpectedUnavailable, LowPrecRuns
 
     import leapp_lab
-    work = Path(tempfile.mkdtemp(prefix="leapp_lab_expected_"))
+    from leapp_lab.signals import signals_deferred
+    work = None
     try:
+        with signals_deferred():    # a Ctrl-C cannot land between the mkdir and the name's keeper
+            work = Path(tempfile.mkdtemp(prefix="leapp_lab_expected_"))
         save_npz(work / "reference.npz", dict(reference))
         if forced:
             save_npz(work / "forced.npz", dict(forced))
@@ -108,7 +111,8 @@ def run_lowprec(model_file: Path, sha256: str, record: Path, dtype: str, rows: l
             out.local[name] = [arrays[f"L{i}_{j}"] for j in range(n)]
         return out
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _how(rc: int) -> str:

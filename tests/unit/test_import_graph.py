@@ -27,11 +27,12 @@ DISPLAY_CALL = ("leapp_lab.model.base", "_render", "leapp_lab.views")
 LEAVES = ("taps", "engines", "compare", "trace", "deep")
 #: what a leaf may import of leapp_lab: the packages below every leaf (model: the report data;
 #: onnxio: ONNX files read and edited; numerics: the float64 metric pass and array checks; fxio: a
-#: LEAPP node's traced FX graph saved and rebuilt) and the two process-wide modules
-BELOW_LEAVES = ("model", "onnxio", "numerics", "fxio", "egress", "_compat")
+#: LEAPP node's traced FX graph saved and rebuilt) and the process-wide modules (egress, _compat,
+#: signals: how Ctrl-C and SIGTERM unwind)
+BELOW_LEAVES = ("model", "onnxio", "numerics", "fxio", "egress", "_compat", "signals")
 #: each lower package and what it may import of leapp_lab (model: nothing but the display call)
 LOWER = {"model": set(), "onnxio": {"model"}, "numerics": {"model"}, "fxio": {"model"}, "egress": set(),
-         "_compat": set()}
+         "_compat": set(), "signals": set()}
 #: the packages that compose leaves (steps) and the shells over them (cli, magics)
 ORCHESTRATORS = ("steps", "cli", "magics")
 
