@@ -24,7 +24,8 @@ def _import_trt():
         raise EngineUnavailable(
             "TensorRT engines need the 'tensorrt' Python package (pip install 'leapp-lab[tensorrt]', "
             "from NVIDIA's index) and an NVIDIA GPU with a CUDA driver; importing tensorrt failed: "
-            f"{type(exc).__name__}: {exc}. Use --engine ort / ort-fp16 / ort-int8 on this machine."
+            f"{type(exc).__name__}: {exc}. On this machine use an onnxruntime engine: --engine ort, "
+            "ort-fp16 or ort-int8 (repair: ort-fp16 or ort-int8; plain ort has no reduced precision)."
         ) from None
     return trt
 
@@ -37,7 +38,8 @@ def _cuda_torch():
     if torch is None or not torch.cuda.is_available():
         raise EngineUnavailable(
             "TensorRT engines need an NVIDIA GPU visible to torch (torch.cuda.is_available() is "
-            "False here: no GPU, no CUDA driver, or a CPU-only torch build)")
+            "False here: no GPU, no CUDA driver, or a CPU-only torch build). On this machine use an "
+            "onnxruntime engine: --engine ort, ort-fp16 or ort-int8 (repair: ort-fp16 or ort-int8).")
     return torch
 
 

@@ -184,6 +184,10 @@ def test_tensorrt_engines_fail_clearly_without_tensorrt(net):
             compile(paths["onnx"], engine=eng)
     r = run_cli("compile", paths["onnx"], "--engine", "trt-fp16")
     assert r.returncode == 2 and "tensorrt" in r.stderr
+    # repair names the engines it can repair here (plain ort has no reduced precision to repair)
+    from leapp_lab.steps.repair import repair
+    with pytest.raises(EngineUnavailable, match=r"repair: ort-fp16 or ort-int8"):
+        repair(paths["reference"], paths["onnx"], engine="trt-fp16", save=False)
 
 
 def test_an_engine_that_would_always_fail_is_not_offered(net):
