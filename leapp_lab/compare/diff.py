@@ -39,6 +39,7 @@ def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None, 
     ``json_path`` writes the ``--json`` rows, ``html`` the standalone HTML report; the run and both
     files are written first and committed together at the end."""
     a, b = load_verify(run_a, "RUN_A"), load_verify(run_b, "RUN_B")
+    check_two_runs(run_a, run_b)
     check_same_model(a, b, run_a, run_b)
     # the runs as given: a runs root given as RUN_A is an input too (its 'latest' names the run)
     check_diff_outputs(run_a, run_b, json_path=json_path, out=out, html=html)
@@ -46,6 +47,15 @@ def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None, 
     save_run_with(report, None if out is None else Path(out), "diff",
                   [(json_path, lambda tmp: write_json(tmp, report.json_rows())), (html, report.to_html)])
     return report
+
+
+def check_two_runs(run_a, run_b) -> None:
+    """One run given twice (a run folder and the runs root whose 'latest' names it, say) would diff
+    it with itself: every change 0, no flip, exit 0, which reads as "nothing changed"; refused."""
+    fa, fb = _run_folder(run_a), _run_folder(run_b)
+    if fa is not None and fb is not None and _same_path(fa, fb):
+        raise UnusableInput(f"{run_a} and {run_b}: the same verify run ({fa}) given twice; diff compares "
+                            f"two runs (of two builds, or before and after a change)")
 
 
 def check_same_model(a: VerifyReport, b: VerifyReport, run_a, run_b) -> None:

@@ -139,6 +139,8 @@ def test_what_a_new_user_passes_in_the_wrong_place_is_named_as_what_it_is(w, tmp
          ("build/model.ort/engine.onnx", "a file of the build", "build/model.onnx")),
         (["repair", REF, "build/model.ort/engine.onnx", *REPAIR], ("engine.onnx", "a file of the build")),
         (["diff", run_a, run_b], (str(run_a), str(run_b), "different models")),
+        # before: a run diffed with itself, exit 0, every change 0 (runsA's latest is run_a)
+        (["diff", run_a, "runsA"], (str(run_a), "runsA", "the same verify run", "given twice")),
         # before: compared with itself, exit 0, every change 0
         (["verify", REF, "build/model.ort", "./build/model.ort/", "--no-save"], ("./build/model.ort/", "given twice")),
     ], cwd=d, timeout=300)

@@ -44,7 +44,11 @@ def test_diff_cli_exit_codes_json_html_and_out(runs, tmp_path):
     # --fail-on-flip: 1 when a row flips to fail, 0 when none does
     f = cli("diff", a, b, "--fail-on-flip")
     assert f.returncode == 1 and "FAIL: rows flipped to fail (--fail-on-flip): tap_a" in f.stdout
-    assert cli("diff", a, a, "--fail-on-flip").returncode == 0
+    same = verify_report().save(tmp_path / "a_again")      # the same records, another run: no flip
+    assert cli("diff", a, same, "--fail-on-flip").returncode == 0
+    # one run given twice is refused: every change 0 would read as "nothing changed"
+    twice = cli("diff", a, a)
+    assert twice.returncode == 2 and "the same verify run" in twice.stderr and "given twice" in twice.stderr
 
 
 def test_diff_cli_refuses_what_is_not_a_verify_run(runs, tmp_path):
