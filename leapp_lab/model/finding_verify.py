@@ -93,6 +93,13 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     culprit = rows.get(r.worst_local) if r.worst_local else max(loc, key=lambda x: x.local_nrmse)
     if culprit is None or culprit.local_nrmse is None:
         return ([], "pass", [])
+    if not culprit.locally_diverged and not culprit.beyond_expected:
+        # worst_local ranks taps first: a model output whose own error crosses the rule (the layers
+        # after the last tap) is still a layer that adds error, never "no layer"
+        flagged = [x for x in loc if x.locally_diverged or x.beyond_expected]
+        if flagged:
+            culprit = max(flagged, key=lambda x: (getattr(x, "local_excess", None) or 0.0)
+                          if r.expected is not None else x.local_nrmse)
     # with an expectation that has local values the layers compare by their excess over rounding
     # (local_excess), and a layer adds error of its own when it is beyond what rounding explains
     excess = r.expected is not None and getattr(culprit, "local_excess", None) is not None
@@ -121,7 +128,8 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     if after and len(inherit) == len(after):
         s += "; the rows after it inherit it."
     elif own:
-        s += f"; {plural(len(own), 'other row')} add error of their own too: {names(own, 3)}."
+        verb = "adds error of its own" if len(own) == 1 else "add error of their own"
+        s += f"; {plural(len(own), 'other row')} {verb} too: {names(own, 3)}."
     else:
         s += "."
     return ([s], "fail", [culprit.name] + own[:3])

@@ -100,6 +100,17 @@ def test_verify_finding_plain_local_and_expected():
             row.local_nrmse = min(row.local_nrmse, 0.005)
     f = loc.finding_record()
     assert f.status == "warn" and "No layer adds error beyond the rule on its own" in f.text and "repair" in f.text
+    # worst_local ranks taps first: an output whose own error crosses the rule (the head after the
+    # last tap) is still named, never "no layer adds error"
+    out = loc.row("output_0")
+    out.local_nrmse, out.locally_diverged = 0.012, True
+    loc.worst_local, loc.first_locally_divergent = "tap_b", "output_0"
+    f = loc.finding_record()
+    assert f.status == "fail" and f.rows[0] == "output_0" and "No layer" not in f.text, f.text
+    a = loc.row("tap_a")
+    a.local_nrmse, a.locally_diverged = 0.011, True
+    assert "1 other row adds error of its own too: tap_a." in loc.finding, loc.finding
+    _same_everywhere(loc)
 
     ex = verify_report()
     ex.expected = ExpectedRule.of("fp16")
