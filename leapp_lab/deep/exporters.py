@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from leapp_lab.model.messages import headline, script_site
 from leapp_lab.model.exporters import BACKENDS, ExporterAttempt, ExporterMatrix
 from leapp_lab.model.trace import GraphReport
 
@@ -36,8 +37,11 @@ def narrow_error(text: str | None) -> str | None:
         if line:
             line = _CLASS.sub(lambda m: m.group(1) + ": ", line)
     if not line:
-        line = next((x.strip() for x in t.splitlines() if x.strip()), t.strip())
+        line = headline(t) or t.strip()
     line = re.sub(r"^(?:\w+: )?Error compiling model [^:]+:\s*", "", line)
+    site = script_site(t)
+    if site and site not in line:
+        line += f" (at {site})"
     if "Torch IR graph at exception" in t:
         ops = _OP.findall(t.split("Torch IR graph at exception", 1)[1])
         if ops and ops[-1] not in line:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from .finding import Finding, num, plural
+from .messages import headline, script_site
 from .trace import graph_labels
 
 #: which hazard explains a failing row best, most specific first (the sample-level diagnoses before
@@ -76,6 +77,10 @@ def reason_words(kind: str) -> str:
     words = HAZARD_WORDS.get(kind)
     fix = ADVICE.get(kind)
     return kind + (f": {words}" if words else "") + (f"; fix: {fix}" if fix else "")
+
+
+# LEAPP's refusal when a node's exporter fails: "RuntimeError: Error compiling model NODE: CAUSE"
+_EXPORT_ERROR = re.compile(r"^(?:\w+: )?Error compiling model (?P<node>.+?):\s*(?P<cause>.*)$")
 
 
 def _first_sentence(message: str) -> str:
@@ -150,10 +155,16 @@ def _cause_and_fix(g: Any, h: Any, node: str, check: Any = None) -> list[str]:
 def _graph_finding(g: Any, prefix: str) -> Finding | None:
     """The finding of one graph when it has something to say (None: it validates, no hazard)."""
     if g.status in ("refused", "error") and not g.checks:
-        first = (g.error or "").strip().splitlines()
-        line = first[0].rstrip(".") if first else g.status
+        line = headline(g.error).rstrip(".") or g.status
+        export = _EXPORT_ERROR.match(line)
         if g.status == "refused" and line.startswith(("the script raised", "the script started")):
             what = line                      # leapp-lab run: the script, not LEAPP, ended the session
+        elif export is not None:
+            node = export.group("node")
+            backend = next((n.backend for n in g.nodes if n.name == node and n.backend), None)
+            site = script_site(g.error)
+            what = (f"LEAPP could not export node '{node}'" + (f" with {backend}" if backend else "")
+                    + f": {export.group('cause').rstrip('.') or line}" + (f" (at {site})" if site else ""))
         else:
             what = ("LEAPP refused the trace: " if g.status == "refused" else "the traced code raised: ") + line
         h = next((x for x in g.hazards if x.kind == "trace-refused"), None)
@@ -177,7 +188,7 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
     if errors:
         n = errors[0]
         return Finding(f"Node {n.name} of graph '{g.name}' failed to validate: "
-                       f"{(n.error or 'error').strip().splitlines()[0]}.", "fail")
+                       f"{headline(n.error) or 'error'}.", "fail")
     if g.hazards:
         h = _explaining(g, g.hazards[0].node, None, None) if g.hazards[0].node else g.hazards[0]
         where = "/".join(x for x in (h.node, h.port) if x) or f"graph '{g.name}'"

@@ -50,6 +50,8 @@ _RE_NODE_INIT = re.compile(r"Node context initialized: (?P<node>.+)$")
 _RE_NODE_DONE = re.compile(r"Compiled graph module for (?P<node>.+?):")
 # FATAL records that are LEAPP's strict validation verdict, not a refused trace.
 _VALIDATION_FATAL = re.compile(r"^Model validation failed for")
+# LEAPP's FATAL when a node's exporter fails (leapp_node.compile_model): the trace is complete.
+EXPORT_FATAL = re.compile(r"^(?:\w+: )?Error compiling model (?P<node>.+?):")
 
 
 # graph.error prefixes written by leapp_lab.trace.attach for sessions that never reached compile_graph
@@ -77,6 +79,15 @@ def trace_refused(graph: GraphReport) -> list[Hazard]:
         what, todo = ("the session was never compiled",
                       "Call leapp.stop() and leapp.compile_graph() after the traced loop, then run "
                       "the script again.")
+    elif (m := EXPORT_FATAL.match(leapp_msg)) is not None:
+        node = m.group("node")
+        backend = next((n.backend for n in graph.nodes if n.name == node and n.backend), None)
+        what = f"LEAPP could not export node {node!r}" + (f" with {backend}" if backend else "")
+        todo = (f"Try the other exporters for node {node!r} (the trace completed; its exporter failed "
+                f"on the op named above): `leapp-lab run SCRIPT --exporters {node}` or "
+                f"`%%leapp_trace NAME --exporters {node}` shows which of onnx, onnx-torchscript, jit, "
+                f"jit-trace and pt2 export it and validate; set export_with= to one of them (or wrap "
+                f"the unsupported call with leapp.FunctionPatch), then trace again.")
     else:
         what = ("LEAPP refused the trace" if refused else
                 "LEAPP logged a FATAL error while tracing and the script caught it and went on")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from leapp_lab.model.messages import headline
+
 from .finding import lead
 from .numfmt import fmt as _g
 
@@ -50,13 +52,15 @@ def render_graph(g) -> list[str]:
     if g.run_dir:
         L.append(f"  run folder: {g.run_dir}")
     if g.error:
-        first = g.error.strip().splitlines()
+        first = [x for x in g.error.strip().splitlines() if x.strip()]
         label = {"refused": "LEAPP refused the trace", "error": "the traced code raised"}.get(
             g.status, "error")
         if g.status == "refused" and g.error.startswith(("the script raised", "the script started")):
             label = "not compiled"    # leapp-lab run: the script, not LEAPP, ended the session
-        L.append(f"  {label}: {first[0] if first else g.error}")
-        L.extend(f"    {x}" for x in first[1:6])
+        head = headline(g.error) or g.error
+        skip = 2 if len(first) > 1 and head != first[0].strip() else 1   # headline joined two lines
+        L.append(f"  {label}: {head}")
+        L.extend(f"    {x}" for x in first[skip:skip + 5])
     if g.nodes:
         L.append("  nodes (completion order):")
         w = max(len(n.name) for n in g.nodes)
@@ -71,7 +75,7 @@ def render_graph(g) -> list[str]:
             if n.taps:
                 L.append(f"       taps: {', '.join(f'{t.name} ({t.site})' for t in n.taps)}")
             if n.error:
-                L.append(f"       error: {n.error.splitlines()[0]}")
+                L.append(f"       error: {headline(n.error)}")
     data = [f"{e.src} -> {e.dst}" for e in g.edges if e.kind == "data"]
     fb = [f"{e.src} -> {e.dst}" for e in g.edges if e.kind == "feedback"]
     if data:
@@ -131,7 +135,7 @@ def render_graph(g) -> list[str]:
         for h in g.hazards:
             where = "/".join(x for x in (h.node, h.port) if x) or "graph"
             smp = f" samples {_samples(h.samples)}" if h.samples else ""
-            L.append(f"    [{h.kind}] {where}{smp}: {h.message}")
+            L.append(f"    [{h.kind}] {where}{smp}: " + h.message.replace("\n", "\n      "))
     else:
         L.append("  hazards: none")
     from .text_deep import render_sections

@@ -371,6 +371,37 @@ def test_trace_refused_by_status_and_no_sample_hazards(status):
     assert g.graph.error in hz[0].message
 
 
+# TorchScript's compile errors start with a newline: LEAPP's "Error compiling model X: " line holds
+# no cause, the cause and the rejected call (<--- HERE) come on the lines after it.
+_JIT_FATAL = ("Error compiling model fusion: \nArguments for call are not valid.\nThe following "
+              "variants are available:\n  aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor:\n\n"
+              "The original call is:\n  File \"<eval_with_key>.1\", line 11\n"
+              "    norm = matmul.norm(p = 'fro', dim = -1);  matmul = None\n           ~~~~ <--- HERE\n")
+
+
+def test_export_refusal_names_the_node_its_backend_the_cause_and_the_exporters_to_try():
+    from leapp_lab.deep.exporters import narrow_error
+    from leapp_lab.model.trace import TraceReport
+    g = G(status="refused").node("fusion", samples=3)
+    g.graph.nodes[0].backend, g.graph.nodes[0].verdict = "jit-script", "error"
+    g.graph.error = g.graph.nodes[0].error = "RuntimeError: " + _JIT_FATAL
+    g.log("FATAL", _JIT_FATAL)
+    (h,) = g.run()
+    assert h.kind == "trace-refused"
+    assert "LEAPP could not export node 'fusion' with jit-script" in h.message
+    assert "--exporters fusion" in h.message and "re-entries must keep" not in h.message
+    g.graph.hazards = [h]
+    rep = TraceReport(graphs=[g.graph])
+    site = "(at norm = matmul.norm(p = 'fro', dim = -1))"
+    assert rep.finding.startswith(
+        "Graph 'g' was not compiled: LEAPP could not export node 'fusion' with jit-script: "
+        f"Arguments for call are not valid {site}. Fix: Try the other exporters for node 'fusion'")
+    text = str(rep)
+    assert "error: RuntimeError: Error compiling model fusion: Arguments for call are not valid." in text
+    assert "\n  aten::norm" not in text            # the hazard's continuation lines stay indented
+    assert narrow_error(g.graph.error) == f"Arguments for call are not valid. {site}"
+
+
 def test_strict_validation_fatal_is_not_a_refusal():
     g = varying(G().node("n"))
     for k in range(3):
