@@ -145,22 +145,31 @@ def _finish(run: ReplayRun, rp: EngineReplayer, totals, atol: float, engine: str
 
 
 def _explain(run: ReplayRun, rp: EngineReplayer, engine: str, max_nrmse: float) -> None:
+    feedback = bool(rp.fp32.feedback)
     for s in run.outputs:
         if s.max_abs is None:
             continue
         where = f"first beyond nrmse {max_nrmse:g} at step {s.first_fail_step}" if s.first_fail_step is not None \
             else f"within nrmse {max_nrmse:g} at every step"
-        line = f"{s.output}: max |diff| {fmt(s.max_abs)} (step {s.max_step}), {where}; error {trend_text(s.growth_per_step, s.trend)}"
+        line = f"{s.output}: max |diff| {fmt(s.max_abs)} (step {s.max_step}), {where}"
+        if feedback:            # without feedback the steps are independent: no trend to fit
+            line += f"; error {trend_text(s.growth_per_step, s.trend)}"
         if s.own_error_max is not None and s.inherited_error_max is not None:
             carried = s.inherited_error_max > s.own_error_max
-            line += (f"; own error (a step from the fp32 state) up to {fmt(s.own_error_max)}, inherited "
-                     f"through the state and upstream up to {fmt(s.inherited_error_max)}: "
-                     + ("the error is carried by the state (state-carried)" if carried else
-                        "each step's own error dominates"))
+            if feedback:
+                line += (f"; own error (a step from the fp32 state) up to {fmt(s.own_error_max)}, inherited "
+                         f"through the state and upstream up to {fmt(s.inherited_error_max)}: "
+                         + ("the error is carried by the state (state-carried)" if carried else
+                            "each step's own error dominates"))
+            else:
+                line += (f"; own error (the node fed the fp32 inputs) up to {fmt(s.own_error_max)}, inherited "
+                         f"from upstream nodes up to {fmt(s.inherited_error_max)}: "
+                         + ("the error comes from upstream (upstream-carried)" if carried else
+                            "the node's own error dominates"))
         if s.worst_element:
             line += f"; worst element {s.worst_element}"
         run.notes.append(line)
-    if not rp.fp32.feedback:
+    if not feedback:
         run.notes.append("the graph has no feedback: nothing is carried from step to step; every "
                          "step's error is its own (and its upstream nodes')")
 

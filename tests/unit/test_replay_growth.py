@@ -70,3 +70,24 @@ def test_engine_runs_in_the_view_dict_and_the_text():
     lines = "\n".join(text(sec))
     assert "on ort-int8: DIVERGED (policy on ort-int8)" in lines
     assert "beyond nrmse 0.01 from step 2 on policy/action" in lines and "state-carried" in lines
+
+
+def test_engine_notes_without_feedback_blame_upstream_not_the_state():
+    """A feedback-free graph (normalizer -> actor -> scaler) carries nothing from step to step: an
+    output downstream of the drifting node inherits its error from upstream, not through a state,
+    and a trend fitted over independent steps means nothing."""
+    from types import SimpleNamespace
+
+    from leapp_lab.deep.engine_replay import _explain
+
+    def notes(feedback):
+        run = _engine_section().engines[0].closed_loop
+        run.notes = []
+        _explain(run, SimpleNamespace(fp32=SimpleNamespace(feedback=feedback)), "ort-int8", 0.01)
+        return "\n".join(run.notes)
+
+    alone = notes([])
+    assert "upstream-carried" in alone and "inherited from upstream nodes up to 0.003" in alone
+    assert "state" not in alone.split("\n")[0] and "grows" not in alone and "has no feedback" in alone
+    looped = notes([("policy/action", "policy/prev_action")])
+    assert "carried by the state (state-carried)" in looped and "error grows (×1.5/step fitted)" in looped
