@@ -25,6 +25,10 @@ STANDS_OUT = 3.0
 INHERITS = 0.5
 
 
+#: how verify's warning about a build compiled before the last prepare begins (compare/stale.py);
+#: the finding leads with it: every row of such a build compares an old engine with new references
+STALE_PREFIX = "stale build:"
+
 def _by_name(r: Any) -> dict[str, Any]:
     return {x.name: x for x in r.rows}
 
@@ -148,6 +152,12 @@ def verify_finding(r: Any) -> Finding:
     cited: list[str] = []
     status = "pass"
     rank = {"pass": 0, "warn": 1, "fail": 2}
+    stale = next((w for w in r.warnings if w.startswith(STALE_PREFIX)), None)
+    if stale is not None:
+        sentences.append("The build is older than the reference: " + stale[len(STALE_PREFIX):].strip()
+                         .rstrip(".") + ".")
+        status = "warn"
+    lead = len(sentences)       # the sentences below read as if they came first
     if r.expected is not None:
         s, st, c = _expected_lead(r, rows)
         sentences += s
@@ -155,12 +165,12 @@ def verify_finding(r: Any) -> Finding:
         status = max(status, st, key=rank.get)
     # with an expectation, a layer only counts as adding error when it is beyond what rounding explains
     if r.local and (r.expected is None or r.beyond_expected):
-        s, st, c = _local(r, rows, led=bool(sentences))
+        s, st, c = _local(r, rows, led=len(sentences) > lead)
         sentences += s
         cited += c
         status = max(status, st, key=rank.get)
     diverged = [x for x in judged if x.diverged]
-    if not sentences:
+    if len(sentences) == lead:
         fd = rows.get(r.first_divergent) if r.first_divergent else None
         if fd is not None:
             sentences.append(f"{fd.name} is the first divergent row in model order ({_why(r, fd)}); "

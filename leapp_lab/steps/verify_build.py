@@ -17,6 +17,7 @@ from leapp_lab.compare.buildio import OpenBuild
 from leapp_lab.compare.engine_graph import engine_graph
 from leapp_lab.compare.npzio import NpzArrays
 from leapp_lab.compare.scoring import apply_gate, check_options, score_build
+from leapp_lab.compare.stale import stale_build
 from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.jsonio import load_npz, write_json
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, lab_dir, save_run_with
@@ -121,6 +122,10 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
                 int8.start()
         try:
             report = score_build(ref, eng, b, ref_path, rule, rtol, workers, progress, paired)
+            stale = stale_build(b.folder, b.path, b.report.onnx if b.report else None,
+                                b.report.engine if b.report else None, ref_path)
+            if stale is not None:
+                report.warnings.insert(0, stale)
             report.inputs = _input_summaries(b, ref_path)
             add_elements(report, b, ref, eng, ref_path)
             report.graph = engine_graph(b, report.rows)
