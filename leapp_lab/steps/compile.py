@@ -308,7 +308,8 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     warnings = []
     unb = [t.name for t in taps if t.binding == "unbound"]
     if unb:
-        warnings.append(f"{len(unb)} taps are unbound (the engine fused their tensors away): {', '.join(unb)}")
+        warnings.append(f"{len(unb)} tap{' is' if len(unb) == 1 else 's are'} unbound (the engine fused "
+                        f"their tensors away): {', '.join(unb)}")
     unf = [t.name for t in taps if t.via == "unfused"]
     if unf:
         warnings.append(f"{len(unf)} taps sit on tensors onnxruntime fuses away ({', '.join(unf)}); "

@@ -178,12 +178,14 @@ def render_prepare(r) -> str:
         head.insert(2, f"  onnx is   {what}" + (f" ({o.note})" if o.note else ""))
     w_name = max([4] + [len(x.name) for x in r.rows])
     w_name = min(w_name, 40)
-    lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<14}  source"]
+    # as wide as the longest op (InstanceNormalization, DynamicQuantizeLinear), never cut
+    w_op = max([2] + [len(x.producer_op or "") for x in r.rows])
+    lines = [f"  {'order':>5}  {'name':<{w_name}}  {'kind':<6}  {'ref':<11}  {'op':<{w_op}}  source"]
     for x in r.rows:
         ref = x.reference_source or "-"
         src = x.source or ""
         line = (f"  {x.order:>5}  {x.name[:w_name]:<{w_name}}  {x.kind:<6}  {ref:<11}  "
-                f"{(x.producer_op or '')[:14]:<14}  {src}")
+                f"{x.producer_op or '':<{w_op}}  {src}")
         if x.uncompared_reason:
             line += f"\n  {'':>5}  {'':<{w_name}}  uncompared: {x.uncompared_reason}"
         lines.append(line)

@@ -149,3 +149,15 @@ def test_the_figure_words_live_in_the_verify_view():
         words = [c.value for s in body for c in ast.walk(s) if isinstance(c, ast.Constant)
                  and isinstance(c.value, str) and not re.fullmatch(r"\w+", c.value)]
         assert not words, f"VerifyReport.{fn.name} spells view text {words}: it belongs in views/verify_view.py"
+
+
+def test_prepare_text_shows_each_op_whole():
+    """The op column is as wide as its longest op: InstanceNormalization was cut to 'InstanceNormal'."""
+    from leapp_lab.model.prepare import PrepareReport
+    from leapp_lab.model.tap import TapEntry
+
+    rows = [TapEntry(name="norm", kind="manual", order=3, producer_op="InstanceNormalization"),
+            TapEntry(name="out", kind="output", order=4, producer_op="Gemm")]
+    text = str(PrepareReport(model="m.py", rows=rows))
+    lines = [ln for ln in text.splitlines() if "norm" in ln or ln.strip().startswith("4")]
+    assert any("InstanceNormalization" in ln for ln in lines), text
