@@ -73,7 +73,8 @@ def _row(step: int, output: str, value, ref, rtol: float, atol: float, reset: bo
         return ReplayRow(step, output, reset=reset, passed=False, note=note or "the exported pipeline returned nothing")
     if np.shape(value) != np.shape(ref):
         return ReplayRow(step, output, reset=reset, passed=False,
-                         note=f"shape {list(np.shape(value))} vs reference {list(np.shape(ref))}")
+                         note=f"the export's shape {list(np.shape(value))} vs the reference's "
+                              f"{list(np.shape(ref))}")
     n = diff_numbers(value, ref)
     row = ReplayRow(step, output, n["max_abs"], n["nrmse"], n["ref_max"],
                     leapp_passes(value, ref, rtol, atol), reset, note)
@@ -97,6 +98,10 @@ def summarize(run: ReplayRun, outputs: list[str], atol: float, feedback: bool = 
             s.growth = s.last / s.first if s.first > 0 else None
             s.grows = bool(feedback and len(rows) > 1 and s.last > 2 * s.first and s.last > atol)
             s.growth_per_step, s.trend = fit_growth([(r.step, r.max_abs) for r in rows], run.resets, atol)
+        else:
+            why = next((r.note for r in run.rows if r.output == o and r.passed is False and r.note), None)
+            if why:                 # failed at every step without a number: say why once
+                run.notes.append(f"{o}: no step compared ({why})")
         run.outputs.append(s)
     bad = [r for r in run.rows if r.passed is False]
     if bad:

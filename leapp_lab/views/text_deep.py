@@ -35,7 +35,8 @@ def _replay(sec: Any) -> list[str]:
         else:
             o = next((x for x in run.outputs if x.output == fd["output"]), None)
             L.append(f"{head}: DIVERGES at step {fd['step']} on {fd['output']}"
-                     + (f" (max |diff| {_g(o.max_abs)} at step {o.max_step}{', grows' if o.grows else ''})" if o else ""))
+                     + (f" (max |diff| {_g(o.max_abs)} at step {o.max_step}{', grows' if o.grows else ''})"
+                        if o is not None and o.max_abs is not None else ""))
         for n in run.notes:
             L.append(f"      {n}")
     for e in getattr(sec, "engines", None) or []:
@@ -85,6 +86,7 @@ def _parity(sec: Any) -> list[str]:
     for o in sec.outputs:
         L.append(f"    {o.output}: {o.failed}/{o.samples} fail, max |diff| {_g(o.max_abs)}"
                  + (f" (input {o.worst_sample})" if o.worst_sample is not None else ""))
+    L.extend(f"      {n}" for n in sec.notes)
     return L
 
 

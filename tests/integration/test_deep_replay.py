@@ -121,6 +121,25 @@ def test_fresh_input_parity_finds_the_branch_validation_missed(traced):
     assert list(df["sample"]) == list(range(6)) and df["passed"].sum() == 6 - len(crossed)
 
 
+def test_a_step_fn_of_the_wrong_shape_is_named_not_blamed_on_the_export(traced):
+    """step_fn returns the action flattened: no number to compare, so both checks say which output
+    and which shapes, and parity does not call it a value frozen at trace time."""
+    mod, report = traced["branch_unseen"]
+
+    def flat(inputs, reset):
+        return {k: v.reshape(-1) for k, v in mod.step_fn(inputs, reset).items()}
+
+    p = leapp_lab.parity(report, flat, n=2)
+    assert p.status == "diverged"
+    assert any(n.startswith("clip/action: not compared: the exported pipeline returns shape")
+               and "step_fn [" in n for n in p.notes)
+    assert not any("frozen" in n for n in p.notes)
+    assert "clip/action: not compared" in "\n".join(str(report).splitlines())
+    r = leapp_lab.replay(report, steps=2, step_fn=flat)
+    assert any(n.startswith("clip/action: no step compared (the export's shape") for n in r.fresh.notes)
+    assert "at step None" not in str(report)
+
+
 def test_sections_say_why_they_cannot_run(traced, tmp_path):
     mod, report = traced["recurrent_policy"]
     p = leapp_lab.parity(report, None)
