@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -51,7 +52,7 @@ def export(net: nn.Module, args: tuple, output_names: list[str], expose: frozens
         mode = ExportMode(expose=expose) if (expose is None or expose) else None
         try:
             with (mode if mode is not None else contextlib.nullcontext()):
-                with _quiet(say):
+                with _quiet(say, stderr=True):
                     table = src.translation_table() if src.translation_table else None
                     program = torch.onnx.export(net, args, dynamo=True, verbose=None,
                                                 output_names=output_names, optimize=True,
@@ -126,22 +127,53 @@ class _ExporterLines(io.TextIOBase):
             self.say(f"export: {step[:100]}", frac)
 
 
+class _OwnLinesOnly(io.TextIOBase):
+    """stderr while the dynamo exporter runs: leapp_lab's progress lines pass, the rest is kept."""
+
+    def __init__(self, real, kept: list[str]):
+        self.real, self.kept, self.buf = real, kept, ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.buf += text
+        while "\n" in self.buf:
+            line, self.buf = self.buf.split("\n", 1)
+            if line.startswith("[leapp-lab "):
+                self.real.write(line + "\n")
+                self.real.flush()
+            else:
+                self.kept.append(line)
+        return len(text)
+
+
 @contextlib.contextmanager
-def _quiet(say: ProgressFn | None = None):
+def _quiet(say: ProgressFn | None = None, stderr: bool = False):
+    """The exporter's output kept out of the user's terminal (into the debug log). ``stderr``:
+    also what it prints there, but for leapp_lab's own progress lines: torch.export prints the
+    partial FX graph of a failed capture (a data-dependent branch) to sys.stderr before the
+    dynamo attempt gives up; prepare reports the one-line reason and falls back."""
     import warnings as _warnings
 
     sink = _ExporterLines(say)
-    # the exporter's own chatter (missing torchvision ops, pytree deprecations) is not the user's
-    reg = logging.getLogger("torch.onnx._internal.exporter._registration")
-    level = reg.level
-    reg.setLevel(logging.ERROR)
+    err = contextlib.redirect_stderr(_OwnLinesOnly(sys.stderr, sink.lines)) if stderr else contextlib.nullcontext()
+    # the exporter's own chatter (missing torchvision ops, pytree deprecations) is not the user's,
+    # nor is the "user code" torch.export logs on a data-dependent branch before it gives up
+    quiet = [logging.getLogger(n) for n in ("torch.onnx._internal.exporter._registration",
+                                            "torch.fx.experimental.symbolic_shapes", "torch._dynamo")]
+    levels = [q.level for q in quiet]
+    for q in quiet:
+        q.setLevel(logging.ERROR)
     try:
-        with contextlib.redirect_stdout(sink), _warnings.catch_warnings():
+        with contextlib.redirect_stdout(sink), err, _warnings.catch_warnings():
             _warnings.simplefilter("ignore", FutureWarning)
             _warnings.simplefilter("ignore", DeprecationWarning)
+            _warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\._dynamo")
             yield
     finally:
-        reg.setLevel(level)
+        for q, level in zip(quiet, levels):
+            q.setLevel(level)
     if sink.buf:
         sink._line(sink.buf)
     if sink.lines:

@@ -21,9 +21,12 @@ def _files(d):
     return d / "m.onnx", d / "m.npz", d / "r.npz"
 
 
-def test_dynamo_failure_falls_back_to_torchscript_with_reason(tmp_path, caplog):
+def test_dynamo_failure_falls_back_to_torchscript_with_reason(tmp_path, caplog, capsys):
     caplog.set_level(logging.WARNING, logger="leapp_lab.taps")
     r = leapp_lab.prepare(str(model_path("dynamo_refuses")), *_files(tmp_path), op_taps=True)
+    # torch.export's partial FX graph of the failed capture (printed to stderr) stays out of the
+    # user's terminal: the reason is the one line below
+    assert "def forward(" not in capsys.readouterr().err
     assert r.exporter == "torchscript"
     assert "data-dependent" in r.fallback_reason and "\x1b" not in r.fallback_reason
     assert any("TorchScript" in w for w in r.warnings)
