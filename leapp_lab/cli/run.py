@@ -44,7 +44,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                "                script again once per isolation run)\n"
                "  -- ARGS       everything after '--' is passed to the script\n\n"
                "exit status: 0 all graphs validated; 1 a validation failed, a trace was refused,\n"
-               "no graph was compiled, or a requested replay / parity diverged; 2 the script raised\n"
+               "no graph was compiled, or a requested replay / parity diverged or could not run\n"
+               "(its step_fn raised, say); 2 the script raised\n"
                "(incl. LEAPP's strict=True raise). See docs/deep-checks.md")
     # The same options are accepted before SCRIPT too (``leapp-lab run --json r.json s.py``).
     p.add_argument("--json", metavar="FILE", dest="json_before", help=argparse.SUPPRESS)
@@ -204,12 +205,14 @@ def main(args) -> int:
     if not args.quiet:
         print(str(report))
     code = exit_status(result, no_fail=args.no_fail)
-    diverged = [f"{g.name}: {name}" for g in report.graphs for name in ("replay", "parity")
-                if getattr(g.sections.get(name), "status", None) == "diverged"]
-    if code == 0 and diverged and not args.no_fail:
+    # a requested check that could not run (its step_fn raised) gave no verdict: not a pass
+    failed = {st: [f"{g.name}: {name}" for g in report.graphs for name in ("replay", "parity")
+                   if getattr(g.sections.get(name), "status", None) == st] for st in ("diverged", "failed")}
+    if code == 0 and (failed["diverged"] or failed["failed"]) and not args.no_fail:
         code = 1
-        print(f"leapp-lab run: exit 1 ({', '.join(diverged)} diverged; --no-fail exits 0)",
-              file=sys.stderr)
+        what = "; ".join(f"{', '.join(names)} {'diverged' if st == 'diverged' else 'could not run'}"
+                         for st, names in failed.items() if names)
+        print(f"leapp-lab run: exit 1 ({what}; --no-fail exits 0)", file=sys.stderr)
     elif code == 1:
         print("leapp-lab run: exit 1 (a validation failed, a trace was refused, or no graph was "
               "compiled; --no-fail exits 0)", file=sys.stderr)

@@ -88,3 +88,16 @@ def test_bad_deep_flags(tmp_path, capsys, argv, message):
     rc = main(["run", str(PIPELINES / "warm_start.py"), *argv, "--", str(tmp_path / "out")])
     assert rc == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()            # refused before the script ran
+
+
+def test_a_requested_replay_that_could_not_run_is_not_a_pass(tmp_path, capsys):
+    """A step_fn that raises leaves replay and parity 'failed' (no verdict): exit 1, as a divergence
+    is, so a CI gate does not read a check that never ran as passed; --no-fail exits 0."""
+    step = tmp_path / "broken_step.py"
+    step.write_text("def step(inputs, reset):\n    raise RuntimeError('the simulator is not connected')\n")
+    argv = ["run", str(PIPELINES / "warm_start.py"), "--replay", "3", "--step-fn", f"{step}:step",
+            "--parity", "2", "--", str(tmp_path / "out")]
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 1 and "could not run" in err and "warm_start: replay" in err, err[-2000:]
+    assert main([*argv[:-2], "--no-fail", "--", str(tmp_path / "out2")]) == 0
