@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sysconfig
 import traceback
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -23,10 +24,25 @@ def error_text(exc: BaseException, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " …"
 
 
+#: the folders whose frames are not the user's code: leapp_lab itself, the standard library and
+#: installed packages (a deep check that raises inside torch, called from the user's step_fn, is
+#: placed at the user's line)
+_OURS = os.path.join(os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "")
+_NOT_USER = tuple({_OURS, *(os.path.join(os.path.realpath(sysconfig.get_paths()[k]), "")
+                            for k in ("stdlib", "platstdlib", "purelib", "platlib"))})
+
+
 def failed_reason(what: str, exc: BaseException) -> str:
-    """The reason of a section whose check raised: the error and where it came from."""
+    """The reason of a section whose check raised: the error and where it came from, the innermost
+    line of the user's own code (a step_fn, a model); none when leapp_lab raised it itself (its
+    message already says what to fix) and no user code was running."""
     tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    # only what leapp_lab called: the frames of whoever caught it (outside the check) are not the cause
+    first = next((i for i, fr in enumerate(tb) if os.path.realpath(fr.filename).startswith(_OURS)), -1)
+    user = [fr for fr in tb[first + 1:] if not fr.filename.startswith("<")
+            and not os.path.realpath(fr.filename).startswith(_NOT_USER)]
+    fr = user[-1] if user else None
+    where = f" (at {os.path.basename(fr.filename)}:{fr.lineno})" if fr is not None else ""
     return f"{what} raised {error_text(exc)}{where}"
 
 

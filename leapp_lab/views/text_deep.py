@@ -18,7 +18,10 @@ def _head(name: str, sec: Any) -> str:
 
 
 def _replay(sec: Any) -> list[str]:
-    L = [_head("replay", sec) + (f" (tier {sec.tier})" if sec.tier else "")
+    # a failed replay names the tier that failed (sec.tier is the highest that ran: "a" when b raised)
+    tier = next((r.tier for r in sec.runs() if r.status == "failed"), None) if sec.status == "failed" else None
+    tier = tier or sec.tier
+    L = [_head("replay", sec) + (f" (tier {tier})" if tier else "")
          + (f": {sec.reason}" if sec.reason and sec.status in ("unavailable", "failed") else "")]
     for run in sec.runs():
         what = "closed loop over the captured steps" if run.tier == "a" else "fresh observations"

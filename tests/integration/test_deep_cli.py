@@ -98,6 +98,8 @@ def test_a_requested_replay_that_could_not_run_is_not_a_pass(tmp_path, capsys):
     argv = ["run", str(PIPELINES / "warm_start.py"), "--replay", "3", "--step-fn", f"{step}:step",
             "--parity", "2", "--", str(tmp_path / "out")]
     rc = main(argv)
-    err = capsys.readouterr().err
-    assert rc == 1 and "could not run" in err and "warm_start: replay" in err, err[-2000:]
+    cap = capsys.readouterr()
+    assert rc == 1 and "could not run" in cap.err and "warm_start: replay" in cap.err, cap.err[-2000:]
+    # the header names the tier that failed (b, the step_fn's), not the highest that ran (a)
+    assert "replay: FAILED (tier b): the fresh replay (step_fn) raised" in cap.out, cap.out
     assert main([*argv[:-2], "--no-fail", "--", str(tmp_path / "out2")]) == 0
