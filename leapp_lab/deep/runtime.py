@@ -51,12 +51,17 @@ class _RecordingNode:
 
 @contextlib.contextmanager
 def _quiet_leapp():
-    """LEAPP's console handler (bound at the last start()) stays quiet while the runtime loads."""
+    """LEAPP's console handler (bound at the last start()) stays quiet while the runtime loads,
+    and LEAPP's records do not reach the root logger either: once onnxruntime's quantize_static has
+    called logging.basicConfig (an int8 engine), every runtime load printed "WARNING:leapp:CUDA
+    execution provider not available. Falling back to CPU." on a CPU machine."""
     import logging
     import warnings
     from leapp.utils.logging import _get_logger
     h = getattr(_get_logger(), "console_handler", None)
     old = h.level if h is not None else None
+    lg = logging.getLogger("leapp")
+    propagate, lg.propagate = lg.propagate, False
     if h is not None:
         h.setLevel(logging.CRITICAL + 1)
     try:
@@ -64,6 +69,7 @@ def _quiet_leapp():
             warnings.simplefilter("ignore")
             yield
     finally:
+        lg.propagate = propagate
         if h is not None:
             h.setLevel(old)
 

@@ -197,3 +197,19 @@ def test_unknown_engine_is_a_usage_error(tmp_path, capsys):
     assert "Traceback" not in err and not any(tmp_path.iterdir())    # the script never ran
     rc = main(["run", str(PIPELINES / "lstm_joint_policy.py"), "--replay", "2", "--engine", "ort-int3"])
     assert rc == 2 and "--engine ort-int3: unknown engine" in capsys.readouterr().err
+
+
+def test_leapp_records_during_a_runtime_load_do_not_reach_the_root_logger(caplog):
+    """After onnxruntime's quantize_static has called logging.basicConfig (an int8 engine), LEAPP's
+    "CUDA execution provider not available" reached the terminal as WARNING:leapp:... on every
+    runtime load; LEAPP's log.txt and the capture keep it, the terminal does not."""
+    import logging
+
+    from leapp_lab.deep.runtime import _quiet_leapp
+    caplog.set_level(logging.WARNING)
+    lg = logging.getLogger("leapp")
+    lg.propagate = True                                  # as LEAPP leaves it outside a session
+    with _quiet_leapp():
+        lg.warning("CUDA execution provider not available. Falling back to CPU.")
+    assert not [r for r in caplog.records if r.name == "leapp"]
+    assert lg.propagate                                  # put back after the load
