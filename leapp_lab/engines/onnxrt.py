@@ -47,7 +47,7 @@ class OrtEngine(Engine):
         tapped, bound = bind_taps(engine_untapped, converted, taps)
         lost = [t for t in bound if t.binding == "unbound"]
         if lost:
-            tapped, bound = self._unfuse(converted, taps, lost, workdir, log) or (tapped, bound)
+            tapped, bound = self._unfuse(converted, engine_untapped, taps, lost, workdir, log) or (tapped, bound)
         art = workdir / "engine.onnx"
         onnx.save(tapped, str(art))
         # the sessions that count the kernels are the ones compile then runs (runner() below)
@@ -68,11 +68,14 @@ class OrtEngine(Engine):
         made = getattr(self, "_sessions", {}).pop(str(artifact), None)
         return OrtRunner(artifact, optimize=False, session=made)
 
-    def _unfuse(self, converted, taps, lost, workdir: Path, log):
+    def _unfuse(self, converted, engine_untapped, taps, lost, workdir: Path, log):
         """Taps whose tensors onnxruntime fused away: optimise the converted graph again with those
         tensors as outputs (which keeps that fusion from happening), then bind every tap on it. The
-        tapped engine then differs from the untapped one; the observer-effect record shows how.
-        None when no lost tensor exists in the converted graph (the first binding stands)."""
+        tapped engine then differs from the untapped one (via ``unfused``); the observer-effect
+        record shows how. Where it runs the same kernels (op counts equal: int8 tensors that exist
+        only quantized, read through an extra DequantizeLinear), those taps are ``dequantize`` (or
+        ``direct``) and claim no engine change. None when no lost tensor exists in the converted
+        graph (the first binding stands)."""
         values = {o for n in converted.graph.node for o in n.output if o}
         keep = [t for t in lost if t.value in values]
         if not keep:
@@ -101,6 +104,9 @@ class OrtEngine(Engine):
         outs = [o for o in e2.graph.output if o.name not in set(extra)]
         del e2.graph.output[:]
         e2.graph.output.extend(outs)
+        # the same op counts as the untapped engine: exposing them changed no kernel (an extra
+        # DequantizeLinear of a quantized tensor the fused kernels already produce)
+        same = count_ops(e2) == count_ops(engine_untapped)
         bind_as = [dataclasses.replace(t, tensor=dq_of[t.name]) if t.name in dq_of else t for t in taps]
         tapped, b2 = bind_taps(e2, converted, bind_as)
         kept = {t.name: t for t in keep}
@@ -109,12 +115,18 @@ class OrtEngine(Engine):
             if t is None:
                 continue
             # the entry keeps the manifest's tensor (bind_as may have pointed it at the dq copy)
-            b2[i] = t.bind(b.binding, b.bound_to, b.via, b.binding_reason) if b.binding != "bound" else \
-                t.bind("bound", b.bound_to, "unfused",
-                       f"onnxruntime fuses {t.value!r} away ({_fused_into(converted, t.value)}); exposing "
-                       "it keeps that fusion from happening, so the tapped engine differs from the "
-                       "untapped one (see the observer effect)")
-        log(f"{self.name}: {len(keep)} taps needed an unfused engine: {', '.join(t.name for t in keep)}")
+            if b.binding != "bound":
+                b2[i] = t.bind(b.binding, b.bound_to, b.via, b.binding_reason)
+            elif same:
+                b2[i] = t.bind("bound", b.bound_to, "dequantize" if t.name in dq_of else "direct")
+            else:
+                b2[i] = t.bind("bound", b.bound_to, "unfused",
+                               f"onnxruntime fuses {t.value!r} away ({_fused_into(converted, t.value)}); "
+                               "exposing it keeps that fusion from happening, so the tapped engine differs "
+                               "from the untapped one (see the observer effect)")
+        names = ", ".join(t.name for t in keep)
+        log(f"{self.name}: {len(keep)} taps read through an extra DequantizeLinear (no kernel changed): {names}"
+            if same else f"{self.name}: {len(keep)} taps needed an unfused engine: {names}")
         return tapped, b2
 
 

@@ -48,7 +48,8 @@ class TapEntry(Plain):
     ``backbone.0``). ``dtype`` / ``shape``: per sample, without the leading sample axis.
     Compile adds ``binding`` (BINDINGS), ``binding_reason``, ``bound_to`` (the tensor of the
     *converted* graph actually exposed) and ``via`` (``direct`` | ``alias`` | ``dequantize`` for
-    int8's dequantized copy of the quantized value | ``unfused``).
+    int8's dequantized copy of the quantized value, no kernel changed | ``unfused``: exposing it
+    changed the engine's kernels).
     """
     name: str = ""
     kind: str = "unknown"
