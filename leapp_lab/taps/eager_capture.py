@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .control_flow import tap_in_branch
 from .errors import PrepareError, TapError, first_line
 from .loader import ModelSource
 from .marker import CaptureMode, Site, name_problem
@@ -101,6 +102,9 @@ def eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | No
                 except Exception as exc:
                     if str(exc).startswith(("tap(", "Tap(")):   # misuse of tap(): its own message
                         raise PrepareError(f"{src.label}: {type(exc).__name__}: {first_line(exc)}") from exc
+                    branch = tap_in_branch(exc, src)
+                    if branch is not None:
+                        raise PrepareError(f"{src.label}: {branch}") from exc
                     raise PrepareError(f"{src.label}: the model's forward raised on sample {i}"
                                        f"{_user_frame(exc, src)}: {type(exc).__name__}: {first_line(exc)}; "
                                        f"check get_fwd_args()/get_samples() against forward()") from exc

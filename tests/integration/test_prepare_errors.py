@@ -103,6 +103,30 @@ def test_duplicate_tap_names_name_both_sites(tmp_path):
     assert "'same'" in msg and all(f"tap_errors.py:{n}" in msg for n in lines)
 
 
+def test_tap_inside_torch_cond_or_while_loop_names_the_tap_and_its_line(tmp_path, capsys):
+    """Found by a new user: prepare said 'the model's forward raised on sample 0 ...
+    UncapturedHigherOrderOpError ...; check get_fwd_args()/get_samples() against forward()', though
+    the model runs outside prepare: torch compiles a cond's branches and cannot trace tap()."""
+    line = _src_line('"pos_branch"')
+    with pytest.raises(PrepareError) as e:
+        _prepare(tmp_path, _ns(te.TapInCond))               # taps off: tap() still runs in the branch
+    msg = str(e.value)
+    assert re.search(rf"the tap named 'pos_branch' at \S*tap_errors.py:{line} is inside a torch.cond branch", msg)
+    assert "move the tap outside the branch (tap the cond's result)" in msg
+    assert "get_fwd_args" not in msg
+    line = _src_line('"loop_body"')
+    with pytest.raises(PrepareError,
+                       match=rf"'loop_body' at \S*tap_errors.py:{line} is inside a torch.while_loop body"):
+        _prepare(tmp_path, _ns(te.TapInWhileLoop), taps=["all"])
+    model_py = tmp_path / "cond_model.py"
+    model_py.write_text("import torch\n"
+                        "from tests.models.tap_errors import TapInCond as Model, fwd_args as get_fwd_args\n")
+    rc = cli_main(["prepare", str(model_py), "--onnx-out", str(tmp_path / "m.onnx"), "--npz-out",
+                   str(tmp_path / "m.npz"), "--reference-out", str(tmp_path / "r.npz"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "the tap named 'pos_branch'" in err and "Traceback" not in err
+
+
 def test_tap_module_reused_twice_in_one_forward():
     t = leapp_lab.Tap("reused")
     net = torch.nn.Sequential(t, torch.nn.ReLU(), t)

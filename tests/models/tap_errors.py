@@ -76,3 +76,25 @@ def duplicate_tap_modules():
 
 def fwd_args():
     return (torch.randn(2, 4),)
+
+
+class TapInCond(nn.Module):
+    """A tap inside a torch.cond branch: torch compiles the branch and cannot trace tap()."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        def positive(x):
+            return tap(self.fc(x), "pos_branch")
+
+        return torch.cond(x.sum() > 0, positive, lambda x: -x, (x,))
+
+
+class TapInWhileLoop(nn.Module):
+    def forward(self, x):
+        def body(i, x):
+            return i + 1, tap(x * 2, name="loop_body")
+
+        return torch.while_loop(lambda i, x: i < 3, body, (torch.tensor(0), x))[1]
