@@ -46,6 +46,10 @@ def stale_build(build_folder: Path, build_path: Path, onnx: str | None, engine: 
         ref_real, ref_size = os.path.realpath(ref_path), ref_path.stat().st_size
     except OSError:
         return None
+    # the ONNX the build names, where it still is: a build compiled on purpose from another ONNX
+    # (a hand-edited copy, an engine perturbed to test a layer) is not older than this reference.
+    # Only a build whose ONNX is gone from where it was (a tree moved) is matched by file name.
+    exact = os.path.realpath(onnx) if onnx and Path(onnx).is_file() else None
     for rec_path in _candidates(onnx, build_path, ref_path):
         rec = read_record(rec_path)
         if rec is None:
@@ -55,6 +59,8 @@ def stale_build(build_folder: Path, build_path: Path, onnx: str | None, engine: 
         entry = files.get(ref_real)
         if entry is None or entry[1].get("size") != ref_size:
             continue        # this prepare wrote another reference (or this one changed since)
+        if exact is not None and exact not in {real for real, (rel, _) in files.items() if rel.endswith(".onnx")}:
+            continue        # the build was compiled from another ONNX than this prepare's
         changed = []
         for rel, e in files.values():
             what = ("onnx" if rel.endswith(".onnx") else

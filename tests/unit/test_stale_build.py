@@ -59,3 +59,16 @@ def test_a_fresh_build_or_missing_records_say_nothing(tmp_path):
     (b / "model.reference.npz").write_bytes(b"reference")
     (b / "model.ort" / "cache.json").unlink()       # an archive or TensorRT build: no compile record
     assert stale_build(*args) is None
+
+
+def test_a_build_compiled_on_purpose_from_another_onnx_is_not_called_older(tmp_path):
+    """An engine built from a hand-edited copy of the ONNX (same file name, another folder) and
+    verified against the original reference: a deliberate experiment, not a stale build."""
+    b = _project(tmp_path, built_onnx=b"onnx-edited")
+    edited = tmp_path / "edited" / "model.onnx"
+    edited.parent.mkdir()
+    edited.write_bytes(b"onnx-edited")
+    assert stale_build(b / "model.ort", b / "model.ort", str(edited), "ort", b / "model.reference.npz") is None
+    # the same build naming prepare's own ONNX is stale (that file changed since it was compiled)
+    assert stale_build(b / "model.ort", b / "model.ort", str(b / "model.onnx"), "ort",
+                       b / "model.reference.npz").startswith(STALE_PREFIX)
