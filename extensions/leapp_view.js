@@ -488,8 +488,10 @@ function csvCell(v) {
   return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
 }
 function tableCsv(columns, rows) {
-  const lines = [columns.map((c) => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
-  for (const r of rows) lines.push(columns.map((c) => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
+  const keys = new Set(columns.map((c) => c.key));
+  const extra = [["verdict", (r) => r.status], ["reason", (r) => r.reason]].filter(([k]) => !keys.has(k));
+  const lines = [columns.map((c) => csvCell(c.key)).concat(extra.map(([k]) => k)).join(",")];
+  for (const r of rows) lines.push(columns.map((c) => csvCell(r.cells[c.key])).concat(extra.map(([, get]) => csvCell(get(r)))).join(","));
   return lines.join("\n") + "\n";
 }
 

@@ -84,6 +84,14 @@ test("CSV: column keys, full precision, quoted when needed, verdict and reason l
   assert.equal(tableCsv([{ key: "shape" }], [{ cells: { shape: [2, 3] }, status: "pass", reason: null }]), 'shape,verdict,reason\n"[2, 3]",pass,\n');
 });
 
+test("CSV: a shown reason column is not repeated at the end (one header per column)", () => {
+  const r = { cells: { name: "conv2d", nrmse: 0.0147, reason: "nrmse" }, status: "fail", reason: "nrmse" };
+  const csv = tableCsv([{ key: "name" }, { key: "nrmse" }, { key: "reason" }], [r]);
+  assert.equal(csv, "name,nrmse,reason,verdict\nconv2d,0.0147,nrmse,fail\n");
+  const head = csv.split("\n")[0].split(",");
+  assert.equal(new Set(head).size, head.length);
+});
+
 test("a compare verdict column is as wide as its pill, exact status and first mark", async () => {
   const { columnWidth } = await import("../src/shared/table.js");
   const c = { key: "B.status", label: "status", type: "verdict", group: "B" };

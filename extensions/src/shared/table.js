@@ -155,9 +155,12 @@ function csvCell(v) {
 }
 
 // The current table (filtered, sorted, shown columns) as CSV: one header line of column keys (as
-// in metrics.csv), the values at full precision (not the 4 digits on screen), empty for none.
+// in metrics.csv), the values at full precision (not the 4 digits on screen), empty for none, then
+// verdict and reason unless a shown column already has that key (one header, one column each).
 export function tableCsv(columns, rows) {
-  const lines = [columns.map(c => csvCell(c.key)).concat(["verdict", "reason"]).join(",")];
-  for (const r of rows) lines.push(columns.map(c => csvCell(r.cells[c.key])).concat([csvCell(r.status), csvCell(r.reason)]).join(","));
+  const keys = new Set(columns.map(c => c.key));
+  const extra = [["verdict", r => r.status], ["reason", r => r.reason]].filter(([k]) => !keys.has(k));
+  const lines = [columns.map(c => csvCell(c.key)).concat(extra.map(([k]) => k)).join(",")];
+  for (const r of rows) lines.push(columns.map(c => csvCell(r.cells[c.key])).concat(extra.map(([, get]) => csvCell(get(r)))).join(","));
   return lines.join("\n") + "\n";
 }
