@@ -130,6 +130,9 @@ function binEdge(b) {
   _u64[0] = BigInt(b) << 50n;
   return _f64[0];
 }
+function histTitle(...parts) {
+  return parts.map((p) => plotText(p === null || p === void 0 ? "" : p)).join(" · ");
+}
 var CHAR_PX = 7.2;
 var TICK_GAP_PX = 10;
 var HIST_MARGIN = { l: 50, r: 10, t: 34, b: 44 };
@@ -672,7 +675,7 @@ function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, on) {
   panel.append(plot);
   plot.style.display = s && s.hist === false ? "none" : "";
   if (s && s.hist === false) clearPlot(plot);
-  else drawHist(plot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
+  else drawHist(plot, s && s.hist, histTitle(table.hist_title || "|diff|", r.id, s ? s.label : ""), table.nonfinite_label);
   const note = s && s.note || r.note;
   if (note) panel.append(h("div", { class: "leapp-note" }, note));
   const els = s && s.elements ? elementsBlock(s.elements, r.id) : null;
@@ -964,7 +967,7 @@ function renderGroupPanel(panel, r, state, table, onSample) {
     row.append(box);
     if (d.present) {
       box.append(plot);
-      draws.push(() => drawHist(plot, d.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + g.label + " · " + s.label));
+      draws.push(() => drawHist(plot, d.hist, histTitle(table.hist_title || "|diff|", r.id, g.label, s.label)));
     } else {
       box.append(h("div", { class: "leapp-empty" }, d.note || "absent in this run"));
     }
@@ -1539,7 +1542,7 @@ function tapsBlock(t) {
     picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : ", max |diff| " + fmt(t.max_abs[i][j]));
     const at = t.steps[i] + "/" + t.taps[j];
     for (const td of heat.querySelectorAll("td[data-leapp-taps-at]")) td.classList.toggle("leapp-selected", td.getAttribute("data-leapp-taps-at") === at);
-    drawHist(hist, t.hists[i] ? t.hists[i][j] : null, "|engine − fp32| · " + t.taps[j] + " · step " + t.steps[i]);
+    drawHist(hist, t.hists[i] ? t.hists[i][j] : null, histTitle("|engine − fp32|", t.taps[j], "step " + t.steps[i]));
   };
   const draw = () => drawHeat(heat, t, local.checked, pick);
   local.addEventListener("change", draw);
@@ -2597,7 +2600,7 @@ function drawBars(div, bars, onPick) {
   const plot = (box, title, x, y, status, pick) => {
     globalThis.Plotly.newPlot(box, [{
       type: "bar",
-      x,
+      x: x.map(plotText),
       y,
       marker: { color: status.map(color) },
       hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>"
@@ -3004,7 +3007,7 @@ function scopeGroup(scope) {
 }
 function profileTicks(profile) {
   const n = profile.x.length, xs = profile.x.map((_, i) => i);
-  if (n <= 40) return { tickvals: xs, ticktext: profile.x, bands: [] };
+  if (n <= 40) return { tickvals: xs, ticktext: profile.x.map(plotText), bands: [] };
   const scopes = profile.scope || [];
   const runs = [];
   for (let i = 0; i < n; i++) {
@@ -3017,13 +3020,17 @@ function profileTicks(profile) {
     const shown = runs.filter((_, k) => k % every2 === 0);
     return {
       tickvals: shown.map((r) => r.start),
-      ticktext: shown.map((r) => r.g || "(no scope)"),
+      ticktext: shown.map((r) => plotText(r.g || "(no scope)")),
       bands: runs.filter((_, k) => k % 2 === 1).map((r) => [r.start - 0.5, r.end + 0.5])
     };
   }
   const every = Math.max(1, Math.ceil(n / 30));
   const vals = xs.filter((i) => i % every === 0);
-  return { tickvals: vals, ticktext: vals.map((i) => profile.x[i]), bands: [] };
+  return { tickvals: vals, ticktext: vals.map((i) => plotText(profile.x[i])), bands: [] };
+}
+function profileHover(profile) {
+  const scopes = profile.scope || [], reasons = profile.reason || [];
+  return profile.x.map((name, i) => plotText(name) + (scopes[i] ? " · " + plotText(scopes[i]) : "") + (reasons[i] ? "<br>why: " + plotText(reasons[i]) : ""));
 }
 function drawProfile(div, profile, metric, onPick) {
   clearPlot(div);
@@ -3037,8 +3044,8 @@ function drawProfile(div, profile, metric, onPick) {
     return;
   }
   const n = profile.x.length, xs = profile.x.map((_, i) => i);
-  const scopes = profile.scope || [], reasons = profile.reason || [], nonfinite = profile.nonfinite || [];
-  const hover = profile.x.map((name, i) => name + (scopes[i] ? " · " + scopes[i] : "") + (reasons[i] ? "<br>why: " + reasons[i] : ""));
+  const nonfinite = profile.nonfinite || [];
+  const hover = profileHover(profile);
   const finite = s.y.filter((v) => v !== null && v !== void 0 && (!s.log || v > 0));
   const missing = xs.filter((i) => s.y[i] === null || s.y[i] === void 0 || s.log && !(s.y[i] > 0));
   let top = finite.length ? Math.max(...finite) : 1;

@@ -1,7 +1,7 @@
 // The histogram's bins as plot bars (src/shared/histogram.js; the bins: leapp_lab/model/hist.py).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { binEdge, histTicks, histTraces } from "../src/shared/histogram.js";
+import { binEdge, histTicks, histTitle, histTraces } from "../src/shared/histogram.js";
 
 test("bin b starts at the float64 whose bit pattern is b << 50", () => {
   assert.equal(binEdge(0), 0);
@@ -64,4 +64,10 @@ test("tick labels do not collide, whatever the bins, the non-finite bar and the 
   const t = histTicks(4, 4 * 1003, 0, 900);
   assert.deepEqual(t.tickvals, [0, 1.5, 2.5, 3.5, 4.5]);
   assert.equal(t.ticktext[1], binEdge(4 * 1003).toExponential(1));
+});
+
+test("a histogram's title puts user names in as entities (plotly reads <b> in a title as bold and drops it)", () => {
+  assert.equal(histTitle("|engine − reference|", "block1 <b>", "all 3 samples"),
+               "|engine − reference| · block1 &lt;b&gt; · all 3 samples");
+  assert.equal(histTitle("|diff|", "a&b", null), "|diff| · a&amp;b · ");
 });

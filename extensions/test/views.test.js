@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { TABS } from "../src/tabs.js";
 import { DEEP_SECTIONS, deepColumns } from "../src/views/deep.js";
 import { layerNodes, pickLayer } from "../src/views/layers.js";
-import { profileTicks, scopeGroup } from "../src/views/verify.js";
+import { profileHover, profileTicks, scopeGroup } from "../src/views/verify.js";
 
 test("profile ticks: every name up to 40 rows, else one per module with alternating bands", () => {
   const few = { x: ["a", "b"], scope: ["m", "m"] };
@@ -20,6 +20,14 @@ test("profile ticks: every name up to 40 rows, else one per module with alternat
   assert.equal(flat.tickvals.length, 30);
   assert.equal(scopeGroup("blocks.3.attn.q"), "blocks.3");
   assert.equal(scopeGroup(null), "");
+});
+
+test("profile ticks and hover put tap names in as entities (plotly would drop a name's <b> as markup)", () => {
+  const p = { x: ["block1 <b>", "up→ü"], scope: ["b<1>", null], reason: ["nrmse", null] };
+  assert.deepEqual(profileTicks(p).ticktext, ["block1 &lt;b&gt;", "up→ü"]);
+  assert.deepEqual(profileHover(p), ["block1 &lt;b&gt; · b&lt;1&gt;<br>why: nrmse", "up→ü"]);
+  const many = { x: Array.from({ length: 60 }, (_, i) => "<i>" + i), scope: [] };
+  assert.ok(profileTicks(many).ticktext.every(t => t.startsWith("&lt;i&gt;")));
 });
 
 test("deep tables: the columns the view dict carries (Python defines them), none without", () => {

@@ -1,12 +1,18 @@
 // The |diff| histogram of one row and sample (leapp_lab/model/hist.py stores it): its bins as plot
 // traces (pure: extensions/test/histogram.test.js) and its plot.
 import { h } from "./dom.js";
-import { fmtExp } from "./format.js";
+import { fmtExp, plotText } from "./format.js";
 import { clearPlot, hasPlotly, themed } from "./plot.js";
 
 // Global log bins (leapp_lab/model/hist.py): bin b starts at the float64 whose bit pattern is b << 50.
 const _f64 = new Float64Array(1), _u64 = new BigUint64Array(_f64.buffer);
 export function binEdge(b) { _u64[0] = BigInt(b) << 50n; return _f64[0]; }
+
+// A histogram's title: its parts joined by " · ", each a user string (a tap named "block1 <b>")
+// put in as entities, since plotly reads <b>, <i>, <br> in a title as its own markup.
+export function histTitle(...parts) {
+  return parts.map(p => plotText(p === null || p === undefined ? "" : p)).join(" · ");
+}
 
 // plotly's tick labels: about this wide per character at its 12 px font, and this far apart at least
 const CHAR_PX = 7.2, TICK_GAP_PX = 10;

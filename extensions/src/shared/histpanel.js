@@ -4,7 +4,7 @@
 import { h, kv, labelled } from "./dom.js";
 import { fmt, shapeText } from "./format.js";
 import { elementsBlock } from "./elements.js";
-import { drawHist } from "./histogram.js";
+import { drawHist, histTitle } from "./histogram.js";
 import { clearPlot } from "./plot.js";
 
 export function whyBlock(r, table) {
@@ -40,7 +40,7 @@ export function drawRowPanel(panel, plot, r, sampleKey, siblings, view, table, o
   panel.append(plot);
   plot.style.display = s && s.hist === false ? "none" : "";   // a row without a histogram (repair): metrics only
   if (s && s.hist === false) clearPlot(plot);
-  else drawHist(plot, s && s.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + (s ? s.label : ""), table.nonfinite_label);
+  else drawHist(plot, s && s.hist, histTitle(table.hist_title || "|diff|", r.id, s ? s.label : ""), table.nonfinite_label);
   const note = (s && s.note) || r.note;
   if (note) panel.append(h("div", { class: "leapp-note" }, note));
   const els = s && s.elements ? elementsBlock(s.elements, r.id) : null;   // errors by meaning (elements.js)

@@ -2,7 +2,7 @@
 // grouped header and side panel, drawn by the common table (tabs/table.js).
 import { h, kv } from "../shared/dom.js";
 import { fmt } from "../shared/format.js";
-import { drawHist } from "../shared/histogram.js";
+import { drawHist, histTitle } from "../shared/histogram.js";
 
 // Data-driven and self-contained: a table whose columns carry `group` gets a grouped header row; cell
 // types "verdict" (a run's verdict) and "flip" draw through CELL_TYPES; rows may carry extra
@@ -74,7 +74,7 @@ export function renderGroupPanel(panel, r, state, table, onSample) {
     row.append(box);
     if (d.present) {
       box.append(plot);
-      draws.push(() => drawHist(plot, d.hist, (table.hist_title || "|diff|") + " · " + r.id + " · " + g.label + " · " + s.label));
+      draws.push(() => drawHist(plot, d.hist, histTitle(table.hist_title || "|diff|", r.id, g.label, s.label)));
     } else {
       box.append(h("div", { class: "leapp-empty" }, d.note || "absent in this run"));
     }

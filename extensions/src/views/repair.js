@@ -1,6 +1,7 @@
 // The repair view's own tab: "Error per segment" (bars; leapp_lab/views/repair_view.py writes
 // view.bars). Its ranking is the common table (tabs/table.js).
 import { h } from "../shared/dom.js";
+import { plotText } from "../shared/format.js";
 import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
 const cfg = { displayModeBar: false, displaylogo: false, showLink: false };
@@ -34,7 +35,7 @@ export function drawBars(div, bars, onPick) {
   if (!hasPlotly()) { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
   const color = st => st === "fail" ? "#c62828" : st === "pass" ? "#2e7d32" : "#90a4ae";
   const plot = (box, title, x, y, status, pick) => {
-    globalThis.Plotly.newPlot(box, [{ type: "bar", x, y, marker: { color: status.map(color) },
+    globalThis.Plotly.newPlot(box, [{ type: "bar", x: x.map(plotText), y, marker: { color: status.map(color) },
       hovertemplate: "%{x}<br>%{y:.4e}<extra></extra>" }], themed(box, barsLayout(bars, title, y)), cfg);
     if (pick && box.on) box.on("plotly_click", ev => { const p = ev.points && ev.points[0]; if (p) pick(x[p.pointIndex]); });
   };

@@ -7,7 +7,7 @@
 // (the first cell beyond the rule), [data-leapp-taps-local], [data-leapp-taps-hist].
 import { h, kv } from "../shared/dom.js";
 import { fmt, plotText } from "../shared/format.js";
-import { drawHist } from "../shared/histogram.js";
+import { drawHist, histTitle } from "../shared/histogram.js";
 import { badColor, badness } from "../shared/colour.js";
 import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
@@ -82,7 +82,7 @@ export function tapsBlock(t) {
     picked.textContent = "step " + t.steps[i] + " · " + t.taps[j] + ": nrmse " + fmt(z) + (useLocal ? " (local)" : ", max |diff| " + fmt(t.max_abs[i][j]));
     const at = t.steps[i] + "/" + t.taps[j];
     for (const td of heat.querySelectorAll("td[data-leapp-taps-at]")) td.classList.toggle("leapp-selected", td.getAttribute("data-leapp-taps-at") === at);
-    drawHist(hist, t.hists[i] ? t.hists[i][j] : null, "|engine − fp32| · " + t.taps[j] + " · step " + t.steps[i]);
+    drawHist(hist, t.hists[i] ? t.hists[i][j] : null, histTitle("|engine − fp32|", t.taps[j], "step " + t.steps[i]));
   };
   const draw = () => drawHeat(heat, t, local.checked, pick);
   local.addEventListener("change", draw);

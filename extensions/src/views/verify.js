@@ -2,7 +2,7 @@
 // order (leapp_lab/views/verify_view.py writes view.profile). Its graph tab: views/engine_graph.js.
 import { statusColor } from "../shared/colour.js";
 import { h } from "../shared/dom.js";
-import { fmt } from "../shared/format.js";
+import { fmt, plotText } from "../shared/format.js";
 import { clearPlot, hasPlotly, themed } from "../shared/plot.js";
 
 // The module a row belongs to, for grouping the x axis: the first two parts of its scope
@@ -11,9 +11,10 @@ export function scopeGroup(scope) { return scope ? scope.split(".").slice(0, 2).
 
 export function profileTicks(profile) {
   // <= 40 points: every name. Otherwise one tick per module (thinned to <= 40 labels) and an
-  // alternating band per module, or, without scopes, ~30 evenly spaced names.
+  // alternating band per module, or, without scopes, ~30 evenly spaced names. Names go in as
+  // entities (plotText): plotly would read a tap named "block1 <b>" as bold markup.
   const n = profile.x.length, xs = profile.x.map((_, i) => i);
-  if (n <= 40) return { tickvals: xs, ticktext: profile.x, bands: [] };
+  if (n <= 40) return { tickvals: xs, ticktext: profile.x.map(plotText), bands: [] };
   const scopes = profile.scope || [];
   const runs = [];
   for (let i = 0; i < n; i++) {
@@ -24,12 +25,19 @@ export function profileTicks(profile) {
   if (runs.length > 1 && runs.some(r => r.g)) {
     const every = Math.max(1, Math.ceil(runs.length / 40));
     const shown = runs.filter((_, k) => k % every === 0);
-    return { tickvals: shown.map(r => r.start), ticktext: shown.map(r => r.g || "(no scope)"),
+    return { tickvals: shown.map(r => r.start), ticktext: shown.map(r => plotText(r.g || "(no scope)")),
              bands: runs.filter((_, k) => k % 2 === 1).map(r => [r.start - 0.5, r.end + 0.5]) };
   }
   const every = Math.max(1, Math.ceil(n / 30));
   const vals = xs.filter(i => i % every === 0);
-  return { tickvals: vals, ticktext: vals.map(i => profile.x[i]), bands: [] };
+  return { tickvals: vals, ticktext: vals.map(i => plotText(profile.x[i])), bands: [] };
+}
+
+// each point's hover text: name · scope, and why it diverged; user strings as entities (plotText)
+export function profileHover(profile) {
+  const scopes = profile.scope || [], reasons = profile.reason || [];
+  return profile.x.map((name, i) => plotText(name) + (scopes[i] ? " · " + plotText(scopes[i]) : "") +
+    (reasons[i] ? "<br>why: " + plotText(reasons[i]) : ""));
 }
 
 function drawProfile(div, profile, metric, onPick) {
@@ -38,8 +46,8 @@ function drawProfile(div, profile, metric, onPick) {
   if (!s) { div.append(h("div", { class: "leapp-empty" }, "no profile")); return; }
   if (!hasPlotly()) { div.append(h("div", { class: "leapp-empty" }, "plotly.js is not loaded")); return; }
   const n = profile.x.length, xs = profile.x.map((_, i) => i);
-  const scopes = profile.scope || [], reasons = profile.reason || [], nonfinite = profile.nonfinite || [];
-  const hover = profile.x.map((name, i) => name + (scopes[i] ? " · " + scopes[i] : "") + (reasons[i] ? "<br>why: " + reasons[i] : ""));
+  const nonfinite = profile.nonfinite || [];
+  const hover = profileHover(profile);
   const finite = s.y.filter(v => v !== null && v !== undefined && (!s.log || v > 0));
   // rows without a value (every pair non-finite, or nothing to divide by) go on a row of their own at
   // the top of the range: shown, never dropped
