@@ -3032,6 +3032,46 @@ function profileHover(profile) {
   const scopes = profile.scope || [], reasons = profile.reason || [];
   return profile.x.map((name, i) => plotText(name) + (scopes[i] ? " · " + plotText(scopes[i]) : "") + (reasons[i] ? "<br>why: " + plotText(reasons[i]) : ""));
 }
+function profilePoints(s, nonfinite) {
+  const ys = s.y.map((v) => v === null || v === void 0 ? null : v);
+  const zeros = s.log ? ys.map((v, i) => v === 0 ? i : -1).filter((i) => i >= 0) : [];
+  const missing = ys.map((v, i) => v === null || s.log && v !== 0 && !(v > 0) ? i : -1).filter((i) => i >= 0);
+  const finite = ys.filter((v) => v !== null && (!s.log || v > 0));
+  const rule = s.threshold !== null && s.threshold !== void 0 ? [s.threshold] : [];
+  let top = finite.length ? Math.max(...finite) : 1;
+  if (rule.length) top = Math.max(top, rule[0]);
+  const low = finite.length || rule.length ? Math.min(...finite, ...rule) : 1;
+  const nf = nonfinite || [];
+  return {
+    missing,
+    zeros,
+    yMissing: s.log ? top * 4 : top + Math.abs(top) * 0.12 + (top === 0 ? 1 : 0),
+    yZero: low / 4,
+    missingLabel: "× no " + s.label + (missing.some((i) => nf[i]) ? " (non-finite)" : ""),
+    zeroLabel: "○ " + s.label + " 0 (exact)"
+  };
+}
+function profileMarks(profile, near) {
+  const defs = [
+    ["first_divergent_index", "#c62828", "dot", "first divergent"],
+    ["first_local_divergent_index", "#ef6c00", "dashdot", "first locally divergent"],
+    ["first_beyond_expected_index", "#6a1b9a", "dash", profile.beyond_label || "first beyond expected"]
+  ];
+  const marks = [];
+  for (const [key, color, dash, label] of defs) {
+    const i = profile[key];
+    if (i === null || i === void 0) continue;
+    const same = marks.find((m) => m.i === i && m.label);
+    if (same) same.label += " · " + label;
+    marks.push({ i, color, dash, label: same ? "" : label, yshift: 0 });
+  }
+  marks.sort((a, b) => a.i - b.i);
+  const labelled2 = marks.filter((m) => m.label);
+  for (let k = 1; k < labelled2.length; k++) {
+    if (labelled2[k].i - labelled2[k - 1].i < near) labelled2[k].yshift = labelled2[k - 1].yshift + 12;
+  }
+  return marks;
+}
 function drawProfile(div, profile, metric, onPick) {
   clearPlot(div);
   const s = (profile.series || []).find((x) => x.key === metric) || (profile.series || [])[0];
@@ -3046,11 +3086,8 @@ function drawProfile(div, profile, metric, onPick) {
   const n = profile.x.length, xs = profile.x.map((_, i) => i);
   const nonfinite = profile.nonfinite || [];
   const hover = profileHover(profile);
-  const finite = s.y.filter((v) => v !== null && v !== void 0 && (!s.log || v > 0));
-  const missing = xs.filter((i) => s.y[i] === null || s.y[i] === void 0 || s.log && !(s.y[i] > 0));
-  let top = finite.length ? Math.max(...finite) : 1;
-  if (s.threshold !== null && s.threshold !== void 0) top = Math.max(top, s.threshold);
-  const yMissing = s.log ? top * 4 : top + Math.abs(top) * 0.12 + (top === 0 ? 1 : 0);
+  const { missing, zeros, yMissing, yZero, missingLabel, zeroLabel } = profilePoints(s, nonfinite);
+  const colours = (s.status || profile.status).map((st, i) => statusColor(s.status ? st : (profile.tone || [])[i] || st));
   const size = n <= 100 ? 8 : n <= 600 ? 6 : 4;
   const data = [{
     type: "scatter",
@@ -3062,8 +3099,21 @@ function drawProfile(div, profile, metric, onPick) {
     hovertemplate: "%{text}<br>" + s.label + " %{y:.3e}<extra></extra>",
     line: { width: 1, color: "rgba(120,120,120,0.6)" },
     // a local series is coloured by the rule on the local error; else by the row's tone
-    marker: { color: (s.status || profile.status).map((st, i) => statusColor(s.status ? st : (profile.tone || [])[i] || st)), size }
+    marker: { color: colours, size }
   }];
+  if (zeros.length) {
+    data.push({
+      type: "scatter",
+      mode: "markers",
+      x: zeros,
+      y: zeros.map(() => yZero),
+      customdata: zeros.map((i) => profile.x[i]),
+      text: zeros.map((i) => hover[i] + "<br>" + s.label + " 0 (exact)"),
+      hovertemplate: "%{text}<extra></extra>",
+      name: "exact zero",
+      marker: { symbol: "circle-open", size: size + 1, color: zeros.map((i) => colours[i]) }
+    });
+  }
   if (missing.length) {
     data.push({
       type: "scatter",
@@ -3079,13 +3129,13 @@ function drawProfile(div, profile, metric, onPick) {
   }
   const shapes = [], annotations = [];
   const ay = (v) => s.log ? Math.log10(v) : v;
-  const vline = (i, color, dash, label) => {
-    shapes.push({ type: "line", x0: i, x1: i, yref: "paper", y0: 0, y1: 1, line: { color, dash, width: 1.5 } });
-    annotations.push({ x: i, yref: "paper", y: 1, yanchor: "bottom", text: label, showarrow: false, font: { size: 10, color } });
-  };
-  if (profile.first_divergent_index !== null && profile.first_divergent_index !== void 0) vline(profile.first_divergent_index, "#c62828", "dot", "first divergent");
-  if (profile.first_local_divergent_index !== null && profile.first_local_divergent_index !== void 0) vline(profile.first_local_divergent_index, "#ef6c00", "dashdot", "first locally divergent");
-  if (profile.first_beyond_expected_index !== null && profile.first_beyond_expected_index !== void 0) vline(profile.first_beyond_expected_index, "#6a1b9a", "dash", profile.beyond_label || "first beyond expected");
+  const plotPx = Math.max(200, (div.clientWidth || 800) - 70);
+  const marks = profileMarks(profile, Math.max(1, Math.ceil((n + 1) * 150 / plotPx)));
+  for (const m of marks) {
+    shapes.push({ type: "line", x0: m.i, x1: m.i, yref: "paper", y0: 0, y1: 1, line: { color: m.color, dash: m.dash, width: 1.5 } });
+    if (m.label) annotations.push({ x: m.i, yref: "paper", y: 1, yanchor: "bottom", yshift: m.yshift, text: m.label, showarrow: false, font: { size: 10, color: m.color } });
+  }
+  const lift = Math.max(0, ...marks.map((m) => m.yshift));
   if (s.threshold !== null && s.threshold !== void 0) {
     shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: s.threshold, y1: s.threshold, line: { color: "#c62828", dash: "dash", width: 1 } });
     annotations.push({
@@ -3106,8 +3156,18 @@ function drawProfile(div, profile, metric, onPick) {
     y: ay(yMissing),
     yanchor: "bottom",
     showarrow: false,
-    text: "× no " + s.label + " (non-finite)",
+    text: missingLabel,
     font: { size: 10, color: "#6a1b9a" }
+  });
+  if (zeros.length) annotations.push({
+    xref: "paper",
+    x: 0,
+    xanchor: "left",
+    y: ay(yZero),
+    yanchor: "bottom",
+    showarrow: false,
+    text: zeroLabel,
+    font: { size: 10, color: "#555" }
   });
   const ticks = profileTicks(profile);
   for (const [a, b] of ticks.bands) shapes.push({
@@ -3125,7 +3185,7 @@ function drawProfile(div, profile, metric, onPick) {
   const layout = {
     title: { text: s.label + " over outputs and taps, in model order (" + n + " rows)", font: { size: 12 } },
     height: n > 200 ? 480 : 320,
-    margin: { l: 60, r: 10, t: 40, b: 90 },
+    margin: { l: 60, r: 10, t: 40 + lift, b: 90 },
     shapes,
     annotations,
     showlegend: false,
@@ -3166,7 +3226,7 @@ function profileTab(ctx, panel) {
     "div",
     { class: "leapp-toolbar" },
     h("label", {}, "metric ", msel),
-    h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value (non-finite), bands = modules; click a point to open its row")
+    h("span", { class: "leapp-muted" }, " each judged output and tap in model order. Drag to zoom, double-click to zoom out, the plot's tool bar pans; dotted line = first divergent, dashed = the rule's threshold, × = no value (non-finite), ○ at the bottom = exactly 0 (below a log axis), bands = modules; click a point to open its row")
   ), profileDiv);
   return { show: draw, handsToTable: true };
 }

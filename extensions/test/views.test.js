@@ -5,7 +5,7 @@ import { test } from "node:test";
 import { TABS } from "../src/tabs.js";
 import { DEEP_SECTIONS, deepColumns } from "../src/views/deep.js";
 import { layerNodes, pickLayer } from "../src/views/layers.js";
-import { profileHover, profileTicks, scopeGroup } from "../src/views/verify.js";
+import { profileHover, profileMarks, profilePoints, profileTicks, scopeGroup } from "../src/views/verify.js";
 
 test("profile ticks: every name up to 40 rows, else one per module with alternating bands", () => {
   const few = { x: ["a", "b"], scope: ["m", "m"] };
@@ -56,4 +56,28 @@ test("layers: the asked node and engine when it has them, else the first node wi
   const other = pickLayer(view, "norm", "ort");                                // no engine build: the first node that has one
   assert.deepEqual([other.node, other.entry.engine, other.asked], ["encoder", "ort-int8", "norm"]);
   assert.equal(pickLayer({ nodes: { a: { layers: [] } } }, "a", null), null);
+});
+
+test("profile: an exact 0 on a log axis goes at the bottom as exact, never among the non-finite rows at the top", () => {
+  // a multi-output model's argmax / bool taps: nrmse exactly 0 (tests: the mu.ort-int8 run)
+  const s = { label: "NRMSE", log: true, threshold: 0.01, y: [0.0066, 0, 0, 0.0145, null] };
+  const p = profilePoints(s, [0, 0, 0, 0, 12]);
+  assert.deepEqual(p.zeros, [1, 2]);
+  assert.deepEqual(p.missing, [4]);
+  assert.ok(p.yZero < 0.0066 && p.yMissing > 0.0145);
+  assert.equal(p.missingLabel, "× no NRMSE (non-finite)");
+  assert.equal(p.zeroLabel, "○ NRMSE 0 (exact)");
+  const q = profilePoints({ label: "growth", log: true, y: [null, 1.1, 0] }, [0, 0, 0]);
+  assert.equal(q.missingLabel, "× no growth");            // nothing to divide by: not "non-finite"
+  assert.deepEqual(profilePoints({ label: "cosine", log: false, y: [1, 0] }, []).zeros, []);   // linear: 0 is a value
+});
+
+test("profile marks: marks at one row share a label, near ones stack instead of printing over each other", () => {
+  const same = profileMarks({ first_divergent_index: 7, first_local_divergent_index: 7 }, 2);
+  assert.deepEqual(same.map(m => [m.i, m.dash, m.label, m.yshift]),           // both lines, one label
+                   [[7, "dot", "first divergent · first locally divergent", 0], [7, "dashdot", "", 0]]);
+  const near = profileMarks({ first_divergent_index: 3, first_local_divergent_index: 4, first_beyond_expected_index: 20,
+                              beyond_label: "first beyond expected int8" }, 3);
+  assert.deepEqual(near.map(m => [m.i, m.yshift]), [[3, 0], [4, 12], [20, 0]]);
+  assert.deepEqual(profileMarks({ first_divergent_index: null }, 3), []);
 });
