@@ -22,6 +22,7 @@ is not saved; ``unsaved_reason`` says why and prepare reports it.
 from __future__ import annotations
 
 import json
+import keyword
 import math
 import operator
 import re
@@ -276,9 +277,8 @@ def read_taps(folder: str | Path) -> list[dict]:
 
 
 def load(folder: str | Path) -> tuple[Any, dict]:
-    """(GraphModule, module.json content) rebuilt from a saved node folder."""
-    import torch
-    import torch.fx as fx
+    """(GraphModule, module.json content) rebuilt from a saved node folder. Every name FX writes
+    into the module's Python source is checked to be a name first (``_name``)."""
     from safetensors.torch import load_file
     folder = Path(folder)
     try:
@@ -290,8 +290,32 @@ def load(folder: str | Path) -> tuple[Any, dict]:
         raise FxStoreError(f"{folder}: unreadable ({exc})") from None
     if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
         raise FxStoreError(f"{folder / MODULE_FILE}: not a version {FORMAT_VERSION} node graph")
+    try:
+        return _rebuild(folder, doc, tensors)
+    except (KeyError, TypeError, AttributeError, RuntimeError) as exc:
+        raise FxStoreError(f"{folder / MODULE_FILE}: not a node graph leapp_lab wrote "
+                           f"({type(exc).__name__}: {exc})") from None
+
+
+def _name(s: Any, what: str, folder: Path, dotted: bool = False, star: bool = False) -> str:
+    """``s`` when it is a plain Python name (``a.b`` with ``dotted``, ``*a`` with ``star``). FX
+    writes node names, placeholder and attribute targets and keyword names into the Python source
+    of the rebuilt module, so anything else in a crafted module.json would be code that runs."""
+    t = s.lstrip("*") if star and isinstance(s, str) and len(s) - len(s.lstrip("*")) <= 2 else s
+    parts = t.split(".") if dotted and isinstance(t, str) else [t]
+    if not all(isinstance(p, str) and p.isidentifier() and not keyword.iskeyword(p)
+               and not (p.startswith("__") and p.endswith("__")) for p in parts):
+        raise FxStoreError(f"{folder / MODULE_FILE}: {what} {s!r} is not a Python name; this file was "
+                           f"not written by leapp_lab (or was edited): trace the pipeline again")
+    return s
+
+
+def _rebuild(folder: Path, doc: dict, tensors: dict) -> tuple[Any, dict]:
+    import torch
+    import torch.fx as fx
     root = torch.nn.Module()
     for target, kind in (doc.get("attrs") or {}).items():
+        _name(target, "the attribute", folder, dotted=True)
         if target not in tensors:
             raise FxStoreError(f"{folder / WEIGHTS_FILE}: no tensor {target!r}")
         *path, leaf = target.split(".")
@@ -311,6 +335,11 @@ def load(folder: str | Path) -> tuple[Any, dict]:
     env: dict[str, Any] = {}
     for rec in doc.get("nodes") or []:
         op, target = rec["op"], rec["target"]
+        _name(rec["name"], "the node name", folder)
+        if op in ("placeholder", "output"):
+            _name(target, f"the {op} target", folder, star=op == "placeholder")
+        elif op == "get_attr":
+            _name(target, "the get_attr target", folder, dotted=True)
         if op == "call_function":
             target = resolve_target(target)
         elif op == "call_method" and (not _METHOD.match(str(target)) or _DENY.search(str(target))):
@@ -318,7 +347,7 @@ def load(folder: str | Path) -> tuple[Any, dict]:
         elif op not in ("placeholder", "output", "get_attr", "call_method"):
             raise FxStoreError(f"a {op} node")
         args = tuple(_dec(a, env) for a in rec.get("args") or [])
-        kwargs = {str(k): _dec(v, env) for k, v in rec.get("kwargs") or []}
+        kwargs = {_name(k, "the keyword", folder): _dec(v, env) for k, v in rec.get("kwargs") or []}
         env[rec["name"]] = graph.create_node(op, target, args, kwargs, name=rec["name"])
     graph.lint()
     return fx.GraphModule(root, graph), doc

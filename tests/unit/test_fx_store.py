@@ -84,3 +84,40 @@ def test_unsupported_graphs_say_why():
             return self.lin(x)
     with pytest.raises(FxStoreError, match="call_module"):
         fx_store.encode(fx.symbolic_trace(M()))
+
+
+_CODE = "__import__('os').system('touch PWNED') or 1"
+
+
+def _edited(tmp_path, edit):
+    gm = _graph_module()
+    fx_store.save(tmp_path / "n", gm)
+    p = tmp_path / "n" / fx_store.MODULE_FILE
+    doc = json.loads(p.read_text())
+    edit(doc, {n["name"]: n for n in doc["nodes"]})
+    p.write_text(json.dumps(doc))
+    return tmp_path / "n"
+
+
+def _set(name, key, value):
+    def edit(doc, nodes):
+        nodes[name][key] = value
+    return edit
+
+
+@pytest.mark.parametrize("edit", [
+    _set("h", "target", f"h={_CODE}"),                          # a placeholder's default argument
+    _set("clamp", "kwargs", [[f"min={_CODE}, max", 1.0]]),       # a keyword name
+    _set("relu", "name", f"relu = {_CODE}\n    r"),               # a node name
+    _set("_tensor_constant0", "target", f'_tensor_constant0"+{_CODE}+"'),   # a get_attr target
+    _set("output", "target", f"output;{_CODE}"),
+    lambda doc, nodes: doc["attrs"].update({"__class__": "constant"}),
+    lambda doc, nodes: nodes["relu"].pop("op"),                   # a record without its op
+], ids=["placeholder", "kwarg", "name", "get_attr", "output", "attr", "no-op"])
+def test_names_written_into_the_module_source_are_names(tmp_path, monkeypatch, edit):
+    """FX writes node names, placeholder / get_attr targets and keyword names into the Python
+    source it execs: a crafted module.json must be refused before that source exists."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FxStoreError, match="module.json"):
+        fx_store.load(_edited(tmp_path, edit))
+    assert not (tmp_path / "PWNED").exists()
