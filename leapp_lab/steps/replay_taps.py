@@ -23,7 +23,7 @@ TAPS_DIR = "taps"
 
 def tapped_build(graph: GraphReport, node: Any, engine: str, root: Path, say: Callable[[str], None],
                  progress: Any = None) -> tuple[Path, Path, dict[str, str]]:
-    """(build folder, prepared ONNX, ``{tap: the engine output that carries it}`` of the bound taps
+    """(build folder, prepared ONNX, ``{tap: its bound_to (or name)}`` of the bound taps
     in model order) of ``node`` for ``engine``, made once (``root/taps``) and reused while the
     trace's artifact is the same."""
     from leapp_lab.model.base import load
@@ -69,6 +69,10 @@ def tap_probe(graph: GraphReport, node: Any, engine: str, root: Path, input_name
     untapped = get_engine(engine).runner(build / "engine.untapped.onnx").activate()
     tapped = get_engine(engine).runner(build / "engine.onnx").activate()
     reference = OrtRunner(onnx, optimize=False).activate()
+    # the tapped engine's output that carries each tap: the tap's own name where the engine has it
+    # (int8 'dequantize' and 'direct' bindings: bound_to is the tensor inside the graph), else
+    # bound_to (a tap aliasing a model output, TensorRT's tensors)
+    taps = {t: t if t in tapped.output_names else out for t, out in taps.items()}
     usable = [t for t, out in taps.items() if out in tapped.output_names and t in reference.output_names]
     lost = [t.name for t in node.taps if t.name not in usable]
     note = (f"taps not exposed by the {engine} engine or the fp32 ONNX: {', '.join(lost)}" if lost else None)

@@ -65,6 +65,8 @@ def _engine(e: Any) -> list[str]:
         L.append(f"{head}: " + ("ok" if fd is None else f"beyond nrmse {e.max_nrmse:g} from step {fd['step']} on {fd['output']}"))
         for n in run.notes:
             L.append(f"        {n}")
+    for n in getattr(e, "notes", None) or []:     # across the tiers (fresh vs recorded: the calibration)
+        L.append(f"      {n}")
     if e.taps is not None:
         L.append("      " + taps_line(e.taps))
     return L

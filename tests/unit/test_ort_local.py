@@ -157,3 +157,22 @@ def test_large_weights_are_read_in_place_from_the_engine_file(tmp_path):
     lg.source = dataclasses.replace(lg.source, folder=tmp_path / "elsewhere")   # not found there: from bytes
     with lg.runner() as r:
         np.testing.assert_array_equal(r.run({"x": x}, ["y"])["y"], want)
+
+
+def test_replay_tap_probe_reads_a_dequantized_tap_under_its_own_name(tmp_path, monkeypatch):
+    """An int8 tap bound 'via dequantize' has ``bound_to`` = the quantized tensor inside the graph,
+    its output is the tap's name: the replay's probe took bound_to for the output and dropped every
+    such tap ('taps not exposed by the ort-int8 engine or the fp32 ONNX')."""
+    from types import SimpleNamespace
+
+    from leapp_lab.steps import replay_taps
+    m = _model([helper.make_node("Relu", ["x"], ["h1"]), helper.make_node("Neg", ["h1"], ["y"])], ["y", "h1"])
+    onnx.save(m, tmp_path / "engine.onnx")
+    onnx.save(m, tmp_path / "node.onnx")
+    onnx.save(_model([helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["y"])], ["y"]),
+              tmp_path / "engine.untapped.onnx")
+    monkeypatch.setattr(replay_taps, "tapped_build", lambda *a, **k: (
+        tmp_path, tmp_path / "node.onnx", {"h1": "val_4_QuantizeLinear_Output"}))
+    node = SimpleNamespace(name="actor", taps=[SimpleNamespace(name="h1")])
+    _, probe = replay_taps.tap_probe(None, node, "ort", tmp_path, ["x"], "a", 0.01, print)
+    assert probe.taps == ["h1"] and probe.result.note is None and probe.bound == {"h1": "h1"}

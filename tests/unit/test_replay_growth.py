@@ -91,3 +91,15 @@ def test_engine_notes_without_feedback_blame_upstream_not_the_state():
     assert "state" not in alone.split("\n")[0] and "grows" not in alone and "has no feedback" in alone
     looped = notes([("policy/action", "policy/prev_action")])
     assert "carried by the state (state-carried)" in looped and "error grows (×1.5/step fitted)" in looped
+
+
+def test_engine_notes_across_tiers_reach_the_text():
+    """The engine's own notes (fresh vs recorded own error: the int8 calibration range) were in the
+    view and replay.json but never in ``leapp-lab run``'s text."""
+    from leapp_lab.views.text_deep import _replay as text
+    sec = _engine_section()
+    sec.engines[0].notes = ["policy/action: on fresh observations a step's own error reaches 0.13, 17.3× "
+                            "its largest on the recorded ones: calibrate on data that covers deployment"]
+    lines = text(sec)
+    i = lines.index("      " + sec.engines[0].notes[0])
+    assert i > next(k for k, s in enumerate(lines) if "on ort-int8: DIVERGED" in s)
