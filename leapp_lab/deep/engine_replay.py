@@ -177,8 +177,8 @@ def _explain(run: ReplayRun, rp: EngineReplayer, engine: str, max_nrmse: float) 
 def _compare_tiers(res: EngineReplay) -> None:
     """A note when fresh observations make each step's own error much larger than the recorded
     ones do: the engine meets values beyond those it was built (calibrated) on."""
-    if res.closed_loop is None or res.fresh is None:
-        return
+    if res.closed_loop is None or res.fresh is None or "int8" not in res.engine:
+        return          # fp16 has no calibration: larger fresh inputs just give a larger rounding error
     a = {o.output: o.own_error_max for o in res.closed_loop.outputs if o.own_error_max}
     for o in res.fresh.outputs:
         base = a.get(o.output)

@@ -78,6 +78,10 @@ def taps_line(t: Any) -> str:
     if not t.taps:
         return head + (f": {t.note}" if t.note else ": none compared")
 
+    if not t.first and not t.first_local:       # was "first beyond nrmse 0.01 at none; local ...: none"
+        return (f"{head}: every tap within nrmse {fmt(t.max_nrmse)} at every step, from its own state and "
+                f"from the fp32 state" + (f"; {t.note}" if t.note else ""))
+
     def first(f: Any) -> str:
         return f"step {f['step']}, tap {f['tap']}" if f else "none"
     return (f"{head}: first beyond nrmse {fmt(t.max_nrmse)} at {first(t.first)}; "

@@ -103,3 +103,23 @@ def test_engine_notes_across_tiers_reach_the_text():
     lines = text(sec)
     i = lines.index("      " + sec.engines[0].notes[0])
     assert i > next(k for k, s in enumerate(lines) if "on ort-int8: DIVERGED" in s)
+
+
+def test_calibration_note_is_int8_only_and_quiet_taps_read_as_within():
+    """``rnn12`` on ort-fp16: a 3.3× larger own error on fresh inputs was told to 'calibrate on data
+    that covers deployment' (fp16 has no calibration); taps that never left the rule printed
+    'first beyond nrmse 0.01 at none; local (from the fp32 state): none'."""
+    from leapp_lab.deep.engine_replay import _compare_tiers
+    from leapp_lab.model.replay import TapsOverTime
+    from leapp_lab.views.text_deep import taps_line
+
+    def note(engine):
+        a = ReplayRun(tier="a", outputs=[ReplayOutput("policy/action", own_error_max=1e-3)])
+        b = ReplayRun(tier="b", outputs=[ReplayOutput("policy/action", own_error_max=1e-2)])
+        res = EngineReplay(engine, closed_loop=a, fresh=b)
+        _compare_tiers(res)
+        return res.notes
+    assert "calibrate" in note("ort-int8")[0] and note("ort-fp16") == []
+    quiet = taps_line(TapsOverTime("policy", tier="a", taps=["h"], steps=[0, 1], max_nrmse=0.01))
+    assert quiet.endswith("1 taps): every tap within nrmse 0.01 at every step, from its own state and from "
+                          "the fp32 state") and "none" not in quiet
