@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from leapp_lab.model.columns import JUMP_RANKS, WORST_RANKS, panel_columns, profile_columns, table_columns
+from leapp_lab.model.numfmt import fmt
 
 from .engine_graph_view import engine_graph_view
 from .finding import finding_view
@@ -41,6 +42,23 @@ def _tone_of(report: Any, name: str | None, none: str | None = "pass") -> str | 
     """A badge naming a row takes that row's colour (``none`` when it names none)."""
     row = next((r for r in report.rows if r.name == name), None) if name else None
     return none if row is None else (row_tone(report, row) or "pass")
+
+
+def _local_badge(report: Any) -> tuple[str, str | None]:
+    """The label and title of the "largest local error" badge. ``worst_local`` ranks taps first; a
+    model output whose own error is larger (the layers after the last tap, which the finding may
+    name) makes the badge say so, so it never calls a tap the largest while the finding names more."""
+    w = next((r for r in report.rows if r.name == report.worst_local), None) if report.worst_local else None
+    if w is None or report.expected is not None or not w.is_tap or w.local_nrmse is None:
+        return "largest local error", None
+    more = [r for r in report.rows if not r.is_tap and r.in_rule and r.local_nrmse is not None
+            and r.local_nrmse > w.local_nrmse]
+    if not more:
+        return "largest local error", None
+    o = max(more, key=lambda r: r.local_nrmse)
+    return ("largest local error (taps)",
+            f"the tap with the largest local error; {o.name}, a model output (the layers after the last tap), "
+            f"adds more of its own: local NRMSE {fmt(o.local_nrmse)} against {fmt(w.local_nrmse)}")
 
 
 def _local_key(key: str) -> str:
@@ -255,12 +273,13 @@ def verify_view(report: Any) -> dict[str, Any]:
               badge("non-finite rows", n_nonfinite, "fail" if n_nonfinite else None,
                     title="rows with NaN/Inf values on either side (left out of every metric)")]
     if report.local:
+        local_label, local_title = _local_badge(report)
         badges += [badge("first locally divergent", report.first_locally_divergent or "none",
                          "fail" if report.first_locally_divergent else "pass",
                          row=report.first_locally_divergent if report.first_locally_divergent in shown else None,
                          title="the first row whose own (local) error crosses the rule (click: go to it)"),
-                   badge("largest local error", report.worst_local, _tone_of(report, report.worst_local, None),
-                         row=report.worst_local if report.worst_local in shown else None)]
+                   badge(local_label, report.worst_local, _tone_of(report, report.worst_local, None),
+                         row=report.worst_local if report.worst_local in shown else None, title=local_title)]
     if report.expected is not None:
         n_beyond = len(report.beyond_expected)
         # with an expectation its verdict comes first (the finding leads with it too): the first

@@ -67,3 +67,26 @@ def test_repair_rows_say_why_a_segment_is_kept_or_not_in_segments_words():
     info = dict(zip(labels, next(x for x in t["rows"] if x["id"] == "a")["info"]))
     assert info["nodes in the segment"] == "2: n0, n1"
     assert info["nodes kept in fp32 with it"] == "3 (its 2 and 1 that read its values)"
+
+
+def test_largest_local_error_badge_says_taps_when_an_output_adds_more():
+    """worst_local ranks taps first: with a model output adding more error of its own (the layers
+    after the last tap) the finding names the output, so the badge must not call the tap the
+    largest local error without saying it ranks taps (a multi-output model: the finding named
+    policy.std at 0.038, the badge '<script>…' at 0.0066, green)."""
+    from viewfixtures import verify_report
+    r = verify_report()
+    r.local = True
+    for row in r.rows:
+        loc = {"tap_a": 0.0001, "tap_b": 0.001, "output_0": 0.012}.get(row.name)
+        if loc is not None:
+            row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+    r.worst_local, r.first_locally_divergent = "tap_b", "output_0"
+    b = {x["label"]: x for x in build_view(r)["badges"] if x["label"].startswith("largest local error")}
+    assert list(b) == ["largest local error (taps)"], list(b)
+    x = b["largest local error (taps)"]
+    assert x["value"] == "tap_b" and "output_0" in x["title"] and "0.012" in x["title"]
+    assert "output_0" in r.finding
+    # the tap is the largest of all rows: the plain label, as before
+    r.row("output_0").local_nrmse = 0.0005
+    assert [x["label"] for x in build_view(r)["badges"] if x["label"].startswith("largest local")] == ["largest local error"]
