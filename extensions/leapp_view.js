@@ -1730,7 +1730,7 @@ function renderReplayPanel(panel, entries, many) {
       const run = e.runs.find((r) => r.key === picker.value) || e.runs[0];
       const eng = run.engine ? engines.find((x) => x.engine === run.engine) : null;
       plot.setAttribute("data-leapp-replay-plot", run.key);
-      info.replaceChildren(
+      info.replaceChildren(...[
         h("div", { class: "leapp-sub" }, run.title),
         kv([
           ["status", run.status],
@@ -1745,7 +1745,7 @@ function renderReplayPanel(panel, entries, many) {
         engineInfo(eng),
         run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map((n) => h("li", {}, n))) : null,
         outputsTable(run)
-      );
+      ].filter(Boolean));
       const pick = (id) => selectWithElements(box, elBox, run.rows, id);
       box.replaceChildren(deepTable("replay", run.rows, pick, null, run));
       elBox.replaceChildren();

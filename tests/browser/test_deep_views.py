@@ -63,6 +63,9 @@ def test_replay_and_parity_tabs_offline(page, deep_reports, tmp_path, artifacts_
     assert page.locator(f"{panel} .shapelayer path").count() == len(run.resets) + 1    # resets + first divergent
     rows = page.locator(f"{panel} tr[data-leapp-section='replay']")
     assert rows.count() == len(run.rows)
+    # no bare "null" under the run's facts (DOM replaceChildren(null) writes the word; an engine-less run printed it)
+    assert not page.evaluate(f"""() => [...document.querySelectorAll("{panel} *")].some(e => [...e.childNodes]
+                                  .some(n => n.nodeType === 3 && n.textContent.trim() === 'null'))""")
     fails = page.evaluate(f"() => [...document.querySelectorAll(\"{panel} tr[data-leapp-status='fail']\")].map(e => e.dataset.leappRow)")
     assert fails == [f"warm_start:a/{r.step}/{r.output}" for r in run.rows if r.passed is False]
     # a point of the plot finds its row: policy/action (the third series) at step 3, the reset

@@ -113,7 +113,8 @@ function renderReplayPanel(panel, entries, many) {
       const run = e.runs.find(r => r.key === picker.value) || e.runs[0];
       const eng = run.engine ? engines.find(x => x.engine === run.engine) : null;
       plot.setAttribute("data-leapp-replay-plot", run.key);
-      info.replaceChildren(h("div", { class: "leapp-sub" }, run.title),
+      // DOM replaceChildren writes a null as the text "null": the blocks a run lacks are left out
+      info.replaceChildren(...[h("div", { class: "leapp-sub" }, run.title),
         kv([["status", run.status], ["steps", run.steps], run.seed !== null && run.seed !== undefined ? ["seed", run.seed] : null,
             ["episode resets at", run.resets.length ? run.resets.join(", ") : "–"],
             run.first_divergent ? ["first divergent", "step " + run.first_divergent.step + " · " + run.first_divergent.output] : null,
@@ -122,7 +123,7 @@ function renderReplayPanel(panel, entries, many) {
             run.reason ? ["reason", run.reason] : null]),
         engineInfo(eng),
         run.notes.length ? h("ul", { class: "leapp-notes" }, run.notes.map(n => h("li", {}, n))) : null,
-        outputsTable(run));
+        outputsTable(run)].filter(Boolean));
       const pick = id => selectWithElements(box, elBox, run.rows, id);
       box.replaceChildren(deepTable("replay", run.rows, pick, null, run));
       elBox.replaceChildren();
