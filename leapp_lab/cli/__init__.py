@@ -25,9 +25,16 @@ class UsageError(Exception):
     """Bad input from the user: printed without a traceback, exit status 2."""
 
 
+def say(text, file=None, flush: bool = False) -> None:
+    """Print ``text`` with every character a terminal would act on escaped (``printable``): what a
+    command prints names files, arrays and nodes from inputs someone else may have made."""
+    from leapp_lab.model.messages import printable
+    print(printable(str(text)), file=file, flush=flush)
+
+
 def show(report) -> int:
     """Print a command's report to stdout; its exit status is the report's own."""
-    print(report)
+    say(report)
     sys.stdout.flush()
     return int(report.exit_code)
 
@@ -170,7 +177,7 @@ def _failed(command: str, exc: BaseException, debug: bool) -> int:
         print("leapp-lab: interrupted", file=sys.stderr)
         return 130
     if isinstance(exc, (UsageError, UserError)):
-        print(f"leapp-lab {command}: error: {exc}", file=sys.stderr)
+        say(f"leapp-lab {command}: error: {exc}", file=sys.stderr)
         return 2
     if isinstance(exc, BrokenPipeError) and exc.filename is None:
         # stdout closed early (``leapp-lab verify ... | head``): the work is done and saved, the
@@ -182,7 +189,7 @@ def _failed(command: str, exc: BaseException, debug: bool) -> int:
             pass
         return EXIT_BROKEN_PIPE
     if isinstance(exc, OSError) and (exc.errno in ENVIRONMENT_ERRNOS or exc.filename is not None):
-        print(f"leapp-lab {command}: error: {oserror_line(exc)}", file=sys.stderr)
+        say(f"leapp-lab {command}: error: {oserror_line(exc)}", file=sys.stderr)
         return 2
     if isinstance(exc, MemoryError):
         print(f"leapp-lab {command}: error: out of memory; an input is larger than this machine "
@@ -190,6 +197,6 @@ def _failed(command: str, exc: BaseException, debug: bool) -> int:
         return 2
     if not debug:
         traceback.print_exception(exc)
-    print(f"leapp-lab {command}: internal error (a bug in leapp_lab): {type(exc).__name__}: {exc}\n"
+    say(f"leapp-lab {command}: internal error (a bug in leapp_lab): {type(exc).__name__}: {exc}\n"
           f"please report it with the traceback above (exit {EXIT_INTERNAL_ERROR})", file=sys.stderr)
     return EXIT_INTERNAL_ERROR

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given
+from . import UsageError, given, say
 
 #: exit status of a build that failed (a custom op onnxruntime cannot run, a lost manual tap...)
 EXIT_BUILD_FAILED = 1
@@ -53,7 +53,7 @@ def execute(args: argparse.Namespace, progress=None):
     quiet = getattr(args, "quiet", False)
     if progress is None and not quiet:
         progress = stderr_progress
-    log = None if quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    log = None if quiet else (lambda line: say(line, file=sys.stderr, flush=True))
     try:
         return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out,
                                            keep_fp32=getattr(args, "keep_fp32", None)),
@@ -72,8 +72,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         report = execute(args)
     except BuildFailed as exc:
-        print(f"leapp-lab compile: build failed: {exc}", file=sys.stderr)
+        say(f"leapp-lab compile: build failed: {exc}", file=sys.stderr)
         return EXIT_BUILD_FAILED
-    print(report)
+    say(report)
     sys.stdout.flush()
     return 0

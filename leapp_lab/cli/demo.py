@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import given
+from . import given, say
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -33,11 +33,11 @@ def main(args) -> int:
     check_outputs([(out, "out-dir", "--out"), (out / "report.html", "html", None)])
     out.mkdir(parents=True, exist_ok=True)
     report = frozen_constant.trace_demo(str(out), **given(samples=args.samples))
-    print(str(report))
+    say(report)
     print()
-    print(render_diagnosis(report))
+    say(render_diagnosis(report))
     html = out / "report.html"
     report.to_html(html)
-    print(f"\nreport: {html}")
-    print(f"run folder: {report.path}")
+    say(f"\nreport: {html}")
+    say(f"run folder: {report.path}")
     return 0

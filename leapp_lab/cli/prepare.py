@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given
+from . import UsageError, given, say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -78,6 +78,6 @@ def execute(args: argparse.Namespace, progress=None):
 
 def main(args: argparse.Namespace) -> int:
     report = execute(args)
-    print(report)
+    say(report)
     sys.stdout.flush()
     return 0

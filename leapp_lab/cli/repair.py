@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import UsageError, given, show
+from . import UsageError, given, say, show
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def _stderr_progress(stage: str, done: int, total: int) -> None:
-    print(f"[leapp-lab repair] {stage}: {done}/{total} builds", file=sys.stderr, flush=True)
+    say(f"[leapp-lab repair] {stage}: {done}/{total} builds", file=sys.stderr, flush=True)
 
 
 def execute(args: argparse.Namespace, progress=None):

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import UsageError
+from . import UsageError, say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -68,6 +68,6 @@ def execute(args: argparse.Namespace):
 
 def main(args: argparse.Namespace) -> int:
     execute(args)
-    print(f"wrote {args.output}")
+    say(f"wrote {args.output}")
     sys.stdout.flush()
     return 0

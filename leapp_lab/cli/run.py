@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from leapp_lab.cli import UsageError
+from leapp_lab.cli import UsageError, say
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -187,7 +187,7 @@ def _check_node(node: str | None, report) -> None:
 
 def _progress(stage: str, done: int, total: int) -> None:
     if done < total:
-        print(f"leapp-lab run: {stage}", file=sys.stderr, flush=True)
+        say(f"leapp-lab run: {stage}", file=sys.stderr, flush=True)
 
 
 def main(args) -> int:
@@ -197,13 +197,13 @@ def main(args) -> int:
     result = execute(args)
     report = result.report
     if result.traceback:
-        print(result.traceback.rstrip(), file=sys.stderr)
+        say(result.traceback.rstrip(), file=sys.stderr)
     if args.json:
         n = write_json(args.json, summary_json(report))
         note = f" ({n} non-finite values written as null)" if n else ""
-        print(f"leapp-lab run: report written to {args.json}{note}", file=sys.stderr)
+        say(f"leapp-lab run: report written to {args.json}{note}", file=sys.stderr)
     if not args.quiet:
-        print(str(report))
+        say(report)
     code = exit_status(result, no_fail=args.no_fail)
     # a requested check that could not run (its step_fn raised) gave no verdict: not a pass
     failed = {st: [f"{g.name}: {name}" for g in report.graphs for name in ("replay", "parity")

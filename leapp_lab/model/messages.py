@@ -63,3 +63,16 @@ def script_site(text: str | None) -> str | None:
         if "<--- HERE" in x and i > 0 and lines[i - 1].strip():
             return lines[i - 1].strip().split(";")[0]
     return None
+
+
+#: what a terminal would act on instead of print: C0/C1 control characters but newline and tab (ESC
+#: starts the sequences that clear the screen, set the title or write the clipboard; a CR prints a
+#: line over another), bidi overrides and isolates, and the line / paragraph separators
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print to a terminal: every character a terminal would act on is written as
+    its escape (``\\x1b``, ``\\u202e``). Names in a report come from files someone else may have
+    made (an npz member, a node in report.json), and leapp_lab prints them."""
+    return _TERMINAL_CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)

@@ -38,7 +38,8 @@ from leapp_lab.engines.feeds import check_calibration, check_feeds
 
 def stderr_progress(stage: str, done: int, total: int) -> None:
     """A ready-made progress hook: one stderr line per step (what the CLI uses)."""
-    print(f"[leapp-lab compile] {stage} {done}/{total}", file=sys.stderr, flush=True)
+    from leapp_lab.model.messages import printable
+    print(printable(f"[leapp-lab compile] {stage} {done}/{total}"), file=sys.stderr, flush=True)
 
 
 def default_npz(onnx_path: Path) -> Path:

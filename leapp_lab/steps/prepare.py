@@ -45,7 +45,8 @@ log = logging.getLogger("leapp_lab.taps")
 
 def _stderr_progress(stage: str, fraction: float | None) -> None:
     pct = "" if fraction is None else f" {100 * fraction:3.0f}%"
-    print(f"[leapp-lab prepare]{pct} {stage}", file=sys.stderr, flush=True)
+    from leapp_lab.model.messages import printable
+    print(printable(f"[leapp-lab prepare]{pct} {stage}"), file=sys.stderr, flush=True)
 
 
 def _progress_fn(progress: Any) -> ProgressFn:

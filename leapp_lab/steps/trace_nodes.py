@@ -19,7 +19,8 @@ from .node_engines import NodeOptions, node_options, run_node_engines
 
 def stderr_progress(prefix: str):
     def say(stage: str, done: int, total: int) -> None:
-        print(f"{prefix} [{done}/{total}] {stage}", file=sys.stderr, flush=True)
+        from leapp_lab.model.messages import printable
+        print(printable(f"{prefix} [{done}/{total}] {stage}"), file=sys.stderr, flush=True)
     return say
 
 

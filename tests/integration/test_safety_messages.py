@@ -160,3 +160,20 @@ def test_stdout_closed_early_is_not_an_internal_error(w):
     assert p.returncode == 141, (p.returncode, p.stderr[-2000:])
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr and "BrokenPipe" not in p.stderr
     assert (w["dir"] / "o" / "latest").is_file()      # the work was done and saved before the print
+
+
+def test_names_from_a_file_cannot_drive_the_terminal(w):
+    # before: an npz member named 'x\x1b]0;…\x07\x1b[2J' reached the terminal as it was (the
+    # verify summary names it), setting the window title and clearing the screen; an error naming a
+    # path did the same. Every line leapp-lab prints now writes such characters as escapes.
+    esc = "evil\x1b]0;PWNED\x07\x1b[2J\r\u202e"
+    d = w["dir"]
+    ref = dict(np.load(d / REF))
+    np.savez(d / "evil.npz", **{**ref, esc: ref["value"]})
+    ok, bad = cli_many([["verify", "evil.npz", "build/model.ort", "--no-save"],
+                        ["verify", "evil.npz", esc, "--no-save"]], cwd=d, timeout=300)
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    assert_refused(bad, "evil\\x1b]0;PWNED\\x07\\x1b[2J\\r\\u202e")
+    for text in (ok.stdout, ok.stderr, bad.stderr):
+        assert not any(c in text for c in "\x1b\x07\r\u202e"), text[-2000:]
+    assert "evil\\x1b]0;PWNED\\x07\\x1b[2J\\r\\u202e" in ok.stdout
