@@ -233,6 +233,8 @@ def prepare_from_trace(run: Any, onnx_out: str | os.PathLike, npz_out: str | os.
         raise TraceInputError(str(exc)) from None
     artifact, stale = tn.artifact()
     onnx_ok = tn.node.backend in ONNX_BACKENDS and stale is None
+    if "all" in requested and not tn.node.taps:
+        requested = []      # 'all' of a node without taps (--engine E --taps all): LEAPP's artifact as is
     if not requested and not plugin_taps and not op_taps and onnx_ok:
         from .prepare_leapp import leapp_artifact_build
         return leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, reference_out,

@@ -47,5 +47,7 @@ def node_build(graph: Any, node: Any, engine: str, tapped: bool = False) -> tupl
     if tapped:
         man = b.get("manifest") if isinstance(b.get("manifest"), dict) else {}
         have = {t.get("name") for t in man.get("taps") or [] if isinstance(t, dict)}
+        # a tap on an output under the output's name is that output's row (prepare exposes it once)
+        have |= {o.get("name") for o in man.get("outputs") or [] if isinstance(o, dict)}
         return (build, onnx) if {t.name for t in node.taps} <= have else None
     return (build, onnx) if origin.get("onnx_source") == "leapp" or origin.get("same_as_leapp") is True else None

@@ -73,6 +73,8 @@ def tap_probe(graph: GraphReport, node: Any, engine: str, root: Path, input_name
     # (int8 'dequantize' and 'direct' bindings: bound_to is the tensor inside the graph), else
     # bound_to (a tap aliasing a model output, TensorRT's tensors)
     taps = {t: t if t in tapped.output_names else out for t, out in taps.items()}
+    # a tap on an output under the output's name: prepare exposes it once, as the output
+    taps.update({t.name: t.name for t in node.taps if t.name not in taps and t.name in tapped.output_names})
     usable = [t for t, out in taps.items() if out in tapped.output_names and t in reference.output_names]
     lost = [t.name for t in node.taps if t.name not in usable]
     note = (f"taps not exposed by the {engine} engine or the fp32 ONNX: {', '.join(lost)}" if lost else None)

@@ -114,6 +114,13 @@ class TapBuilder:
         for m in markers:
             values = [s.get(m.name) for s in self.eager.taps]
             site = self.eager.sites.get(m.name)
+            if m.name == m.tensor and m.name in outputs:
+                # tap(y, "action") on the value returned as "action": exposing it would give the
+                # graph two outputs of one name (no runtime loads it); the output's row is the tap
+                self.warnings.append(f"tap {m.name!r} (tap() at {short_site(site, self.src)}) marks "
+                                     f"the output {m.name!r} itself: compared as that output's row, not "
+                                     f"exposed a second time")
+                continue
             if site is None:  # "all": a tap the export reached but the eager runs did not
                 raise TapError(f"debug tap {m.name!r}: reached while exporting but by no eager sample")
             if any(v is None for v in values):

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import re
 
+import onnx
 import pytest
 import torch
 
 import leapp_lab
+from leapp_lab import tap
 from leapp_lab.cli import main as cli_main
 from leapp_lab.taps.errors import PrepareError, TapError
 from leapp_lab.taps.marker import DuplicateTapError
@@ -186,3 +188,27 @@ def test_an_output_named_like_an_input_is_refused_naming_both(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "output 'x' has the name of the model input 'x'" in err and "Traceback" not in err
     assert not out.exists() or not any(out.iterdir())
+
+
+class _TapOnItsOutput(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(4, 8), torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = tap(torch.relu(self.a(x)), "h")
+        return {"latent": tap(self.b(h), "latent")}
+
+
+def test_a_tap_named_like_the_output_it_marks_is_that_output(tmp_path):
+    """``return {"latent": tap(y, "latent")}`` (a LEAPP node's port tapped under its name) gave the
+    ONNX two graph outputs 'latent': onnxruntime refused it ('OrtValue indexes should have been
+    populated') and compile --engine ort-int8 failed; now the output's row is the tap."""
+    rep = _prepare(tmp_path, {"model": _TapOnItsOutput().eval(), "samples": [(torch.randn(1, 4),)] * 2},
+                   taps=["all"])
+    m = onnx.load(str(tmp_path / "m.onnx"))
+    assert [o.name for o in m.graph.output] == ["latent", "h"]
+    assert [(r.name, r.kind) for r in rep.rows] == [("h", "manual"), ("latent", "output")]
+    assert any("marks the output 'latent' itself" in w for w in rep.warnings)
+    import onnxruntime
+    onnxruntime.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])

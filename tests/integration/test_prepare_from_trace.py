@@ -78,6 +78,15 @@ def test_untapped_node_is_leapps_own_artifact(policy, tmp_path):
     assert back.from_trace == o and "LEAPP's own artifact" in str(back)
 
 
+def test_all_taps_of_a_node_without_taps_is_leapps_own_artifact(policy, tmp_path):
+    """``--engine E --taps all`` prepares every node with 'all': a node that has no tap (the
+    normalizer) was re-exported (an onnx-torchscript GRU node came back from the dynamo exporter,
+    another graph than the one LEAPP shipped) instead of verifying LEAPP's artifact."""
+    rep = leapp_lab.prepare(policy, *_files(tmp_path, "norm"), node="normalizer", debug_taps="all")
+    assert rep.from_trace.onnx_source == "leapp"
+    assert (tmp_path / "norm.onnx").read_bytes() == (Path(policy.graph.graph_dir) / "normalizer.onnx").read_bytes()
+
+
 def test_taps_rebuilt_where_they_fired_references_are_the_recorded_values(policy, tapped_build):
     d, rep = tapped_build
     o = rep.from_trace

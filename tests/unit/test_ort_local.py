@@ -176,3 +176,7 @@ def test_replay_tap_probe_reads_a_dequantized_tap_under_its_own_name(tmp_path, m
     node = SimpleNamespace(name="actor", taps=[SimpleNamespace(name="h1")])
     _, probe = replay_taps.tap_probe(None, node, "ort", tmp_path, ["x"], "a", 0.01, print)
     assert probe.taps == ["h1"] and probe.result.note is None and probe.bound == {"h1": "h1"}
+    # a tap on an output under the output's name (prepare exposes it once, as the output)
+    node.taps.append(SimpleNamespace(name="y"))
+    _, probe = replay_taps.tap_probe(None, node, "ort", tmp_path, ["x"], "a", 0.01, print)
+    assert probe.taps == ["h1", "y"] and probe.result.note is None
