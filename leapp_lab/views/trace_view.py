@@ -278,7 +278,7 @@ def trace_view(report: Any) -> dict[str, Any]:
                             "fail" if g.status in ("refused", "error") else None))
         badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
-               badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass"),
+               badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass" if rows else None),
                badge("hazards", len(hazards_all), "fail" if hazards_all else "pass",
                      title="every diagnosis with its explanation and fix (click: the Hazards tab)" if hazards_all else None,
                      tab="hazards" if hazards_all else None)]

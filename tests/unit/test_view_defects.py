@@ -90,3 +90,14 @@ def test_largest_local_error_badge_says_taps_when_an_output_adds_more():
     # the tap is the largest of all rows: the plain label, as before
     r.row("output_0").local_nrmse = 0.0005
     assert [x["label"] for x in build_view(r)["badges"] if x["label"].startswith("largest local")] == ["largest local error"]
+
+
+def test_checks_passed_badge_is_not_green_when_nothing_was_checked():
+    """A refused graph (LEAPP could not export a node) has no checks: 'checks passed 0/0' said pass
+    (green) beside 'graph refused'; nothing checked is neither pass nor fail."""
+    r = trace_report()
+    g = r.graphs[0]
+    g.status, g.verdict, g.checks, g.error = "refused", "error", [], "LEAPP could not export node 'scale'"
+    b = {x["label"]: x for x in build_view(r)["badges"]}
+    assert b["checks passed"]["value"] == "0/0" and b["checks passed"]["status"] is None
+    assert {x["label"]: x for x in build_view(trace_report())["badges"]}["checks passed"]["status"] == "fail"
