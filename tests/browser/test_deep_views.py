@@ -80,6 +80,10 @@ def test_replay_and_parity_tabs_offline(page, deep_reports, tmp_path, artifacts_
     page.click("[data-leapp-tab='parity']")
     prow = page.locator("[data-leapp-panel='parity'] tr[data-leapp-section='parity']")
     assert prow.count() == len(rep.graph.parity.checks) == 9
+    # a deep table is as tall as its rows (up to its cap), not the main table's 480 px box of blank space
+    wrap, table = page.evaluate("""() => { const t = document.querySelector("[data-leapp-deep-table='parity']");
+                                   return [t.parentElement.clientHeight, t.offsetHeight]; }""")
+    assert wrap <= table + 2, (wrap, table)
     assert page.locator("[data-leapp-panel='parity'] [data-leapp-deep-status='diverged']").count() == 1
     assert page.locator("[data-leapp-panel='replay']").is_hidden()
     page.screenshot(path=str(artifacts_dir / "deep_parity_offline.png"), full_page=True)
