@@ -263,12 +263,7 @@ def collect(graph: Any, live: dict[str, Any], recorder: Any = None) -> dict[str,
 
 def read_taps(folder: str | Path) -> list[dict]:
     """The taps a saved node graph records (``{name, site, fx_node}``), without loading weights."""
-    try:
-        doc = json.loads((Path(folder) / MODULE_FILE).read_text())
-    except FileNotFoundError as exc:
-        raise FxStoreError(f"{exc.filename}: missing") from None
-    except (OSError, ValueError) as exc:
-        raise FxStoreError(f"{folder}: unreadable ({exc})") from None
+    doc = _read_doc(Path(folder))
     taps = doc.get("taps") if isinstance(doc, dict) else None
     if not isinstance(taps, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
                                              for t in taps):
@@ -276,18 +271,31 @@ def read_taps(folder: str | Path) -> list[dict]:
     return taps
 
 
+def _read_doc(folder: Path) -> Any:
+    """module.json: a regular file, of a bounded size, valid JSON (``read_json``)."""
+    from leapp_lab.model.errors import UserError
+    from leapp_lab.model.jsonio import read_json
+    try:
+        return read_json(folder / MODULE_FILE)
+    except FileNotFoundError:
+        raise FxStoreError(f"{folder / MODULE_FILE}: missing") from None
+    except (OSError, UserError) as exc:
+        raise FxStoreError(f"unreadable ({exc})") from None
+
+
 def load(folder: str | Path) -> tuple[Any, dict]:
     """(GraphModule, module.json content) rebuilt from a saved node folder. Every name FX writes
     into the module's Python source is checked to be a name first (``_name``)."""
     from safetensors.torch import load_file
+    from safetensors import SafetensorError
     folder = Path(folder)
+    doc = _read_doc(folder)
     try:
-        doc = json.loads((folder / MODULE_FILE).read_text())
         tensors = load_file(str(folder / WEIGHTS_FILE))
     except FileNotFoundError as exc:
         raise FxStoreError(f"{exc.filename}: missing") from None
-    except (OSError, ValueError) as exc:
-        raise FxStoreError(f"{folder}: unreadable ({exc})") from None
+    except (OSError, ValueError, SafetensorError) as exc:
+        raise FxStoreError(f"{folder / WEIGHTS_FILE}: not a safetensors file leapp_lab wrote ({exc})") from None
     if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
         raise FxStoreError(f"{folder / MODULE_FILE}: not a version {FORMAT_VERSION} node graph")
     try:

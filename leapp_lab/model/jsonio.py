@@ -25,6 +25,7 @@ import numpy as np
 from .errors import UnusableInput
 from .npzcheck import check_npz
 from .safepaths import check_input_file, writing
+from .safepaths.recognise import JSON_LIMIT_VARIABLE, json_limit
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -165,10 +166,15 @@ def read_json(path: str | os.PathLike) -> Any:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
     check_input_file(path, "a JSON file")
+    size, limit = path.stat().st_size, json_limit()
+    if size > limit:
+        raise UnusableInput(f"{path}: {size / (1 << 20):,.1f} MiB of JSON, more than the {limit / (1 << 20):,.1f} "
+                            f"MiB leapp_lab parses from one file (what it writes is well under 1 MiB); not "
+                            f"read. For a trusted larger file set {JSON_LIMIT_VARIABLE}=<MiB>")
     try:
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:   # ValueError: also a 5,000-digit int
         raise UnusableInput(f"{path}: not valid JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 

@@ -90,3 +90,23 @@ def test_the_reference_npz_timings_name_is_refused_as_a_tap_name():
     with CaptureMode(expose=None), pytest.raises(TapError) as e:
         tap(torch.ones(2), "benchmark_timings_ms")
     assert "'benchmark_timings_ms'" in str(e.value) and "reserved" in str(e.value)
+
+
+def test_a_json_file_too_large_or_with_a_huge_number_is_refused_naming_it(tmp_path, monkeypatch):
+    # before: a 180 MB report.json of "[{},{},…]" took 4.6 GB to parse (no bound on a JSON file);
+    # a 5,000-digit number was a ValueError that named no file (and prepare --from-trace's
+    # module.json, and a corrupt weights.safetensors, were read unbounded / ended in a traceback)
+    from leapp_lab.model.jsonio import read_json
+    big = tmp_path / "report.json"
+    with open(big, "wb") as fh:
+        fh.truncate((64 << 20) + 1)               # sparse: costs no disk, one byte over the bound
+    with pytest.raises(UnusableInput, match=r"report\.json: 64\.0 MiB of JSON.*LEAPP_LAB_JSON_LIMIT_MB"):
+        read_json(big)
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"samples": ' + "9" * 5000 + "}")
+    with pytest.raises(UnusableInput, match=r"huge\.json: not valid JSON"):
+        read_json(huge)
+    monkeypatch.setenv("LEAPP_LAB_JSON_LIMIT_MB", "0.00001")
+    huge.write_text('{"samples": 1, "pad": "' + "x" * 100 + '"}')
+    with pytest.raises(UnusableInput, match=r"huge\.json: .*MiB of JSON"):
+        read_json(huge)

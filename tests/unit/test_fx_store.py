@@ -121,3 +121,12 @@ def test_names_written_into_the_module_source_are_names(tmp_path, monkeypatch, e
     with pytest.raises(FxStoreError, match="module.json"):
         fx_store.load(_edited(tmp_path, edit))
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_corrupt_weights_file_is_named(tmp_path):
+    # before: safetensors' own SafetensorError escaped: "internal error (a bug in leapp_lab)"
+    gm = _graph_module()
+    fx_store.save(tmp_path / "n", gm)
+    (tmp_path / "n" / fx_store.WEIGHTS_FILE).write_bytes(b"garbage!garbage!garbage")
+    with pytest.raises(FxStoreError, match="weights.safetensors: not a safetensors file"):
+        fx_store.load(tmp_path / "n")

@@ -5,6 +5,7 @@ a ``--json`` file of each kind, a runs folder's ``latest`` pointer, a node-data 
 from __future__ import annotations
 
 import json
+import os
 import re
 import tarfile
 import zipfile
@@ -15,14 +16,37 @@ from typing import Callable
 
 #: written into the <head> of every HTML page leapp_lab renders, so it can recognise its own reports
 HTML_MARKER = '<meta name="generator" content="leapp_lab">'
-_JSON_LIMIT = 512 << 20          # a recogniser never reads a larger JSON file to learn its kind
+_HTML_LIMIT = 512 << 20          # a recogniser never reads a larger page to learn what it is
+#: the most bytes of one JSON file leapp_lab parses (a report.json, build.json, a record): parsing
+#: costs up to ~25x its size in memory ("[{},{},…]"), and what leapp_lab writes is well under 1 MiB
+JSON_LIMIT = 64 << 20
+#: an environment variable that raises (or lowers) it, in MiB, for a trusted larger file
+JSON_LIMIT_VARIABLE = "LEAPP_LAB_JSON_LIMIT_MB"
+
+
+def json_limit() -> int:
+    """The bound in bytes: ``$LEAPP_LAB_JSON_LIMIT_MB`` MiB when set, else :data:`JSON_LIMIT`."""
+    from ..errors import InvalidOption
+    raw = os.environ.get(JSON_LIMIT_VARIABLE, "").strip()
+    if not raw:
+        return JSON_LIMIT
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = -1.0
+    if not 0 < mb < float(1 << 40):
+        raise InvalidOption(f"{JSON_LIMIT_VARIABLE}={raw!r}: expected a positive number of MiB (the "
+                            f"largest JSON file leapp_lab reads; default {JSON_LIMIT >> 20})")
+    return int(mb * (1 << 20))
+
+
 _RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
 
 
 def _small_json(path: Path):
-    """The JSON value of a regular file of at most _JSON_LIMIT bytes, or None (never raises)."""
+    """The JSON value of a regular file of at most json_limit() bytes, or None (never raises)."""
     try:
-        if not path.is_file() or path.stat().st_size > _JSON_LIMIT:
+        if not path.is_file() or path.stat().st_size > json_limit():
             return None
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
@@ -49,7 +73,7 @@ def is_build(path: Path) -> bool:
                 m = tf.next()
                 if m is None:
                     return False
-                if m.name.lstrip("./") == "build.json" and m.isfile() and m.size < _JSON_LIMIT:
+                if m.name.lstrip("./") == "build.json" and m.isfile() and m.size <= json_limit():
                     fh = tf.extractfile(m)
                     d = json.loads(fh.read().decode("utf-8")) if fh else None
                     return isinstance(d, dict) and d.get("kind") == "build"
@@ -70,7 +94,7 @@ def is_html_report(path: Path) -> bool:
                 return True
             if not head.startswith(b'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'):
                 return False
-            if path.stat().st_size > _JSON_LIMIT:
+            if path.stat().st_size > _HTML_LIMIT:
                 return False
             return b'<script type="application/json" id="leapp-view">' in head + fh.read()
     except OSError:
