@@ -10,6 +10,22 @@ from .numfmt import fmt
 _LEFT = ("text", "status", "bool")
 
 
+def _largest_local(report) -> str:
+    """``largest local error: X``; worst_local ranks taps first, so when a model output (the layers
+    after the last tap) adds more of its own, the line says "(taps)" and names it with both values,
+    as the view's badge does (it said 'largest local error: a_out' at 0.006 beside an output at 0.72)."""
+    w = next((r for r in report.rows if r.name == report.worst_local), None) if report.worst_local else None
+    if w is None or report.expected is not None or not w.is_tap or w.local_nrmse is None:
+        return f"largest local error: {report.worst_local or 'none'}"
+    more = [r for r in report.rows if not r.is_tap and r.in_rule and r.local_nrmse is not None
+            and r.local_nrmse > w.local_nrmse]
+    if not more:
+        return f"largest local error: {w.name}"
+    o = max(more, key=lambda r: r.local_nrmse)
+    return (f"largest local error (taps): {w.name}; {o.name}, a model output (the layers after the last "
+            f"tap), adds more of its own: local NRMSE {fmt(o.local_nrmse)} against {fmt(w.local_nrmse)}")
+
+
 def _table(header: list[str], rows: list[list[str]], left: list[bool]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
 
@@ -49,8 +65,7 @@ def render_verify(report, verbose: bool | None = None) -> str:
         lines.append(f"largest jump ({JUMP_RANKS}): {report.largest_jump or 'none'}")
     if report.local:
         lines.append(f"first locally divergent (the same rule on each row's local error): "
-                     f"{report.first_locally_divergent or 'none'}   largest local error: "
-                     f"{report.worst_local or 'none'}")
+                     f"{report.first_locally_divergent or 'none'}   {_largest_local(report)}")
     if report.expected is not None:
         ex = report.expected
         lines.append(f"beyond expected {ex.dtype} drift ({ex.text or ex.describe()}): "

@@ -269,3 +269,23 @@ def test_a_hand_edited_run_folder_is_refused_or_loaded_never_crashes_a_view(tmp_
     np.savez(tmp_path / "samples.npz", **z)
     with pytest.raises(UnusableInput, match=r"samples\.npz: not a samples file of this report"):
         load(tmp_path)
+
+
+def test_text_largest_local_error_says_taps_when_an_output_adds_more():
+    """``leapp-lab verify --local`` printed 'largest local error: a_out' (a tap at 0.006) beside a
+    model output 'latent' at local NRMSE 0.72 (worst_local ranks taps first); the view's badge says
+    '(taps)' and names the output, the text now too."""
+    from viewfixtures import verify_report
+    from leapp_lab.views.text_verify import _largest_local
+    r = verify_report()
+    r.local = True
+    for row in r.rows:
+        loc = {"tap_a": 0.0001, "tap_b": 0.001, "output_0": 0.012}.get(row.name)
+        if loc is not None:
+            row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+    r.worst_local, r.first_locally_divergent = "tap_b", "output_0"
+    line = _largest_local(r)
+    assert line.startswith("largest local error (taps): tap_b; output_0, a model output") and "0.012" in line
+    assert line in str(r)
+    r.row("output_0").local_nrmse = 0.0005
+    assert _largest_local(r) == "largest local error: tap_b"
