@@ -132,6 +132,11 @@ class BuildReport(Report, Plain):
             raise ValueError(f"{p}: not a leapp_lab build.json (kind {d.get('kind') if isinstance(d, dict) else None!r})")
         try:
             r = cls.from_dict(d, p.parent)
+            for field in ("artifact", "untapped_artifact"):
+                name = getattr(r, field)
+                if name and not _file_name(name):
+                    raise ValueError(f"field {field!r}: {name!r} is not a file name inside the build "
+                                     f"(a path, '..' or absolute: a build reads only its own files)")
             for e in r.manifest.rows():
                 if not isinstance(e.name, str) or (e.order is not None and (
                         isinstance(e.order, bool) or not isinstance(e.order, int))):
@@ -139,6 +144,11 @@ class BuildReport(Report, Plain):
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise ValueError(f"{p}: malformed build.json ({exc}); re-run leapp-lab compile") from None
         return r
+
+
+def _file_name(name: Any) -> bool:
+    """A file at the top of the build folder, as compile names its artifacts."""
+    return isinstance(name, str) and name not in (".", "..") and not any(c in name for c in "/\\\0")
 
 
 def _upgrade(d: dict[str, Any]) -> dict[str, Any]:

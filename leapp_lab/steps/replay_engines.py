@@ -91,7 +91,7 @@ def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Ca
         try:
             if json.loads(stamp.read_text()).get("sha256") == sha:
                 return art, "reused"
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError, RecursionError):   # not a stamp: build it again
             pass
     eng = get_engine(engine)
     eng.check_available()

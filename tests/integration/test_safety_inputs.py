@@ -129,6 +129,8 @@ def test_a_truncated_npz_and_a_truncated_or_foreign_build_archive_are_named(w, t
 _BAD_BUILD_JSON = [
     ("taps", 5), ("taps", [1]), ("observer", "x"), ("samples", "3"), ("engine", ["ort"]),
     ("model_outputs", 3), ("manifest", "x"), (None, [1, 2]), (None, "{not json"),
+    # before: read from outside the build (verify --local parsed /etc/passwd as the engine graph)
+    ("artifact", "/etc/passwd"), ("untapped_artifact", "../model.ort/engine.untapped.onnx"),
 ]
 
 
