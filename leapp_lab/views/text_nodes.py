@@ -30,9 +30,21 @@ def render_node_engines(g: Any) -> list[str]:
     for pe in g.pipeline_engines:
         first = pe.first_divergent_node
         L.append(f"  the pipeline on {pe.engine}, node by node (nrmse fed the engine's upstream outputs / "
-                 f"fed the recorded inputs, own share): first divergent node {first or 'none'}")
+                 f"fed the recorded inputs, own share): first divergent node {first or _none(g, pe)}")
         wp = max([len(f"{r.node}/{r.port}") for r in pe.nodes] + [4])
         for r in pe.nodes:
             L.append(f"    {r.node + '/' + r.port:<{wp}}  {_pct(r.nrmse):>9}  {_pct(r.local_nrmse):>9}  "
                      f"own {_pct(r.own_share)}" + ("  <- first divergent" if r.node == first else ""))
     return L
+
+
+def _none(g: Any, pe: Any) -> str:
+    """'none', or why the answer is unknown: a node without a build leaves no cumulative value to
+    it and below it (was a plain 'none' beside rows of '–')."""
+    gone = list(dict.fromkeys(r.node for r in pe.nodes if r.nrmse is None))
+    if not gone:
+        return "none"
+    failed = [n.name for n in g.nodes for e in n.engines if e.engine == pe.engine and not e.build]
+    why = (f"{', '.join(failed)} {'has' if len(failed) == 1 else 'have'} no {pe.engine} build (see above)" if failed
+           else f"no {pe.engine} value reached {', '.join(gone)}")
+    return f"none among the nodes that ran; unknown from {gone[0]} on: {why}"

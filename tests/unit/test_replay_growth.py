@@ -123,3 +123,22 @@ def test_calibration_note_is_int8_only_and_quiet_taps_read_as_within():
     quiet = taps_line(TapsOverTime("policy", tier="a", taps=["h"], steps=[0, 1], max_nrmse=0.01))
     assert quiet.endswith("1 taps): every tap within nrmse 0.01 at every step, from its own state and from "
                           "the fp32 state") and "none" not in quiet
+
+
+def test_pipeline_on_an_engine_with_a_node_unbuilt_is_not_called_clean():
+    """``run --engine ort-int8 --taps h2``: the normalizer (no tap h2) failed to build, every
+    cumulative value below it was '–', and the line still said 'first divergent node none'."""
+    from types import SimpleNamespace
+
+    from leapp_lab.model.trace import NodeEngine, PipelineEngine, PipelinePort
+    from leapp_lab.views.text_nodes import render_node_engines
+    pe = PipelineEngine("ort-int8", nodes=[PipelinePort("normalizer", "features"),
+                                           PipelinePort("actor", "joint_targets", local_nrmse=0.0064)])
+    nodes = [SimpleNamespace(name="normalizer", engines=[NodeEngine("ort-int8", error="no tap h2")]),
+             SimpleNamespace(name="actor", engines=[NodeEngine("ort-int8", build="/b", status="ok")])]
+    text = "\n".join(render_node_engines(SimpleNamespace(nodes=nodes, pipeline_engines=[pe])))
+    assert ("first divergent node none among the nodes that ran; unknown from normalizer on: normalizer has "
+            "no ort-int8 build (see above)") in text
+    pe.nodes = [PipelinePort("actor", "joint_targets", nrmse=0.0064, local_nrmse=0.0064)]
+    assert "first divergent node none\n" in "\n".join(render_node_engines(SimpleNamespace(nodes=nodes[1:],
+                                                                                          pipeline_engines=[pe])))
