@@ -1429,9 +1429,9 @@ function engineInfo(eng) {
 function outputsTable(run) {
   const eng = !!run.engine;
   const head = ["output", "first", "last", "max", "at step", "first step beyond tolerance", "growth / step (fitted)", "trend"].concat(eng ? ["max vs fp32", "own error max", "inherited error max"] : []).concat(["worst element"]);
-  return h(
+  return h("div", { class: "leapp-hscroll" }, h(
     "table",
-    { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
+    { class: "leapp-kv leapp-kv-line", "data-leapp-replay-outputs": run.key },
     h("thead", {}, h("tr", {}, head.map((x) => h("th", {}, x)))),
     h("tbody", {}, run.outputs.map((o) => h(
       "tr",
@@ -1447,7 +1447,7 @@ function outputsTable(run) {
         o.trend || (o.grows ? "grows" : "–")
       ].concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"]).map((x) => h("td", {}, x))
     )))
-  );
+  ));
 }
 function drawSplit(div, run, output, onPick) {
   clearPlot(div);

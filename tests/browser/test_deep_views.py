@@ -63,6 +63,15 @@ def test_replay_and_parity_tabs_offline(page, deep_reports, tmp_path, artifacts_
     assert page.locator(f"{panel} .shapelayer path").count() == len(run.resets) + 1    # resets + first divergent
     rows = page.locator(f"{panel} tr[data-leapp-section='replay']")
     assert rows.count() == len(run.rows)
+    # in a narrow window the per-output summary keeps each value on one line and scrolls sideways
+    # (at 800 px it broke '4.470e-08' and 'steady' in two)
+    page.set_viewport_size({"width": 600, "height": 1000})
+    broken = page.evaluate("""p => [...document.querySelectorAll(p + " [data-leapp-replay-outputs] td")]
+                                   .filter(td => { const r = document.createRange(); r.selectNodeContents(td);
+                                           return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+                                   .map(td => td.textContent)""", panel)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    assert broken == [], broken
     # no bare "null" under the run's facts (DOM replaceChildren(null) writes the word; an engine-less run printed it)
     assert not page.evaluate(f"""() => [...document.querySelectorAll("{panel} *")].some(e => [...e.childNodes]
                                   .some(n => n.nodeType === 3 && n.textContent.trim() === 'null'))""")

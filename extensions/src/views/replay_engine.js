@@ -24,18 +24,19 @@ export function engineInfo(eng) {
     (eng.notes || []).length ? h("ul", { class: "leapp-notes" }, eng.notes.map(n => h("li", {}, n))) : null);
 }
 
-// the per-output summary of a sequence (engine runs add the split and the fitted growth)
+// the per-output summary of a sequence (engine runs add the split and the fitted growth): one line
+// per output, every value on one line, scrolling sideways in a narrow window (leapp-kv-line)
 export function outputsTable(run) {
   const eng = !!run.engine;
   const head = ["output", "first", "last", "max", "at step", "first step beyond tolerance", "growth / step (fitted)", "trend"]
     .concat(eng ? ["max vs fp32", "own error max", "inherited error max"] : []).concat(["worst element"]);
-  return h("table", { class: "leapp-kv", "data-leapp-replay-outputs": run.key },
+  return h("div", { class: "leapp-hscroll" }, h("table", { class: "leapp-kv leapp-kv-line", "data-leapp-replay-outputs": run.key },
     h("thead", {}, h("tr", {}, head.map(x => h("th", {}, x)))),
     h("tbody", {}, run.outputs.map(o => h("tr", { "data-leapp-output": o.output },
       [o.output, fmt(o.first), fmt(o.last), fmt(o.max_abs), fmt(o.max_step), fmt(o.first_fail_step === undefined ? o.first_fail : o.first_fail_step),
        o.growth_per_step === null || o.growth_per_step === undefined ? "–" : "×" + fmt(o.growth_per_step), o.trend || (o.grows ? "grows" : "–")]
         .concat(eng ? [fmt(o.fp32_max_abs), fmt(o.own_error_max), fmt(o.inherited_error_max)] : []).concat([o.worst_element || "–"])
-        .map(x => h("td", {}, x))))));
+        .map(x => h("td", {}, x)))))));
 }
 
 // own vs inherited error of one output over the steps (engine runs only)
