@@ -149,7 +149,11 @@ def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[s
     runners, infos = {}, []
     t0 = time.perf_counter()
     for node in graph.nodes:
-        got = _tap_probe(graph, node, engine, max_nrmse, say, progress) if probes is not None else None
+        # taps never change where a node runs: a TorchScript / pt2 node runs as exported with or without
+        # them (it ran on the engine, through its tapped re-export, only when it had taps)
+        onnx_node = (node.backend or "").startswith("onnx") and bool(node.artifact)
+        got = (_tap_probe(graph, node, engine, max_nrmse, say, progress)
+               if probes is not None and onnx_node else None)
         if got is not None:
             runners[node.name], probes[node.name] = got
             build = Path(got[1].tapped.artifact).parent
@@ -160,10 +164,13 @@ def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[s
                                     "tapped build (prepare --from-trace, compile)"))
             continue
         backend = node.backend or ""
-        if not backend.startswith("onnx") or not node.artifact:
+        if not onnx_node:
             infos.append(EngineNode(node.name, "fp32 export",
                                     note=f"exported with {backend or 'nothing'}: not an ONNX model, so it runs "
-                                         f"as exported (LEAPP's runtime) in the {engine} pipeline"))
+                                         f"as exported (LEAPP's runtime) in the {engine} pipeline"
+                                         + ("; its taps are not followed over time (they need its engine "
+                                            "build: see 'inside the nodes')" if getattr(node, "taps", None)
+                                            else "")))
             continue
         art, how = build_node(graph, arrays, node, engine, say, progress)
         runners[node.name] = get_engine(engine).runner(art).activate()

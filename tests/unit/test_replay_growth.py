@@ -142,3 +142,18 @@ def test_pipeline_on_an_engine_with_a_node_unbuilt_is_not_called_clean():
     pe.nodes = [PipelinePort("actor", "joint_targets", nrmse=0.0064, local_nrmse=0.0064)]
     assert "first divergent node none\n" in "\n".join(render_node_engines(SimpleNamespace(nodes=nodes[1:],
                                                                                           pipeline_engines=[pe])))
+
+
+def test_a_torchscript_node_with_taps_runs_as_exported_in_an_engine_replay(monkeypatch):
+    """A jit encoder with taps ran on ort-int8 in the replay (through its tapped re-export) while the
+    same node without taps ran as exported: taps decided where a node runs."""
+    from types import SimpleNamespace
+
+    from leapp_lab.steps import replay_engines
+
+    def probe(*a, **k):
+        raise AssertionError("a jit node is not probed on the engine")
+    monkeypatch.setattr(replay_engines, "_tap_probe", probe)
+    enc = SimpleNamespace(name="encoder", backend="jit-script", artifact="encoder.pt", taps=[SimpleNamespace(name="h")])
+    runners, infos, _ = replay_engines.node_runners(SimpleNamespace(nodes=[enc]), {}, "ort-int8", print, probes={})
+    assert runners == {} and infos[0].runs_on == "fp32 export" and "taps are not followed" in infos[0].note
