@@ -59,6 +59,10 @@ class Report:
         r.path = path
         return r
 
+    def _found_at(self, folder: Path) -> None:
+        """Loaded from its run folder ``folder``: paths of its own that the file records (where it
+        was written, maybe on another machine, maybe crafted) give way to where it is now."""
+
     def _save_arrays(self, directory: Path) -> None:
         """Write npz files next to report.json (default: none)."""
 
@@ -202,6 +206,8 @@ def load(path: str | os.PathLike) -> Report:
         raise UnusableInput(f"{file}: malformed {kind} report ({type(exc).__name__}: {exc}); write it "
                             f"again with leapp_lab") from None
     report.path = run
+    if file.name in REPORT_FILES:
+        report._found_at(run)
     return report
 
 

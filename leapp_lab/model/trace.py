@@ -13,6 +13,7 @@ call. Each graph is saved in its own run folder ``<graph dir>/leapp_lab/runs/<ru
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import os
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -300,6 +301,12 @@ class TraceReport(Viewable, Report, Plain):
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
     _arrays: dict | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
+
+    def _found_at(self, folder: Path) -> None:
+        # a run folder holds one graph, and the deep checks (replay, parity, the engines' builds)
+        # read and write beside its report.json: here, never where report.json says it was written
+        if len(self.graphs) == 1:
+            self.graphs[0].run_dir = os.path.abspath(folder)
 
     # -- model API -----------------------------------------------------------------------------
     @property

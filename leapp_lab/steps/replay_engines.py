@@ -84,7 +84,7 @@ def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Ca
         return got[0] / UNTAPPED, "node build"
     src = Path(graph.graph_dir) / node.artifact
     sha = _sha256(src)
-    root = Path(graph.run_dir or graph.graph_dir) / BUILDS_DIR / engine / node.name
+    root = _builds(graph, engine, node)
     stamp = root / "source.json"
     art = root / "engine.untapped.onnx"
     if stamp.is_file() and art.is_file():
@@ -135,7 +135,7 @@ def _tap_probe(graph, node, engine, max_nrmse, say, progress):
         say(f"taps of node {node.name!r} not followed over time: {exc}")
         return None
     from leapp_lab.model.episodes import captured_steps
-    root = Path(graph.run_dir or graph.graph_dir) / BUILDS_DIR / engine / node.name
+    root = _builds(graph, engine, node)
     tier = "a" if captured_steps(graph) else "b"
     return tap_probe(graph, node, engine, root, [p.name for p in node.inputs()], tier, max_nrmse, say, progress)
 
@@ -211,6 +211,17 @@ def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict
         e.notes[:0] = [x for x in log if "building node" in x or "preparing node" in x or "not followed" in x]
         res.engines.append(e)
         saved.update(arr)
+
+
+def _builds(graph: Any, engine: str, node: Any) -> Path:
+    """Where a node's engine builds for the replay go: inside the graph's run folder, under a node
+    name that is a file name (a crafted report.json's '../..' would write outside it)."""
+    from leapp_lab.model.errors import UnusableInput
+    name = node.name
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        raise UnusableInput(f"{graph.run_dir}: node name {name!r} in report.json is not a file name; "
+                            f"this run folder was edited: trace the pipeline again")
+    return Path(graph.run_dir or graph.graph_dir) / BUILDS_DIR / engine / name
 
 
 def replay(trace_report: Any, steps: int | None = None, step_fn: Callable | None = None,

@@ -449,3 +449,37 @@ def test_load_raises_unusable_input_for_a_fifo_a_device_and_a_tgz_build(w):
     for r, name in zip(results, ("report.json", "model.ort.tgz", "histograms.npz")):
         line = assert_refused(r, name)
         assert "no report.json here" not in line, line
+
+
+# -- paths a report.json records -----------------------------------------------------------------
+
+_REPLAY = r"""
+import sys, types
+import leapp_lab
+from leapp_lab.model.errors import UnusableInput
+from leapp_lab.steps.replay_engines import _builds
+run = sys.argv[1]
+g = leapp_lab.load(run).graph
+assert g.run_dir == run, g.run_dir          # where replay, parity and the engines' builds write
+try:
+    _builds(g, "ort", types.SimpleNamespace(name="../../../escape"))
+except UnusableInput as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_trace_run_writes_its_deep_checks_where_it_is_not_where_its_report_json_says(w):
+    # before: graph.run_dir came from report.json, so leapp_lab.replay(RUN) of a copied (or crafted)
+    # run folder wrote replay.json / replay.npz into whatever folder the file named (shown by hand:
+    # the replay wrote both into 'victim'), and a node named '../..' put its engine builds outside
+    run = _one_run(w / "demo/frozen_constant/leapp_lab")
+    victim = w / "victim"
+    victim.mkdir()
+    doc = json.loads((run / "report.json").read_text())
+    doc["graphs"][0]["run_dir"] = str(victim)
+    (run / "report.json").write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-c", _REPLAY, str(run.resolve())], capture_output=True,
+                       text=True, cwd=w, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert list(victim.iterdir()) == []
+    assert "refused:" in r.stdout and "'../../../escape'" in r.stdout and "not a file name" in r.stdout
