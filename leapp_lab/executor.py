@@ -77,6 +77,14 @@ PRELOAD = ("leapp_lab.steps.repair_tasks", "leapp_lab.engines.onnxrt", "leapp_la
 SOCKET_PATH_MAX = 107
 
 
+#: a worker died: the usual cause is a script without a main guard (a pool imports __main__ in
+#: its workers, which ran the script, and its repair, again), said instead of a bare BrokenProcessPool
+BROKEN_POOL = ("a worker process of the sweep's process pool died. Most often the script that calls "
+               "leapp_lab.repair has no `if __name__ == \"__main__\":` guard: every worker imports it, "
+               "which runs it again; guard its entry point, or pass jobs=1 (--jobs 1) to build in this "
+               "process. Otherwise a worker was killed (out of memory?)")
+
+
 def _process_context():
     # not fork: the parent may hold threads (onnxruntime, torch, a Jupyter kernel) that a forked
     # child would inherit in an undefined state; the fork server is a fresh single-threaded process.
@@ -128,6 +136,8 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
                 _stop_workers(ex)
                 if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (leapp_lab.signals)
                     _stop_fork_server()
+                if isinstance(exc, cf.process.BrokenProcessPool):
+                    raise cf.process.BrokenProcessPool(BROKEN_POOL) from exc
                 raise
     finally:
         if scratch is not None:

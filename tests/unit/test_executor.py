@@ -76,3 +76,19 @@ def test_a_tmpdir_too_long_for_the_fork_servers_socket_runs_the_pool_by_spawn(tm
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split() == ["process", "2", "True", "spawn"]
     assert list(long_tmp.iterdir()) == []                # the pool's scratch folder went with it
+
+
+def test_a_broken_pool_names_the_missing_main_guard(monkeypatch):
+    """A script calling leapp_lab.repair at top level (as README's 'From Python' lines read) got a
+    bare BrokenProcessPool: the fork server imports __main__, which ran the script again."""
+    import leapp_lab.executor as exe
+
+    class FakePool(cf.ThreadPoolExecutor):
+        def __init__(self, max_workers, mp_context=None, initializer=None, initargs=()):
+            super().__init__(max_workers)
+    monkeypatch.setattr(exe, "_Pool", FakePool)
+    monkeypatch.setattr(exe, "_start_workers", lambda ex, n: None)
+    monkeypatch.setattr(exe, "_stop_workers", lambda ex: None)
+    with pytest.raises(cf.process.BrokenProcessPool, match=r'if __name__ == "__main__":.*jobs=1'):
+        with sweep_executor(jobs=2):
+            raise cf.process.BrokenProcessPool("A child process terminated abruptly")
