@@ -63,6 +63,10 @@ class Report:
         """Loaded from its run folder ``folder``: paths of its own that the file records (where it
         was written, maybe on another machine, maybe crafted) give way to where it is now."""
 
+    def _found_in_summary(self) -> None:
+        """Loaded from a summary file (``run --json F``): the folders it records are kept only
+        where they hold what the file says."""
+
     def _save_arrays(self, directory: Path) -> None:
         """Write npz files next to report.json (default: none)."""
 
@@ -208,6 +212,8 @@ def load(path: str | os.PathLike) -> Report:
     report.path = run
     if file.name in REPORT_FILES:
         report._found_at(run)
+    else:
+        report._found_in_summary()
     return report
 
 

@@ -308,6 +308,19 @@ class TraceReport(Viewable, Report, Plain):
         if len(self.graphs) == 1:
             self.graphs[0].run_dir = os.path.abspath(folder)
 
+    def _found_in_summary(self) -> None:
+        # each graph's run folder, as run --json recorded it: kept only when it is a trace run
+        # folder of that graph (a crafted file's "run_dir" would take the deep checks' writes);
+        # without one, nothing is written for the graph (sections stay in memory, no engine builds)
+        from .safepaths.recognise import _small_json
+        for g in self.graphs:
+            g.from_summary = True
+            d = _small_json(Path(g.run_dir) / "report.json") if g.run_dir else None
+            names = [x.get("name") for x in d.get("graphs") or [] if isinstance(x, dict)] \
+                if isinstance(d, dict) and d.get("kind") == "trace" and isinstance(d.get("graphs"), list) else []
+            if names != [g.name]:
+                g.run_dir = None
+
     # -- model API -----------------------------------------------------------------------------
     @property
     def graph(self) -> GraphReport:

@@ -221,6 +221,10 @@ def _builds(graph: Any, engine: str, node: Any) -> Path:
     if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
         raise UnusableInput(f"{graph.run_dir}: node name {name!r} in report.json is not a file name; "
                             f"this run folder was edited: trace the pipeline again")
+    if not graph.run_dir and getattr(graph, "from_summary", False):
+        raise UnusableInput(f"graph {graph.name!r}: the run folder the --json report names is not a "
+                            f"trace run folder of this graph (moved, or the file was edited); replay "
+                            f"on an engine writes its builds there: pass the run folder itself")
     return Path(graph.run_dir or graph.graph_dir) / BUILDS_DIR / engine / name
 
 

@@ -461,6 +461,8 @@ from leapp_lab.steps.replay_engines import _builds
 run = sys.argv[1]
 g = leapp_lab.load(run).graph
 assert g.run_dir == run, g.run_dir          # where replay, parity and the engines' builds write
+assert leapp_lab.load(sys.argv[2]).graph.run_dir is None       # a --json summary naming another folder
+assert leapp_lab.load(sys.argv[3]).graph.run_dir == run        # ... and one naming its run folder
 try:
     _builds(g, "ort", types.SimpleNamespace(name="../../../escape"))
 except UnusableInput as exc:
@@ -478,8 +480,11 @@ def test_a_trace_run_writes_its_deep_checks_where_it_is_not_where_its_report_jso
     doc = json.loads((run / "report.json").read_text())
     doc["graphs"][0]["run_dir"] = str(victim)
     (run / "report.json").write_text(json.dumps(doc))
-    r = subprocess.run([sys.executable, "-c", _REPLAY, str(run.resolve())], capture_output=True,
-                       text=True, cwd=w, timeout=300)
+    (w / "trace.json").write_text(json.dumps(doc))                 # as run --json writes it
+    doc["graphs"][0]["run_dir"] = str(run.resolve())
+    (w / "good.json").write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-c", _REPLAY, str(run.resolve()), w / "trace.json", w / "good.json"],
+                       capture_output=True, text=True, cwd=w, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert list(victim.iterdir()) == []
     assert "refused:" in r.stdout and "'../../../escape'" in r.stdout and "not a file name" in r.stdout
