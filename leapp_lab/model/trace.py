@@ -91,6 +91,7 @@ class PipelinePort(Plain):
     nrmse: float | None = None          # cumulative: fed the upstream nodes' engine outputs
     local_nrmse: float | None = None    # fed the recorded inputs
     own_share: float | None = None      # min(1, local_nrmse / nrmse): the part of the error its own
+    diverged: bool | None = None        # cumulatively, by verify's rule (null: no cumulative value)
 
 
 @dataclass

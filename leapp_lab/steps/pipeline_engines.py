@@ -71,8 +71,9 @@ def pipeline_engines(graph: GraphReport, builds: dict, engines: list[str]) -> li
                                    nrmse=m_cum.nrmse if m_cum else None,
                                    local_nrmse=m_loc.nrmse if m_loc else None)
                 row.own_share = _share(row.local_nrmse, row.nrmse)
+                row.diverged = bool(rule.diverges(m_cum)) if m_cum is not None else None
                 pe.nodes.append(row)
-                if pe.first_divergent_node is None and m_cum is not None and rule.diverges(m_cum):
+                if pe.first_divergent_node is None and row.diverged:
                     pe.first_divergent_node = nr.name
         out.append(pe)
     return out

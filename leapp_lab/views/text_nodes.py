@@ -34,7 +34,9 @@ def render_node_engines(g: Any) -> list[str]:
         wp = max([len(f"{r.node}/{r.port}") for r in pe.nodes] + [4])
         for r in pe.nodes:
             L.append(f"    {r.node + '/' + r.port:<{wp}}  {_pct(r.nrmse):>9}  {_pct(r.local_nrmse):>9}  "
-                     f"own {_pct(r.own_share)}" + ("  <- first divergent" if r.node == first else ""))
+                     f"own {_pct(r.own_share)}"
+                     # the node's diverging ports only (a 0% argmax port beside them is no divergence)
+                     + ("  <- first divergent" if r.node == first and r.diverged is not False else ""))
     return L
 
 

@@ -98,6 +98,7 @@ def pipeline_view(graphs: list[Any], labels: list[str]) -> list[dict[str, Any]]:
     for g, label in zip(graphs, labels):
         for pe in g.pipeline_engines:
             out.append({"graph": label, "engine": pe.engine, "first_divergent_node": pe.first_divergent_node,
-                        "nodes": [{**r.to_dict(), "first_divergent": r.node == pe.first_divergent_node}
+                        "nodes": [{**r.to_dict(), "first_divergent": r.node == pe.first_divergent_node
+                                   and r.diverged is not False}     # its diverging ports, not a 0% one
                                   for r in pe.nodes]})
     return out

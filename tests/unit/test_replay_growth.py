@@ -157,3 +157,20 @@ def test_a_torchscript_node_with_taps_runs_as_exported_in_an_engine_replay(monke
     enc = SimpleNamespace(name="encoder", backend="jit-script", artifact="encoder.pt", taps=[SimpleNamespace(name="h")])
     runners, infos, _ = replay_engines.node_runners(SimpleNamespace(nodes=[enc]), {}, "ort-int8", print, probes={})
     assert runners == {} and infos[0].runs_on == "fp32 export" and "taps are not followed" in infos[0].note
+
+
+def test_only_the_diverging_ports_of_the_first_divergent_node_are_marked():
+    """``gait.py`` on ort-int8: 'ctrl/gait 0%  <- first divergent' and 'ctrl/contact 0%  <- first
+    divergent' beside the action port that diverged (text and the view's red rows)."""
+    from types import SimpleNamespace
+
+    from leapp_lab.model.trace import PipelineEngine, PipelinePort
+    from leapp_lab.views.text_nodes import render_node_engines
+    from leapp_lab.views.trace_layers import pipeline_view
+    pe = PipelineEngine("ort-int8", first_divergent_node="ctrl", nodes=[
+        PipelinePort("ctrl", "action", nrmse=0.012, local_nrmse=0.012, own_share=1.0, diverged=True),
+        PipelinePort("ctrl", "gait", nrmse=0.0, local_nrmse=0.0, own_share=1.0, diverged=False)])
+    g = SimpleNamespace(nodes=[], pipeline_engines=[pe])
+    lines = render_node_engines(g)
+    assert lines[-2].endswith("<- first divergent") and "first divergent" not in lines[-1]
+    assert [r["first_divergent"] for r in pipeline_view([g], ["g"])[0]["nodes"]] == [True, False]
