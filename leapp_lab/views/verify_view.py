@@ -38,6 +38,20 @@ def row_tone(report: Any, r: Any) -> str | None:
     return "fail"
 
 
+def amber_why(report: Any, r: Any, words: dict[str, str]) -> str | None:
+    """An amber row's verdict in words (the side panel and the status tooltip): the reason words,
+    then why it is amber, not red. None for any other row (its reason words say it all)."""
+    if row_tone(report, r) != "warn":
+        return None
+    base = "; ".join(words.get(k, k) for k in (r.reason or "").split(", ") if k)
+    if report.expected is not None:
+        tail = f"within what {report.expected.dtype} precision explains (not beyond the expected drift)"
+    else:
+        tail = (f"inherited: its own error (local NRMSE {fmt(r.local_nrmse)}) is within the rule, "
+                "so it comes from the rows before it")
+    return f"{base}; {tail}" if base else tail
+
+
 def _tone_of(report: Any, name: str | None, none: str | None = "pass") -> str | None:
     """A badge naming a row takes that row's colour (``none`` when it names none)."""
     row = next((r for r in report.rows if r.name == name), None) if name else None
@@ -229,6 +243,7 @@ def view_row(report: Any, r: Any, inputs: dict[str, list] | None = None,
             "local_status": None if r.local_nrmse is None else ("fail" if r.locally_diverged else "pass"),
             "first_divergent": bool(r.first_divergent), "node": None, "group": None, "sub": _sub(r),
             "reason": _reason(r, words), "note": r.note,
+            **({"why": why} if (why := amber_why(report, r, words)) else {}),
             "cells": {c.key: _tap_status(r) if c.key == "status" else getattr(r, c.key) for c in cols},
             "info": _info(r, words, report),
             "samples": samples, "default_sample": "all"}

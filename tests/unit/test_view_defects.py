@@ -101,3 +101,21 @@ def test_checks_passed_badge_is_not_green_when_nothing_was_checked():
     b = {x["label"]: x for x in build_view(r)["badges"]}
     assert b["checks passed"]["value"] == "0/0" and b["checks passed"]["status"] is None
     assert {x["label"]: x for x in build_view(trace_report())["badges"]}["checks passed"]["status"] == "fail"
+
+
+def test_an_amber_row_says_why_it_is_amber():
+    """With --local a row that diverges while its own error is within the rule is amber (it
+    inherits); its panel and tooltip said only 'nrmse > 0.01 (1%)', the words of the red rows."""
+    from viewfixtures import verify_report
+    r = verify_report()
+    r.local = True
+    for row in r.rows:
+        loc = {"tap_a": 0.0001, "tap_b": 0.08, "output_0": 0.002}.get(row.name)
+        if loc is not None:
+            row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+    rows = {x["id"]: x for x in build_view(r)["table"]["rows"]}
+    amber = [x for x in rows.values() if x["tone"] == "warn"]
+    assert amber, [(x["id"], x["tone"]) for x in rows.values()]
+    for x in amber:
+        assert "inherit" in x["why"] and "local NRMSE 0.002" in x["why"] and x["why"].startswith("nrmse"), x["why"]
+    assert "why" not in rows["tap_b"]                         # red: the reason words, as before
