@@ -34,7 +34,11 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
                   inputs_to_spare(tn), inside_ok=[tn.run_dir])
     say(f"using LEAPP's artifact {artifact}", 0.1)
     data = artifact.read_bytes()
-    proto = onnx.load_from_string(data)
+    try:
+        proto = onnx.load_from_string(data)
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and onnx's own: not an ONNX model
+        raise PrepareError(f"{artifact}: LEAPP's artifact of node {tn.node.name!r} is not a readable ONNX "
+                           f"model ({type(exc).__name__}: {str(exc)[:200]}); trace the pipeline again") from None
     graph_in = [i.name for i in proto.graph.input if i.name not in {x.name for x in proto.graph.initializer}]
     graph_out = [o.name for o in proto.graph.output]
     if set(graph_in) != set(inputs) or set(graph_out) != set(outputs):

@@ -56,7 +56,10 @@ class TracedNode:
         """(LEAPP's artifact, None) when it is still the file the trace saw, else (path, why not)."""
         if not self.node.artifact or not self.graph.graph_dir:
             return None, "LEAPP wrote no artifact for this node"
-        p = Path(self.graph.graph_dir) / self.node.artifact
+        name = self.node.artifact
+        if name in (".", "..") or any(c in name for c in "/\\\0"):   # LEAPP writes a file of graph_dir
+            return None, f"the artifact {name!r} that report.json names is not a file name (the run was edited)"
+        p = Path(self.graph.graph_dir) / name
         if not p.is_file():
             return p, f"LEAPP's artifact {p} is gone"
         if self.node.sha256 and _sha256(p) != self.node.sha256:

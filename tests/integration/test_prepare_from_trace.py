@@ -354,3 +354,29 @@ def test_torchscript_and_pt2_nodes_are_reexported_to_onnx(tmp_path, capsys):
     (run / g.node("policy").saved_graph / "module.json").unlink()
     code, err = _cli(capsys, "--from-trace", str(run), "--node", "policy", *_outs(tmp_path))
     assert code == 2 and "node 'policy': its traced graph cannot be rebuilt" in err and "module.json" in err
+
+
+def test_an_edited_artifact_entry_is_named_not_a_traceback(policy, tmp_path, capsys):
+    # before: report.json's graph_dir / artifact / sha256 naming a file that is not ONNX (here a
+    # garbage file; /etc/passwd by hand) ended in "internal error" and a protobuf DecodeError
+    # traceback; an artifact named '../x' was read from outside graph_dir
+    import json as _json
+    run = tmp_path / "run"
+    shutil.copytree(policy.graph.run_dir, run)
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"not an onnx model at all")
+    doc = _json.loads((run / "report.json").read_text())
+    node = next(n for n in doc["graphs"][0]["nodes"] if n["name"] == "policy")
+    doc["graphs"][0]["graph_dir"], node["artifact"], node["sha256"] = str(tmp_path), junk.name, _sha(junk)
+    (run / "report.json").write_text(_json.dumps(doc))
+    code, err = _cli(capsys, "--from-trace", str(run), "--node", "policy", *_outs(tmp_path))
+    assert code == 2 and "junk.onnx: LEAPP's artifact of node 'policy' is not a readable ONNX model" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    node["artifact"] = "../" + junk.name
+    doc["graphs"][0]["graph_dir"] = str(run)
+    (run / "report.json").write_text(_json.dumps(doc))
+    from leapp_lab.steps.prepare_node import traced_node
+    tn = traced_node(str(run), "policy")
+    assert tn.artifact() == (None, "the artifact '../junk.onnx' that report.json names is not a file "
+                                   "name (the run was edited)")
+    assert not list(tmp_path.glob("x.*"))
