@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from leapp_lab.engines.base import EngineUnavailable
 from leapp_lab.deep.common import Progress, failed_reason, report_progress, resolve
 from leapp_lab.deep.engine_replay import DEFAULT_MAX_NRMSE, engine_replay
 from leapp_lab.deep.replay import run_replay
@@ -188,6 +189,9 @@ def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict
         probes: dict = {}
         try:
             runners, infos, t_build = node_runners(graph, arrays, name, log.append, progress, max_nrmse, probes)
+        except EngineUnavailable as exc:     # TensorRT without a GPU: this machine lacks the engine
+            res.engines.append(EngineReplay(engine=name, status="unavailable", reason=str(exc)))
+            continue
         except Exception as exc:
             res.engines.append(EngineReplay(engine=name, status="failed",
                                             reason=failed_reason(f"building the pipeline for {name}", exc)))

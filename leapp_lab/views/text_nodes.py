@@ -49,4 +49,6 @@ def _none(g: Any, pe: Any) -> str:
     failed = [n.name for n in g.nodes for e in n.engines if e.engine == pe.engine and not e.build]
     why = (f"{', '.join(failed)} {'has' if len(failed) == 1 else 'have'} no {pe.engine} build (see above)" if failed
            else f"no {pe.engine} value reached {', '.join(gone)}")
+    if len(gone) == len({r.node for r in pe.nodes}):
+        return f"unknown: {why}"
     return f"none among the nodes that ran; unknown from {gone[0]} on: {why}"

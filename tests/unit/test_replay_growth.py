@@ -137,6 +137,9 @@ def test_pipeline_on_an_engine_with_a_node_unbuilt_is_not_called_clean():
     nodes = [SimpleNamespace(name="normalizer", engines=[NodeEngine("ort-int8", error="no tap h2")]),
              SimpleNamespace(name="actor", engines=[NodeEngine("ort-int8", build="/b", status="ok")])]
     text = "\n".join(render_node_engines(SimpleNamespace(nodes=nodes, pipeline_engines=[pe])))
+    assert "first divergent node unknown: normalizer has no ort-int8 build (see above)" in text
+    pe.nodes.insert(0, PipelinePort("encoder", "z", nrmse=0.001, local_nrmse=0.001, diverged=False))
+    text = "\n".join(render_node_engines(SimpleNamespace(nodes=nodes, pipeline_engines=[pe])))
     assert ("first divergent node none among the nodes that ran; unknown from normalizer on: normalizer has "
             "no ort-int8 build (see above)") in text
     pe.nodes = [PipelinePort("actor", "joint_targets", nrmse=0.0064, local_nrmse=0.0064)]
@@ -174,3 +177,28 @@ def test_only_the_diverging_ports_of_the_first_divergent_node_are_marked():
     lines = render_node_engines(g)
     assert lines[-2].endswith("<- first divergent") and "first divergent" not in lines[-1]
     assert [r["first_divergent"] for r in pipeline_view([g], ["g"])[0]["nodes"]] == [True, False]
+
+
+def test_an_engine_this_machine_lacks_is_unavailable_in_the_replay(monkeypatch):
+    """``run --engine trt-fp16 --replay 3`` without a GPU: the replay said 'FAILED: building the
+    pipeline for trt-fp16 raised EngineUnavailable' (docs: unavailable), and the pipeline line 'none
+    among the nodes that ran' when no node ran."""
+    from types import SimpleNamespace
+
+    from leapp_lab.engines.base import EngineUnavailable
+    from leapp_lab.model.trace import NodeEngine, PipelineEngine, PipelinePort
+    from leapp_lab.steps import replay_engines
+    from leapp_lab.views.text_nodes import render_node_engines
+
+    def lacks(*a, **k):
+        raise EngineUnavailable("TensorRT engines need the 'tensorrt' Python package")
+    monkeypatch.setattr(replay_engines, "node_runners", lacks)
+    res = ReplayResult(status="ok", tier="a")
+    replay_engines.run_engines(None, {}, res, {}, ["trt-fp16"], steps=3, max_nrmse=0.01, teacher_forcing=True,
+                               progress=None)
+    assert res.engines[0].status == "unavailable" and "tensorrt" in res.engines[0].reason
+    pe = PipelineEngine("trt-fp16", nodes=[PipelinePort("normalizer", "features"), PipelinePort("actor", "a")])
+    nodes = [SimpleNamespace(name=n, engines=[NodeEngine("trt-fp16", status="unavailable")])
+             for n in ("normalizer", "actor")]
+    text = "\n".join(render_node_engines(SimpleNamespace(nodes=nodes, pipeline_engines=[pe])))
+    assert "first divergent node unknown: normalizer, actor have no trt-fp16 build" in text
