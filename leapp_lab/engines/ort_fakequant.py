@@ -31,6 +31,8 @@ from .int8_grids import Grid, Int8Grids, fake_quantize
 
 FP32 = "leapp_lab_fp32/"
 LOCAL = "leapp_lab_expected_local/"
+_FLOAT_TYPES = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+                onnx.TensorProto.DOUBLE)
 FQ = "leapp_lab_fq/"
 
 
@@ -142,10 +144,12 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
         for tap, tensor in cuts.items():
             if tensor in graph_inputs or tensor in inits or tensor not in cum_produced or tensor in done:
                 continue
-            done.add(tensor)
-            feed = f"{LOCAL}feed/{tap}"
             vi = vinfo.get(tap) or vinfo.get(tensor)
             elem = vi.type.tensor_type.elem_type if vi is not None else onnx.TensorProto.FLOAT
+            if elem not in _FLOAT_TYPES:
+                continue    # an integer or bool tap (a count, an argmax) is never rounded: no cut
+            done.add(tensor)
+            feed = f"{LOCAL}feed/{tap}"
             loc_inputs.append(helper.make_tensor_value_info(feed, elem, None))
             src = feed
             if tensor in rounded:
@@ -171,6 +175,11 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
     for o in outputs:
         out.cumulative[o] = o
         g.output.append(onnx.ValueInfoProto(name=o))
+        if o not in produced:
+            # a constant (an initializer) or an input passed through: no node makes it, so no chain
+            # has a prefixed copy; it is the same value in all three
+            out.fp32[o] = out.local[o] = o
+            continue
         if fp32:
             out.fp32[o] = FP32 + o
             g.output.append(onnx.ValueInfoProto(name=FP32 + o))
