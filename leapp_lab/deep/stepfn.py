@@ -53,10 +53,15 @@ def resolve_spec(spec: str, search: str | None = None) -> Callable:
     try:
         if mod_name.endswith(".py") or "/" in mod_name:
             path = Path(mod_name)
-            if not path.is_file() and search:
+            if not path.exists() and search:
                 path = Path(search) / mod_name
-            if not path.is_file():
+            if not path.exists():
                 raise UnusableInput(f"--step-fn {spec!r}: no such file {mod_name}")
+            from leapp_lab.model.safepaths import check_input_file
+            try:        # a FIFO, a device or a folder: say what it is, never open it
+                check_input_file(path, "a Python file")
+            except UnusableInput as exc:
+                raise UnusableInput(f"--step-fn {spec!r}: {exc}") from None
             name = f"leapp_lab_step_fn_{path.stem}"
             loader = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(loader)

@@ -355,6 +355,8 @@ def test_a_step_fn_that_cannot_be_imported_exits_2_before_the_script_runs(w):
     (d / "raises.py").write_text("raise RuntimeError('boom at import')\n")
     (d / "exits.py").write_text("import sys\nsys.exit(4)\n")
     (d / "broken.py").write_text("def step(:\n")
+    os.mkfifo(d / "pipe.py")            # before: "no such file pipe.py" for a FIFO and a folder
+    (d / "folder.py").mkdir()
     run = ["run", "ws.py", "--replay", "2", "--quiet", "--step-fn"]
     refused_many(d, [(run + [spec, "--", "out"], names) for spec, names in [
         ("raises.py:step", ("--step-fn", "raises.py:step", "boom at import")),
@@ -364,6 +366,8 @@ def test_a_step_fn_that_cannot_be_imported_exits_2_before_the_script_runs(w):
         ("nocolon", ("--step-fn", "nocolon")),
         ("ws:no_such_fn", ("--step-fn", "no_such_fn")),
         ("missing.py:f", ("--step-fn", "missing.py")),
+        ("pipe.py:step", ("--step-fn", "pipe.py", "is a FIFO")),
+        ("folder.py:step", ("--step-fn", "folder.py", "is a folder")),
     ]], cwd=d)
 
 
