@@ -141,10 +141,10 @@ def score_build(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path
     if no_ref:
         tail = (", this can occur when plugin taps with no tensor outputs are enabled"
                 if any(r.kind == "plugin" for r in no_ref) else "")
-        report.warnings.append(f"[{build.name}]: {len(no_ref)} outputs are missing in the reference{tail}"
+        report.warnings.append(f"[{build.name}]: {_are(len(no_ref))} missing in the reference{tail}"
                                " (--verbose lists them)")
     if not_eng:
-        report.warnings.append(f"[{build.name}]: {len(not_eng)} outputs are missing in the sample output"
+        report.warnings.append(f"[{build.name}]: {_are(len(not_eng))} missing in the sample output"
                                " (--verbose lists them)")
     bad = [r for r in rows if r.status in ("shape-mismatch", "dtype-unsupported")]
     for r in bad:
@@ -290,3 +290,7 @@ def _explain_unjudged(rows: list[VerifyRow]) -> None:
             r.note = (f"{r.nonfinite_pairs} of {r.n} element pairs have a NaN or Inf on one side only "
                       f"({r.nonfinite_engine} engine, {r.nonfinite_reference} reference): those "
                       f"elements are in no metric, so not verified")
+
+
+def _are(n: int) -> str:
+    return f"{n} output is" if n == 1 else f"{n} outputs are"

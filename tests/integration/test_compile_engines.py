@@ -394,7 +394,7 @@ def test_tap_without_reference_is_uncompared_but_its_engine_value_kept(tmp_path,
     assert t.binding == "uncompared" and t.binding_reason == "fused into one torch kernel"
     assert "conv3" in load_npz(Path(rep.path) / "sample_outputs.npz")
     v = verify(d / "model.reference.npz", rep.path, save=False)
-    assert ("[model.ort]: 1 outputs are missing in the reference, this can occur when plugin taps "
+    assert ("[model.ort]: 1 output is missing in the reference, this can occur when plugin taps "
             "with no tensor outputs are enabled") in v.warnings[0]
     assert "conv3" not in [r.name for r in v.table()]
     row = v.row("conv3")

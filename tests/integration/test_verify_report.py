@@ -126,8 +126,8 @@ def test_statuses_warnings_and_verbose(fp16, tmp_path):
     st = {r.name: r.status for r in rep.rows}
     assert st["conv2"] == "no-reference" and st["ghost"] == "not-in-engine"
     assert st["conv3"] == "shape-mismatch" and st["fc1"] == "dtype-unsupported"
-    assert any("1 outputs are missing in the reference" in w for w in rep.warnings)
-    assert any("1 outputs are missing in the sample output" in w for w in rep.warnings)
+    assert any("1 output is missing in the reference" in w for w in rep.warnings)
+    assert any("1 output is missing in the sample output" in w for w in rep.warnings)
     shown = [r.name for r in rep.table()]
     assert "conv2" not in shown and "ghost" not in shown and "conv3" in shown
     verbose = verify(ref, build.path, save=False, verbose=True)
