@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -306,6 +307,10 @@ class CompareReport(Viewable, Report, Plain):
                                 f"make it again (leapp-lab diff / verify)")
         if path is not None:
             for s in r.sides:
+                if not (isinstance(s.key, str) and re.fullmatch(r"[A-Z]|S[0-9]{1,6}", s.key)):
+                    raise UnusableInput(f"{path}: side key {s.key!r} in report.json is not one leapp_lab "
+                                        f"writes (A, B, …, S26, …); its copy is read from sides/<key>/ "
+                                        f"only. Make the compare again (leapp-lab diff / verify)")
                 folder = Path(path) / SIDES_DIR / str(s.key)
                 if not (folder / "report.json").is_file():
                     raise UnusableInput(

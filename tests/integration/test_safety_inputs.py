@@ -261,3 +261,17 @@ def test_debug_shows_the_traceback(w):
               cli(args[0], "--debug", *args[1:], cwd=w["dir"])):
         assert r.returncode == 2
         assert "Traceback" in r.stderr and "nope.npz" in r.stderr.splitlines()[-1]
+
+
+def test_a_compare_side_key_that_is_a_path_is_refused(w):
+    # before: a compare run's side key '../../…' in report.json read the side's verify run from
+    # outside the run folder (sides/<key>/), and saving the report again wrote there
+    d = w["dir"]
+    shutil.copytree(w["build"], d / "b2.ort")
+    r = cli("verify", "build/model.reference.npz", "build/model.ort", "b2.ort", "--out", "cmp", cwd=d)
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = d / "cmp" / "runs" / (d / "cmp" / "latest").read_text().strip()      # the compare run
+    doc = json.loads((run / "report.json").read_text())
+    doc["sides"][1]["key"] = "../../../b2.ort/leapp_lab/runs/x"
+    (run / "report.json").write_text(json.dumps(doc))
+    _refused(w, ["report", run.relative_to(d), "-o", "r.html"], "side key", "../../../b2.ort")
