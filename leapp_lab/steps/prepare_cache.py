@@ -98,6 +98,15 @@ def record(chk: Check | None, record_tmp: Path, record_dir: Path, written: list[
                                                       _dt.datetime.now().isoformat(timespec="seconds")))
 
 
+def from_trace(label: str) -> Check:
+    """The record of a ``--from-trace`` prepare: never reused (no key lookup: the node's run folder
+    is its own record), but it lists the three files it wrote, so that verify tells a build compiled
+    before it from this one (compare/stale.py; a build of an earlier trace run was verified against
+    this run's references without a word)."""
+    parts = {"from trace": digest_bytes(label.encode())}
+    return Check(CacheInfo(key="from-trace:" + combine(parts)), parts)
+
+
 def say_hit(say, info: CacheInfo) -> None:
     say(f"unchanged since {info.reused_from or 'the last prepare'} (cache key {info.key[:12]}): "
         f"reused the previous export and references; --force exports again", 1.0)

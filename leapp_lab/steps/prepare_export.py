@@ -140,10 +140,10 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
             # what this prepare wrote, so the next one may replace exactly these files
             write_json(tmps[3] / PREPARE_WRITTEN, prepare_written(record, onnx_out, npz_out,
                                                                        reference_out))
-            if chk is not None:
-                from .prepare_cache import record as record_cache
-                record_cache(chk, tmps[3], record, [(onnx_out, tmps[0]), (npz_out, tmps[1]),
-                                                    (reference_out, tmps[2])])
+            if chk is not None or given is not None:
+                from .prepare_cache import from_trace, record as record_cache
+                record_cache(chk or from_trace(src.label), tmps[3], record,
+                             [(onnx_out, tmps[0]), (npz_out, tmps[1]), (reference_out, tmps[2])])
     if save_report:
         report.path = record
     say(f"done: {len(manifest.outputs)} output(s), {len(manifest.taps)} tap(s)", 1.0)

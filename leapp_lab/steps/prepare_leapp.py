@@ -63,6 +63,9 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
             report.save(tmps[3])
             write_json(tmps[3] / PREPARE_WRITTEN, prepare_written(record, Path(onnx_out), Path(npz_out),
                                                                   Path(reference_out)))
+            from .prepare_cache import from_trace, record as record_cache      # for verify's stale check
+            record_cache(from_trace(tn.label), tmps[3], record, [(Path(onnx_out), tmps[0]),
+                                                                 (Path(npz_out), tmps[1]), (Path(reference_out), tmps[2])])
     if save_report:
         report.path = record
     say(f"done: LEAPP's artifact, {len(outputs)} output(s), {tn.node.samples} sample(s)", 1.0)

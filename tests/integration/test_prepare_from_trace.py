@@ -87,6 +87,20 @@ def test_all_taps_of_a_node_without_taps_is_leapps_own_artifact(policy, tmp_path
     assert (tmp_path / "norm.onnx").read_bytes() == (Path(policy.graph.graph_dir) / "normalizer.onnx").read_bytes()
 
 
+def test_a_build_older_than_a_from_trace_prepare_is_called_stale(policy, tmp_path):
+    """prepare --from-trace wrote no cache.json, so verify of a build compiled before the last
+    prepare (other taps, a later trace run: other weights and samples) compared an old engine with
+    new references without a word; both its writers (re-export, LEAPP's artifact) now record."""
+    files = _files(tmp_path)
+    leapp_lab.prepare(policy, *files, node="policy", debug_taps="hidden")
+    assert (tmp_path / "policy.prepare" / "cache.json").is_file()
+    b = leapp_lab.compile(files[0], "ort")
+    rep = leapp_lab.prepare(policy, *files, node="policy")          # LEAPP's artifact, no taps
+    assert rep.from_trace.onnx_source == "leapp" and rep.cache is None
+    v = leapp_lab.verify(files[2], b.path, save=False)
+    assert v.warnings[0].startswith("stale build:") and "compile it again" in v.warnings[0]
+
+
 def test_taps_rebuilt_where_they_fired_references_are_the_recorded_values(policy, tapped_build):
     d, rep = tapped_build
     o = rep.from_trace
