@@ -141,6 +141,14 @@ def _tap_probe(graph, node, engine, max_nrmse, say, progress):
     return tap_probe(graph, node, engine, root, [p.name for p in node.inputs()], tier, max_nrmse, say, progress)
 
 
+def _named(progress: Progress | None, what: str) -> Progress | None:
+    """A build's progress (compile's bare 'calibrate', 'run' stages, one call per sample: the CLI
+    printed 'leapp-lab run: calibrate' five times over) said with the engine, node and count."""
+    if progress is None:
+        return None
+    return lambda stage, done, total: progress(f"{what}: {stage} {done}/{total}", done, total)
+
+
 def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[str], None],
                  progress: Progress | None = None, max_nrmse: float = DEFAULT_MAX_NRMSE,
                  probes: dict | None = None) -> tuple[dict[str, Any], list[EngineNode], float]:
@@ -150,10 +158,11 @@ def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[s
     runners, infos = {}, []
     t0 = time.perf_counter()
     for node in graph.nodes:
+        progress_node = _named(progress, f"replay on {engine}: node {node.name}")
         # taps never change where a node runs: a TorchScript / pt2 node runs as exported with or without
         # them (it ran on the engine, through its tapped re-export, only when it had taps)
         onnx_node = (node.backend or "").startswith("onnx") and bool(node.artifact)
-        got = (_tap_probe(graph, node, engine, max_nrmse, say, progress)
+        got = (_tap_probe(graph, node, engine, max_nrmse, say, progress_node)
                if probes is not None and onnx_node else None)
         if got is not None:
             runners[node.name], probes[node.name] = got
@@ -173,7 +182,7 @@ def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[s
                                             "build: see 'inside the nodes')" if getattr(node, "taps", None)
                                             else "")))
             continue
-        art, how = build_node(graph, arrays, node, engine, say, progress)
+        art, how = build_node(graph, arrays, node, engine, say, progress_node)
         runners[node.name] = get_engine(engine).runner(art).activate()
         infos.append(EngineNode(node.name, engine, build=str(art.parent), source=how))
     return runners, infos, time.perf_counter() - t0

@@ -202,3 +202,12 @@ def test_an_engine_this_machine_lacks_is_unavailable_in_the_replay(monkeypatch):
              for n in ("normalizer", "actor")]
     text = "\n".join(render_node_engines(SimpleNamespace(nodes=nodes, pipeline_engines=[pe])))
     assert "first divergent node unknown: normalizer, actor have no trt-fp16 build" in text
+
+
+def test_a_replay_build_says_which_engine_and_node_its_progress_is_for():
+    """``run --engine ort-int8 --replay 3``: the replay's own build of a node printed 'leapp-lab run:
+    calibrate' five times and 'leapp-lab run: run' five times, naming neither engine nor node."""
+    from leapp_lab.steps.replay_engines import _named
+    got = []
+    _named(lambda *a: got.append(a), "replay on ort-int8: node chunker")("calibrate", 2, 6)
+    assert got == [("replay on ort-int8: node chunker: calibrate 2/6", 2, 6)] and _named(None, "x") is None
