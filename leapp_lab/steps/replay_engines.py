@@ -83,6 +83,9 @@ def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Ca
     got = node_build(graph, node, engine)
     if got is not None:
         return got[0] / UNTAPPED, "node build"
+    if not graph.graph_dir:
+        raise ValueError(f"graph {graph.name!r}: its LEAPP output folder is not where the run folder "
+                         f"sits (<graph folder>/leapp_lab/runs/<id>); nothing to build node {node.name!r} from")
     src = Path(graph.graph_dir) / node.artifact
     sha = _sha256(src)
     root = _builds(graph, engine, node)

@@ -375,19 +375,20 @@ def test_an_edited_artifact_entry_is_named_not_a_traceback(policy, tmp_path, cap
     # garbage file; /etc/passwd by hand) ended in "internal error" and a protobuf DecodeError
     # traceback; an artifact named '../x' was read from outside graph_dir
     import json as _json
-    run = tmp_path / "run"
+    gd = tmp_path / "g"                  # the graph folder the run sits in, as LEAPP lays it out
+    run = gd / "leapp_lab" / "runs" / "r1"
     shutil.copytree(policy.graph.run_dir, run)
-    junk = tmp_path / "junk.onnx"
+    shutil.copy(Path(policy.graph.graph_dir) / f"{policy.graph.name}.yaml", gd)
+    junk = gd / "junk.onnx"
     junk.write_bytes(b"not an onnx model at all")
     doc = _json.loads((run / "report.json").read_text())
     node = next(n for n in doc["graphs"][0]["nodes"] if n["name"] == "policy")
-    doc["graphs"][0]["graph_dir"], node["artifact"], node["sha256"] = str(tmp_path), junk.name, _sha(junk)
+    node["artifact"], node["sha256"] = junk.name, _sha(junk)
     (run / "report.json").write_text(_json.dumps(doc))
     code, err = _cli(capsys, "--from-trace", str(run), "--node", "policy", *_outs(tmp_path))
     assert code == 2 and "junk.onnx: LEAPP's artifact of node 'policy' is not a readable ONNX model" in err, err
     assert len(err.strip().splitlines()) == 1, err
     node["artifact"] = "../" + junk.name
-    doc["graphs"][0]["graph_dir"] = str(run)
     (run / "report.json").write_text(_json.dumps(doc))
     from leapp_lab.steps.prepare_node import traced_node
     tn = traced_node(str(run), "policy")

@@ -461,6 +461,7 @@ from leapp_lab.steps.replay_engines import _builds
 run = sys.argv[1]
 g = leapp_lab.load(run).graph
 assert g.run_dir == run, g.run_dir          # where replay, parity and the engines' builds write
+assert g.graph_dir == str(__import__("pathlib").Path(run).parents[2]), g.graph_dir   # the folder it sits in
 assert leapp_lab.load(sys.argv[2]).graph.run_dir is None       # a --json summary naming another folder
 assert leapp_lab.load(sys.argv[3]).graph.run_dir == run        # ... and one naming its run folder
 try:
@@ -479,6 +480,7 @@ def test_a_trace_run_writes_its_deep_checks_where_it_is_not_where_its_report_jso
     victim.mkdir()
     doc = json.loads((run / "report.json").read_text())
     doc["graphs"][0]["run_dir"] = str(victim)
+    doc["graphs"][0]["graph_dir"] = str(victim)        # where a replay would load LEAPP's models from
     (run / "report.json").write_text(json.dumps(doc))
     (w / "trace.json").write_text(json.dumps(doc))                 # as run --json writes it
     doc["graphs"][0]["run_dir"] = str(run.resolve())
