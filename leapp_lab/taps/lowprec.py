@@ -138,7 +138,7 @@ def _forced_runs(net, low, tdtype, forced, names, wanted_manual, out: LowPrecRun
     from .marker import ForceMode
     with torch.no_grad():
         for i, s in enumerate(low):
-            refs = {n: torch.from_numpy(np.ascontiguousarray(a[i])).to(tdtype) for n, a in forced.items()}
+            refs = {n: torch.from_numpy(np.array(a[i])).to(tdtype) for n, a in forced.items()}
             with ForceMode(expose=None, forced=refs) as fm:
                 try:
                     res = net(*s)
@@ -200,7 +200,7 @@ def _fx_rows(rows, out: LowPrecRuns, src, samples, low, tdtype, output_names, in
     inputs = dict(inputs or {})
     graph_in = [r for r in rows if r.tensor in inputs]
     for r in graph_in:
-        t = torch.from_numpy(np.ascontiguousarray(inputs[r.tensor]))
+        t = torch.from_numpy(np.array(inputs[r.tensor]))
         out.values[r.name] = list(_np(t.to(tdtype)))
     rows = [r for r in rows if r.name not in out.values]
     torch_rows = [r for r in rows if r.reference_source == "torch"]

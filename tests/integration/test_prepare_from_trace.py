@@ -299,9 +299,11 @@ def test_output_path_that_is_an_input_is_refused(policy, capsys, tmp_path):
     assert not list(tmp_path.glob("x.*"))
 
 
+@pytest.mark.filterwarnings("error:The given NumPy array is not writable:UserWarning")
 def test_expected_repair_and_diff_work_on_it(policy, tapped_build, tmp_path):
     """verify --expected re-runs the node's traced graph in fp16 from the run folder (no MODEL.py);
-    repair and diff take the build like any other."""
+    repair and diff take the build like any other. torch's 'The given NumPy array is not writable'
+    warning (--local's forced references, read-only from the npz) no longer reaches the terminal."""
     d, _ = tapped_build
     b8 = leapp_lab.compile(d / "policy.onnx", "ort-int8", out=tmp_path / "p.ort-int8")
     v = leapp_lab.verify(d / "policy.reference.npz", b8.path, out=tmp_path / "v8", local=True,
