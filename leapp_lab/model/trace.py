@@ -307,14 +307,8 @@ class TraceReport(Viewable, Report, Plain):
         # a run folder holds one graph, and the deep checks (replay, parity, the engines' builds)
         # read and write beside its report.json: here, never where report.json says it was written
         if len(self.graphs) == 1:
-            g = self.graphs[0]
-            g.run_dir = os.path.abspath(folder)
-            # LEAPP's models (the YAML, .onnx, .pt, .pt2 that a replay loads) are read only from
-            # the graph folder the run sits in (<graph folder>/leapp_lab/runs/<id>), never from a
-            # folder report.json names: a crafted one named a folder of models someone else wrote
-            home = Path(g.run_dir).parents[2] if len(Path(g.run_dir).parents) > 2 else None
-            if g.graph_dir and (home is None or os.path.abspath(g.graph_dir) != str(home)):
-                g.graph_dir = str(home) if home is not None and (home / f"{g.name}.yaml").is_file() else None
+            self.graphs[0].run_dir = os.path.abspath(folder)
+            _graph_folder_of_run(self.graphs[0])
 
     def _found_in_summary(self) -> None:
         # each graph's run folder, as run --json recorded it: kept only when it is a trace run
@@ -328,6 +322,7 @@ class TraceReport(Viewable, Report, Plain):
                 if isinstance(d, dict) and d.get("kind") == "trace" and isinstance(d.get("graphs"), list) else []
             if names != [g.name]:
                 g.run_dir = None
+            _graph_folder_of_run(g)
 
     # -- model API -----------------------------------------------------------------------------
     @property
@@ -366,3 +361,13 @@ class TraceReport(Viewable, Report, Plain):
             p = Path(graph.run_dir) / "arrays.npz" if graph.run_dir else None
             cache[key] = load_npz(p) if p is not None and p.exists() else {}
         return cache[key]
+
+
+def _graph_folder_of_run(g: GraphReport) -> None:
+    """LEAPP's models (the YAML, .onnx, .pt, .pt2 that a replay loads) are read only from the graph
+    folder the run sits in (<graph folder>/leapp_lab/runs/<id>), never from a folder report.json
+    names: a crafted one named a folder of models someone else wrote."""
+    run = Path(g.run_dir) if g.run_dir else None
+    home = run.parents[2] if run is not None and len(run.parents) > 2 else None
+    if g.graph_dir and (home is None or os.path.abspath(g.graph_dir) != str(home)):
+        g.graph_dir = str(home) if home is not None and (home / f"{g.name}.yaml").is_file() else None

@@ -463,6 +463,7 @@ g = leapp_lab.load(run).graph
 assert g.run_dir == run, g.run_dir          # where replay, parity and the engines' builds write
 assert g.graph_dir == str(__import__("pathlib").Path(run).parents[2]), g.graph_dir   # the folder it sits in
 assert leapp_lab.load(sys.argv[2]).graph.run_dir is None       # a --json summary naming another folder
+assert leapp_lab.load(sys.argv[2]).graph.graph_dir is None
 assert leapp_lab.load(sys.argv[3]).graph.run_dir == run        # ... and one naming its run folder
 try:
     _builds(g, "ort", types.SimpleNamespace(name="../../../escape"))
