@@ -17,6 +17,13 @@ Where a tap is cut is where its engine value is exposed (build.json ``via``):
   engine itself uses for that tensor. A layer's local error therefore includes rounding its input
   to int8, which no int8 engine can avoid.
 
+Where the tapped tensor is a layout transform (Transpose, Reshape ...) of the tensor the next layer
+really reads (the engine folded the consumer's path and kept the tapped op as a side branch), the
+cut goes on up that chain (``ort_local_cut.layout_chain``): the other consumers of each tensor on it
+read the reference taken back through the chain's inverse. A cut that still rewires nothing, of a
+tensor the prepared model (``prepared``) does read further on, leaves the rows after it inheriting
+its error: they get no local value, and a reason (``ort_local_cut.not_isolated``).
+
 A tap that cannot be cut (unbound, no reference to feed, a dtype the reference cannot take, a
 value read inside a control-flow subgraph) keeps its engine wiring and gets a reason; the rows
 after it then include its error, and say so.
@@ -32,14 +39,15 @@ import onnx
 from onnx import helper
 
 from leapp_lab.model.tap import TapEntry
-from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import EngineUnavailable
 from leapp_lab.onnxio.split import SplitModel, load_split
+#: LOCAL_PREFIX: prefix of the graph inputs that carry reference values, and of the nodes teacher
+#: forcing adds
+from .ort_local_cut import (LOCAL_PREFIX, ancestry, inverse_nodes, is_tap_node, layout_chain, not_isolated,
+                            topo_sorted)
 from .ort_session import OrtRunner
 
-#: prefix of the graph inputs that carry reference values, and of the nodes teacher forcing adds
-LOCAL_PREFIX = "leapp_lab_local/"
 
 
 @dataclass
@@ -54,6 +62,11 @@ class Cut:
     shape: tuple
     quantize: bool = False
     taps: list[str] = field(default_factory=list)
+    #: the engine tensors up the layout chain above ``tensor`` whose other consumers read the
+    #: reference taken back through it (``ort_local_cut.layout_chain``), nearest first
+    through: list[str] = field(default_factory=list)
+    #: how many engine consumers now read the reference (0: the cut changes nothing downstream)
+    rewired: int = 0
 
 
 @dataclass
@@ -64,6 +77,8 @@ class LocalGraph:
     cuts: list[Cut]
     outputs: dict[str, str]
     reasons: dict[str, str]
+    #: row name -> a note on a row that has a local value (a cut that rewired nothing)
+    notes: dict[str, str] = field(default_factory=dict)
     #: the engine file split into graph and weights, when ``model`` lacks the weights: they are
     #: merged back as bytes (``weights``), or read in place from the file (``external``)
     source: SplitModel | None = None
@@ -132,14 +147,19 @@ def _subgraph_reads(g: onnx.GraphProto) -> set[str]:
 
 
 def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list[TapEntry],
-                   feedable: dict[str, tuple[np.dtype, tuple]]) -> LocalGraph:
+                   feedable: dict[str, tuple[np.dtype, tuple]],
+                   prepared=None) -> LocalGraph:
     """The engine graph with every tap in ``taps`` (build.json's, with their binding) cut.
 
     ``engine``: the engine graph, the path of ``engine.onnx``, or that file already split
     (``onnx_split.SplitModel``: its weights are passed through as bytes, never parsed).
     ``feedable``: row name -> (dtype to feed, per-sample shape) for every row whose reference can
     be fed (compared, same shape as the engine's). Model outputs are never cut (nothing downstream
-    of them is compared), but their local value is an output like any tap's."""
+    of them is compared), but their local value is an output like any tap's. ``prepared``: the
+    model the engine was compiled from (its graph only; or a function giving it or None, called only
+    when a cut rewired nothing), to tell a cut that rewires nothing of a
+    value read further on (the rows after it get no local value) from one of a value only watched;
+    without it such rows keep their value."""
     source = None
     if isinstance(engine, onnx.ModelProto):
         m = onnx.ModelProto()
@@ -160,14 +180,12 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
     graph_outputs = {o.name for o in g.output}
     in_subgraphs = _subgraph_reads(g)
 
-    def is_tap_node(n: onnx.NodeProto) -> bool:
-        return n.name.startswith(TAP_NODE_PREFIX)
-
     outputs: dict[str, str] = {o: o for o in graph_outputs}
     reasons: dict[str, str] = {}
     cuts: dict[str, Cut] = {}           # engine tensor -> its cut
     new_inputs: list[onnx.ValueInfoProto] = []
     new_nodes: list[onnx.NodeProto] = []
+    claimed: set[str] = set()           # engine tensors a cut (or its layout chain) already feeds
     for t in sorted(taps, key=lambda t: (t.order is None, t.order if t.order is not None else 0)):
         if t.binding == "unbound":
             reasons[t.name] = f"unbound in this engine ({t.binding_reason or 'no engine value'})"
@@ -210,20 +228,79 @@ def teacher_forced(engine: onnx.ModelProto | SplitModel | str | Path, taps: list
             q = helper.make_node("QuantizeLinear", [feed, *scale_zp], [src], name=f"{LOCAL_PREFIX}{t.name}/q")
             q.attribute.extend(attrs)
             new_nodes.append(q)
-        for n, i in consumers.get(tensor, []):
-            if not is_tap_node(n):
-                n.input[i] = src
-        qp = producers.get(tensor) if quantize else None
+        cut = Cut(t.name, feed, tensor, np.dtype(dtype), tuple(shape), quantize, [t.name])
+        # the layout chain above the tapped tensor: the engine's next layer may read one of those
+        chain = layout_chain(tensor, producers, lambda x: x in in_subgraphs or x in claimed)
+        inv, ups = inverse_nodes(src, chain, f"{LOCAL_PREFIX}{t.name}")
+        new_nodes += inv
+        chain_nodes = {id(p) for p, _ in chain}
+        for x, value in [(tensor, src), *((up, v) for (_, up), v in zip(chain, ups))]:
+            for n, i in consumers.get(x, []):
+                if not is_tap_node(n) and id(n) not in chain_nodes:
+                    n.input[i] = value
+                    cut.rewired += 1
+        cut.through = [up for _, up in chain]
+        claimed.update([tensor, *cut.through])
+        top = chain[-1][1] if chain else tensor
+        qp = producers.get(top) if quantize else None
         if qp is not None and qp.op_type == "QuantizeLinear" and not is_tap_node(qp):
             # the float value quantized into q may also feed float ops directly (a QDQ graph
             # rarely does that): those read the float reference, or the cut would leak
+            fl = feed
+            if chain:
+                finv, fups = inverse_nodes(feed, chain, f"{LOCAL_PREFIX}{t.name}/float")
+                new_nodes += finv
+                fl = fups[-1]
             for n, i in consumers.get(qp.input[0], []):
                 if n is not qp and not is_tap_node(n):
-                    n.input[i] = feed
-        cuts[tensor] = Cut(t.name, feed, tensor, np.dtype(dtype), tuple(shape), quantize, [t.name])
+                    n.input[i] = fl
+                    cut.rewired += 1
+        cuts[tensor] = cut
     g.input.extend(new_inputs)
-    # the QuantizeLinear nodes read graph inputs and initializers only: first in topological order
-    nodes = new_nodes + list(g.node)
+    # the QuantizeLinear nodes read graph inputs and initializers only; a Shape of an engine tensor
+    # (a reshape undone) follows its producer: sorted
+    nodes = topo_sorted(new_nodes + list(g.node))
     del g.node[:]
     g.node.extend(nodes)
-    return LocalGraph(m, list(cuts.values()), outputs, reasons, source)
+    notes: dict[str, str] = {}
+    if prepared is not None:
+        _mark_not_isolated(prepared, taps, list(cuts.values()), nodes, producers, consumers, outputs, reasons,
+                           notes)
+    return LocalGraph(m, list(cuts.values()), outputs, reasons, notes, source)
+
+
+def _mark_not_isolated(prepared, taps, cuts, nodes, producers, consumers, outputs, reasons, notes) -> None:
+    """The safety net (``ort_local_cut.not_isolated``): a row after a cut that rewired nothing, of a
+    value the prepared model reads on, has no local value (out of ``outputs``, a reason instead)
+    when the teacher-forced engine still computes it from a node that makes the tap's own value."""
+    tensor_of = {t.name: t.tensor for t in taps if t.tensor}
+    dead = {n: tensor_of[n] for c in cuts if not c.rewired for n in c.taps if n in tensor_of}
+    if not dead:
+        return
+    prepared = prepared() if callable(prepared) else prepared
+    if prepared is None:
+        return
+    effective = {tensor_of[n] for c in cuts if c.rewired for n in c.taps if n in tensor_of}
+    hit = not_isolated(prepared, dead, effective)
+    anc = ancestry(nodes)
+    by_tap = {n: c for c in cuts for n in c.taps}
+    hit = {row: tap for row, tap in hit.items()
+           if row in outputs and anc(outputs[row]) & anc(by_tap[tap].tensor)}
+    for c in cuts:
+        if not c.rewired and any(n in hit.values() for n in c.taps):
+            # name the tensor the engine reads instead when the tapped one is made from it
+            p = producers.get(c.through[-1] if c.through else c.tensor)
+            other = [x for x in (p.input[:1] if p is not None else [])
+                     if any(not is_tap_node(n) and n is not p for n, _ in consumers.get(x, []))]
+            via = f" ({other[0]})" if other else ""
+            for n in c.taps:
+                notes[n] = (f"cut, but no engine node after it reads the tapped tensor {c.tensor!r}: the "
+                            f"engine reads this value through another tensor{via}; the rows after it "
+                            "have no local value")
+                for row, tap in hit.items():
+                    if tap == n:
+                        del outputs[row]
+                        reasons[row] = (f"not isolated: the engine reads {n}'s value through another "
+                                        f"tensor{via} than the tapped {c.tensor!r}, so this row's "
+                                        f"teacher-forced value would include {n}'s error; no local error "
+                                        f"past {n}")

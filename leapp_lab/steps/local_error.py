@@ -51,8 +51,9 @@ class LocalJob:
     it: a ``finally``)."""
 
     def __init__(self, rows: list[VerifyRow], samples: int, build: OpenBuild, ref: NpzArrays,
-                 inputs_npz: Path | None):
+                 inputs_npz: Path | None, ref_path: Path | None = None):
         self.rows, self.samples, self.build, self.ref, self.inputs_npz = rows, samples, build, ref, inputs_npz
+        self.ref_path = ref_path
         self.skip: str | None = None        # why there is no local error at all
         self.notes: dict[str, str] = {}     # row -> why it has no local value
         self.scored: list[VerifyRow] = []
@@ -87,12 +88,14 @@ class LocalJob:
         feedable = {r.name: (np.dtype(r.dtype_engine), tuple(r.shape_engine[1:]))
                     for r in self.rows if _feedable(r)}
         try:
-            lg = teacher_forced(build.onnx_split(artifact), build.report.manifest.taps, feedable)
+            lg = teacher_forced(build.onnx_split(artifact), build.report.manifest.taps, feedable,
+                                prepared=self._prepared)
         except (DecodeError, ValueError, OSError) as exc:    # the build's engine graph, not the user's input
             self.skip = (f"{artifact.name} is not a readable ONNX model ({type(exc).__name__}: "
                          f"{str(exc)[:200]}); compile the build again")
             return
         self.lg = lg
+        self.notes.update(lg.notes)
         self.scored = [r for r in self.rows if r.status == "compared" and r.name in lg.outputs]
         for r in self.rows:
             if r.status == "compared" and r.name not in lg.outputs:
@@ -110,6 +113,23 @@ class LocalJob:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._produce, daemon=True, name="leapp-lab-local")
         self._thread.start()
+
+    def _prepared(self):
+        """The graph of the model the engine was compiled from (build.json's onnx, else the one
+        beside the reference), or None: what its taps feed tells a watched value from one the
+        engine reads through another tensor (``ort_local.teacher_forced``)."""
+        from google.protobuf.message import DecodeError
+        b = self.build
+        cands = [Path(b.report.onnx), b.path.parent / Path(b.report.onnx).name] if b.report.onnx else []
+        if self.ref_path is not None and self.ref_path.name.endswith(".reference.npz"):
+            cands.append(self.ref_path.with_name(self.ref_path.name[: -len(".reference.npz")] + ".onnx"))
+        for p in cands:
+            try:
+                if p.is_file():
+                    return b.onnx_split(p).model
+            except (OSError, ValueError, DecodeError):
+                continue
+        return None
 
     def _produce(self) -> None:
         """The thread: one run of the teacher-forced graph per sample, each run's values queued;

@@ -113,7 +113,7 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
             nonlocal job, int8
             if local:
                 from .local_error import LocalJob
-                job = LocalJob(rows, n_samples, b, ref, _inputs_npz(b, ref_path))
+                job = LocalJob(rows, n_samples, b, ref, _inputs_npz(b, ref_path), ref_path)
                 job.start()
             if expected == "int8":
                 from .expected_int8 import Int8Job
