@@ -23,6 +23,7 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
+from leapp_lab.model.finding import plural
 from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import Built, Engine, Runner
@@ -125,8 +126,8 @@ class OrtEngine(Engine):
                                "exposing it keeps that fusion from happening, so the tapped engine differs "
                                "from the untapped one (see the observer effect)")
         names = ", ".join(t.name for t in keep)
-        log(f"{self.name}: {len(keep)} taps read through an extra DequantizeLinear (no kernel changed): {names}"
-            if same else f"{self.name}: {len(keep)} taps needed an unfused engine: {names}")
+        log(f"{self.name}: {plural(len(keep), 'tap')} read through an extra DequantizeLinear (no kernel changed): {names}"
+            if same else f"{self.name}: {plural(len(keep), 'tap')} needed an unfused engine: {names}")
         return tapped, b2
 
 

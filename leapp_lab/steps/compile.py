@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from leapp_lab.model.finding import plural
 from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
 from leapp_lab.model.errors import InvalidOption, UnusableInput
@@ -140,7 +141,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
         + (f" keep_fp32={len(keep)} nodes" if keep else ""))
     if chk.info.reason and chk.info.reason != "no previous run recorded":
         say(f"building again: {chk.info.reason}")
-    say(f"manifest: {len(manifest.outputs)} outputs, {len(manifest.taps)} taps")
+    say(f"manifest: {plural(len(manifest.outputs), 'output')}, {plural(len(manifest.taps), 'tap')}")
     feeds, extra = load_inputs(npz_path, manifest.inputs)
     if extra:
         say(f"note: {npz_path.name} also holds {extra}, which are not model inputs (ignored)")
@@ -313,7 +314,8 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
                         f"their tensors away): {', '.join(unb)}")
     unf = [t.name for t in taps if t.via == "unfused"]
     if unf:
-        warnings.append(f"{len(unf)} taps sit on tensors onnxruntime fuses away ({', '.join(unf)}); "
+        sit = "sits" if len(unf) == 1 else "sit"
+        warnings.append(f"{plural(len(unf), 'tap')} {sit} on tensors onnxruntime fuses away ({', '.join(unf)}); "
                         "exposing them changed the engine's kernels (see the observer effect); move them "
                         "to a module boundary to debug the exact untapped engine")
     if observer.checked and not observer.outputs_agree:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from leapp_lab.model.finding import plural
 from leapp_lab.deep.taps_over_time import TapProbe
 from leapp_lab.model.trace import GraphReport
 
@@ -44,7 +45,7 @@ def tapped_build(graph: GraphReport, node: Any, engine: str, root: Path, say: Ca
            "taps": [t.name for t in node.taps]}
     if not (stamp.is_file() and (build / BUILD_FILE).is_file() and _same(stamp, key)):
         d.mkdir(parents=True, exist_ok=True)
-        say(f"{engine}: preparing node {node.name!r} with its {len(node.taps)} taps from the trace")
+        say(f"{engine}: preparing node {node.name!r} with its {plural(len(node.taps), 'tap')} from the trace")
         # prepare reports progress(stage, fraction), not the (stage, done, total) the replay is given
         prepare_from_trace(graph.run_dir, onnx, npz, ref, node=node.name, debug_taps="all")
         compile_build(onnx, engine=engine, npz=npz, out=build, progress=progress, naive_check=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from leapp_lab.model.finding import plural
 from leapp_lab.model.sections import SECTION_NAMES
 from leapp_lab.model.numfmt import fmt
 
@@ -74,7 +75,7 @@ def _engine(e: Any) -> list[str]:
 
 def taps_line(t: Any) -> str:
     """``taps of policy over 12 steps (tier a): first beyond nrmse 0.01 at step 0, tap c_next; ...``"""
-    head = f"taps of {t.node} over {len(t.steps)} steps (tier {t.tier}, {len(t.taps)} taps)"
+    head = f"taps of {t.node} over {len(t.steps)} steps (tier {t.tier}, {plural(len(t.taps), 'tap')})"
     if not t.taps:
         return head + (f": {t.note}" if t.note else ": none compared")
 

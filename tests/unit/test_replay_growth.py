@@ -121,7 +121,7 @@ def test_calibration_note_is_int8_only_and_quiet_taps_read_as_within():
         return res.notes
     assert "calibrate" in note("ort-int8")[0] and note("ort-fp16") == []
     quiet = taps_line(TapsOverTime("policy", tier="a", taps=["h"], steps=[0, 1], max_nrmse=0.01))
-    assert quiet.endswith("1 taps): every tap within nrmse 0.01 at every step, from its own state and from "
+    assert quiet.endswith("1 tap): every tap within nrmse 0.01 at every step, from its own state and from "
                           "the fp32 state") and "none" not in quiet
 
 
