@@ -102,11 +102,10 @@ def _input_names(net: nn.Module, args: tuple) -> list[str] | None:
     return params[:len(args)]
 
 
-class _ExporterLines(io.TextIOBase):
-    """stdout while exporting: the dynamo exporter's step lines become progress, the rest a log."""
+class _Lines(io.TextIOBase):
+    """A text stream handed to the exporter: each complete line goes to ``_line``."""
 
-    def __init__(self, say: ProgressFn | None):
-        self.say, self.buf, self.lines = say, "", []
+    buf = ""
 
     def writable(self) -> bool:
         return True
@@ -119,6 +118,16 @@ class _ExporterLines(io.TextIOBase):
         return len(text)
 
     def _line(self, line: str) -> None:
+        raise NotImplementedError
+
+
+class _ExporterLines(_Lines):
+    """stdout while exporting: the dynamo exporter's step lines become progress, the rest a log."""
+
+    def __init__(self, say: ProgressFn | None):
+        self.say, self.lines = say, []
+
+    def _line(self, line: str) -> None:
         self.lines.append(line)
         clean = strip_ansi(line).strip()
         if self.say and clean.startswith("[torch.onnx]") and not clean.endswith("✅"):
@@ -127,25 +136,18 @@ class _ExporterLines(io.TextIOBase):
             self.say(f"export: {step[:100]}", frac)
 
 
-class _OwnLinesOnly(io.TextIOBase):
+class _OwnLinesOnly(_Lines):
     """stderr while the dynamo exporter runs: leapp_lab's progress lines pass, the rest is kept."""
 
     def __init__(self, real, kept: list[str]):
-        self.real, self.kept, self.buf = real, kept, ""
+        self.real, self.kept = real, kept
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        self.buf += text
-        while "\n" in self.buf:
-            line, self.buf = self.buf.split("\n", 1)
-            if line.startswith("[leapp-lab "):
-                self.real.write(line + "\n")
-                self.real.flush()
-            else:
-                self.kept.append(line)
-        return len(text)
+    def _line(self, line: str) -> None:
+        if line.startswith("[leapp-lab "):
+            self.real.write(line + "\n")
+            self.real.flush()
+        else:
+            self.kept.append(line)
 
 
 @contextlib.contextmanager

@@ -275,14 +275,9 @@ def test_text_largest_local_error_says_taps_when_an_output_adds_more():
     """``leapp-lab verify --local`` printed 'largest local error: a_out' (a tap at 0.006) beside a
     model output 'latent' at local NRMSE 0.72 (worst_local ranks taps first); the view's badge says
     '(taps)' and names the output, the text now too."""
-    from viewfixtures import verify_report
+    from viewfixtures import verify_report, with_local
     from leapp_lab.views.text_verify import _largest_local
-    r = verify_report()
-    r.local = True
-    for row in r.rows:
-        loc = {"tap_a": 0.0001, "tap_b": 0.001, "output_0": 0.012}.get(row.name)
-        if loc is not None:
-            row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+    r = with_local(verify_report(), {"tap_a": 0.0001, "tap_b": 0.001, "output_0": 0.012})
     r.worst_local, r.first_locally_divergent = "tap_b", "output_0"
     line = _largest_local(r)
     assert line.startswith("largest local error (taps): tap_b; output_0, a model output") and "0.012" in line

@@ -74,13 +74,8 @@ def test_largest_local_error_badge_says_taps_when_an_output_adds_more():
     after the last tap) the finding names the output, so the badge must not call the tap the
     largest local error without saying it ranks taps (a multi-output model: the finding named
     policy.std at 0.038, the badge '<script>…' at 0.0066, green)."""
-    from viewfixtures import verify_report
-    r = verify_report()
-    r.local = True
-    for row in r.rows:
-        loc = {"tap_a": 0.0001, "tap_b": 0.001, "output_0": 0.012}.get(row.name)
-        if loc is not None:
-            row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+    from viewfixtures import verify_report, with_local
+    r = with_local(verify_report(), {"tap_a": 0.0001, "tap_b": 0.001, "output_0": 0.012})
     r.worst_local, r.first_locally_divergent = "tap_b", "output_0"
     b = {x["label"]: x for x in build_view(r)["badges"] if x["label"].startswith("largest local error")}
     assert list(b) == ["largest local error (taps)"], list(b)
@@ -106,13 +101,8 @@ def test_checks_passed_badge_is_not_green_when_nothing_was_checked():
 def test_an_amber_row_says_why_it_is_amber():
     """With --local a row that diverges while its own error is within the rule is amber (it
     inherits); its panel and tooltip said only 'nrmse > 0.01 (1%)', the words of the red rows."""
-    from viewfixtures import verify_report
-    r = verify_report()
-    r.local = True
-    for row in r.rows:
-        loc = {"tap_a": 0.0001, "tap_b": 0.08, "output_0": 0.002}.get(row.name)
-        if loc is not None:
-            row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+    from viewfixtures import verify_report, with_local
+    r = with_local(verify_report(), {"tap_a": 0.0001, "tap_b": 0.08, "output_0": 0.002})
     rows = {x["id"]: x for x in build_view(r)["table"]["rows"]}
     amber = [x for x in rows.values() if x["tone"] == "warn"]
     assert amber, [(x["id"], x["tone"]) for x in rows.values()]

@@ -119,3 +119,14 @@ def verify_report_after(tmp_path=None) -> VerifyReport:
     return VerifyReport(reference=ref_path, build="build/model.ort-fp16", engine="ort-fp16",
                         build_name="model.ort-fp16", samples=2, rows=rows, rule=DivergenceRule(text=""),
                         first_divergent="tap_a", worst_tap="tap_a", created="2026-01-02T00:00:00")
+
+
+def with_local(r: VerifyReport, local: dict[str, float], rule: float = 0.01) -> VerifyReport:
+    """``r`` as a ``verify --local`` report: each named row's local NRMSE, locally diverged above
+    ``rule`` (the rows not named keep none)."""
+    r.local = True
+    for row in r.rows:
+        if row.name in local:
+            row.local_nrmse = local[row.name]
+            row.locally_diverged = local[row.name] > rule
+    return r
