@@ -26,13 +26,17 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from leapp_lab.views.progress import Progress
+from leapp_lab.views.progress import Progress, report_summary
 
 DEFAULT_VAR = "_leapp"
 
 
 class _ArgumentError(Exception):
     pass
+
+
+class _HelpShown(Exception):
+    """``-h`` / ``--help``: argparse printed the help and wants to exit 0; the magic just returns."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,11 +46,13 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(f"{self.prog}: {message}")
 
     def exit(self, status: int = 0, message: str | None = None):
+        if status == 0:
+            raise _HelpShown()
         raise _ArgumentError(message or f"{self.prog}: exit {status}")
 
 
 def trace_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="%%leapp_trace", add_help=False,
+    p = _Parser(prog="%%leapp_trace",
                 description="Trace the cell with LEAPP (leapp_lab.trace) and show the trace view.")
     p.add_argument("name", metavar="NAME")
     p.add_argument("--save-path", default=None, metavar="DIR")
@@ -189,6 +195,8 @@ class LeappMagics(Magics):
         __tracebackhide__ = True      # tracebacks start at the user's cell, not in this magic
         try:
             ns = trace_parser().parse_args(_split(line))
+        except _HelpShown:      # --help printed the usage: the cell is not run
+            return None
         except _ArgumentError as exc:
             raise UsageError(f"{exc}\nusage: {trace_parser().format_usage().strip()[7:]}") from None
         user_ns = self.shell.user_ns
@@ -230,7 +238,7 @@ class LeappMagics(Magics):
         report = session.report
         if start_state is not None:
             self._deep(report, code, ns, opts, deep, start_state, progress)
-        progress.finish(f"done: {_summary(report)}")
+        progress.finish(f"done: {report_summary(report)}")
         user_ns[ns.out] = report
         if not ns.quiet:
             display(report)
@@ -254,6 +262,8 @@ class LeappMagics(Magics):
         _no_exit(parser)
         try:
             args = parser.parse_args([command, *argv])
+        except _HelpShown:      # -h / --help printed the command's help: nothing else to say
+            return None
         except _ArgumentError as exc:
             raise UsageError(f"%leapp_{command}: {exc}") from None
         for k, v in (extra or {}).items():
@@ -281,7 +291,7 @@ class LeappMagics(Magics):
         except BaseException:
             progress.finish("failed", failed=True)
             raise
-        progress.finish(f"done: {_summary(report)}")
+        progress.finish(f"done: {report_summary(report)}")
         self.shell.user_ns[DEFAULT_VAR] = report
         _plain_text_repr(self.shell, type(report))
         return report
@@ -348,6 +358,8 @@ def _no_exit(parser: argparse.ArgumentParser) -> None:
         raise _ArgumentError(f"{_p.prog}: {message}")
 
     def exit_(status: int = 0, message: str | None = None, _p=parser):
+        if status == 0:
+            raise _HelpShown()
         raise _ArgumentError((message or "").strip() or f"{_p.prog} exited ({status})")
 
     parser.error = error          # type: ignore[method-assign]
@@ -367,24 +379,6 @@ def _plain_text_repr(shell: Any, cls: type) -> None:
         return
     fmt = shell.display_formatter.formatters["text/plain"]
     fmt.for_type(cls, lambda obj, p, cycle: p.text(str(obj)))
-
-
-def _summary(report: Any) -> str:
-    kind = getattr(report, "kind", "")
-    if kind == "trace":
-        g = report.graphs
-        checks = [c for x in g for c in x.checks]
-        bad = sum(c.passed is False for c in checks)
-        return (f"{len(g)} graph(s), {sum(len(x.nodes) for x in g)} node(s), "
-                f"{len(checks) - bad}/{len(checks)} checks pass, {len(report.hazards)} hazard(s)")
-    if kind == "verify":
-        return f"{len(report.rows)} rows, first divergent: {report.first_divergent or 'none'}"
-    if kind == "compare":
-        return (f"{len(report.sides)} runs, {len(report.rows)} rows, {len(report.to_fail)} flipped to fail, "
-                f"{len(report.to_pass)} flipped to pass")
-    if kind == "repair":
-        return f"{report.status}: {len(report.chosen)} of {len(report.segments)} segments in fp32, {report.builds} builds"
-    return type(report).__name__
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -62,9 +62,11 @@ def stale_build(build_folder: Path, build_path: Path, onnx: str | None, engine: 
         if exact is not None and exact not in {real for real, (rel, _) in files.items() if rel.endswith(".onnx")}:
             continue        # the build was compiled from another ONNX than this prepare's
         changed = []
-        for rel, e in files.values():
+        for real, (rel, e) in files.items():
+            # the reference is this record's entry for ref_path, whatever its name (--reference-out
+            # m.ref.npz): never the inputs npz the build was compiled from
             what = ("onnx" if rel.endswith(".onnx") else
-                    "npz" if rel.endswith(".npz") and not rel.endswith(".reference.npz") else None)
+                    "npz" if rel.endswith(".npz") and real != ref_real else None)
             if what and parts.get(what) and e.get("sha256") and e["sha256"] != parts[what]:
                 changed.append(os.path.normpath(rec_path.parent / rel))
         if not changed:

@@ -93,6 +93,18 @@ def _last_sentence(message: str) -> str:
     return parts[-1].rstrip(".") if parts else message
 
 
+def _fix(todo: str) -> str:
+    """``Fix: <what to do>.``: a hazard's advice that already starts with "Fix" stands as it is
+    (not "Fix: Fix the exception"); other advice continues the sentence ("Fix: try ...", not
+    "Fix: Try ...") unless it starts with a name ("LEAPP", "FX")."""
+    todo = todo.strip().rstrip(".")
+    if re.match(r"fix\b", todo, re.I):
+        return todo[:1].upper() + todo[1:] + "."
+    if len(todo) > 1 and todo[0].isupper() and todo[1].islower():
+        todo = todo[0].lower() + todo[1:]
+    return f"Fix: {todo}."
+
+
 def fx_line(node: Any, fx_node: Any) -> str:
     """The line of the node's FX code that defines ``fx_node``, as the FX graph prints it."""
     for line in (node.fx.code or "").splitlines():
@@ -148,7 +160,7 @@ def _cause_and_fix(g: Any, h: Any, node: str, check: Any = None) -> list[str]:
         if h.kind == "tolerance-only":
             m = re.search(r"atol=([0-9.eE+-]+)\)?,? or keep", h.message) or re.search(r"e\.g\. (atol=[^)]+)\)", h.message)
             fix = f"validate with a tolerance that fits the values ({m.group(1) if m else 'a larger atol'})"
-        out.append("Fix: " + (fix.format(node=node) if fix else _last_sentence(h.message)) + ".")
+        out.append(_fix(fix.format(node=node) if fix else _last_sentence(h.message)))
     return out
 
 
@@ -168,7 +180,7 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
         else:
             what = ("LEAPP refused the trace: " if g.status == "refused" else "the traced code raised: ") + line
         h = next((x for x in g.hazards if x.kind == "trace-refused"), None)
-        fix = f" Fix: {_last_sentence(h.message)}." if h is not None else ""
+        fix = f" {_fix(_last_sentence(h.message))}" if h is not None else ""
         return Finding(f"Graph '{g.name}' was not compiled: {what}.{fix}", "fail")
     failing = sorted((c for c in g.checks if c.passed is False), key=_check_order(g))
     if failing:

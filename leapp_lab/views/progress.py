@@ -8,7 +8,7 @@ import html
 import time
 from typing import Any
 
-from IPython.display import HTML, display
+from IPython.display import display
 
 
 class Progress:
@@ -22,18 +22,22 @@ class Progress:
         self.min_interval_s = min_interval_s
         self.stage = "starting"
         self.fraction: float | None = None
-        self.handle = display(self._html(), display_id=True)
+        self.handle = display(self._bundle(), raw=True, display_id=True)
 
     def _text(self) -> str:
         pct = "" if self.fraction is None else f" {100 * self.fraction:3.0f}%"
         return f"{self.title}:{pct} {self.stage} ({time.perf_counter() - self.t0:.1f} s)"
 
-    def _html(self, done: bool = False, failed: bool = False) -> HTML:
+    def _bundle(self, done: bool = False, failed: bool = False) -> dict[str, str]:
+        """The line as HTML, and as text for front-ends without HTML (a terminal IPython, jupyter
+        console, nbconvert to text): the same words, never ``<IPython.core.display.HTML object>``."""
         bar = "" if done or self.fraction is None else \
             f'<progress value="{self.fraction:.3f}" max="1" style="width:160px"></progress> '
         color = "#c62828" if failed else "#2e7d32" if done else "#616161"
-        return HTML(f'<div class="leapp-progress" style="font-size:12px;color:{color}">{bar}'
-                    f"{html.escape(self._text())}</div>")
+        text = self._text()
+        return {"text/html": f'<div class="leapp-progress" style="font-size:12px;color:{color}">{bar}'
+                             f"{html.escape(text)}</div>",
+                "text/plain": text}
 
     def __call__(self, stage: str, *rest: Any) -> None:
         self.stage = str(stage)
@@ -45,9 +49,30 @@ class Progress:
         if now - self.last >= self.min_interval_s:
             self.last = now
             if self.handle is not None:
-                self.handle.update(self._html())
+                self.handle.update(self._bundle(), raw=True)
 
     def finish(self, stage: str, failed: bool = False) -> None:
         self.stage, self.fraction = stage, None
         if self.handle is not None:
-            self.handle.update(self._html(done=True, failed=failed))
+            self.handle.update(self._bundle(done=True, failed=failed), raw=True)
+
+
+def report_summary(report: Any) -> str:
+    """The progress line's last words: what the step's report holds, in one line."""
+    from leapp_lab.model.finding import plural
+    kind = getattr(report, "kind", "")
+    if kind == "trace":
+        g = report.graphs
+        checks = [c for x in g for c in x.checks]
+        bad = sum(c.passed is False for c in checks)
+        return (f"{plural(len(g), 'graph')}, {plural(sum(len(x.nodes) for x in g), 'node')}, "
+                f"{len(checks) - bad}/{len(checks)} checks pass, {plural(len(report.hazards), 'hazard')}")
+    if kind == "verify":
+        return f"{plural(len(report.rows), 'row')}, first divergent: {report.first_divergent or 'none'}"
+    if kind == "compare":
+        return (f"{plural(len(report.sides), 'run')}, {plural(len(report.rows), 'row')}, "
+                f"{len(report.to_fail)} flipped to fail, {len(report.to_pass)} flipped to pass")
+    if kind == "repair":
+        return (f"{report.status}: {len(report.chosen)} of {plural(len(report.segments), 'segment')} in fp32, "
+                f"{plural(report.builds, 'build')}")
+    return type(report).__name__

@@ -395,7 +395,7 @@ def test_export_refusal_names_the_node_its_backend_the_cause_and_the_exporters_t
     site = "(at norm = matmul.norm(p = 'fro', dim = -1))"
     assert rep.finding.startswith(
         "Graph 'g' was not compiled: LEAPP could not export node 'fusion' with jit-script: "
-        f"Arguments for call are not valid {site}. Fix: Try the other exporters for node 'fusion'")
+        f"Arguments for call are not valid {site}. Fix: try the other exporters for node 'fusion'")
     text = str(rep)
     assert "error: RuntimeError: Error compiling model fusion: Arguments for call are not valid." in text
     assert "\n  aten::norm" not in text            # the hazard's continuation lines stay indented
@@ -431,3 +431,14 @@ def test_trace_loss_numpy_scalar_and_torchscript_charged_to_the_node_being_trace
     assert (h.kind, h.node) == ("trace-loss", "a")
     assert "NumPy .item() on the traced array 'mean_1'" in h.message
     assert "in scope (['f (global)']) bypass tracing" in h.message
+
+
+def test_the_finding_of_a_cell_that_raised_says_fix_once():
+    # the cell raised half-way: "Fix the exception ...", not "Fix: Fix the exception ..."
+    from leapp_lab.model.trace import TraceReport
+    g = G(status="error").node("n", samples=1)
+    g.graph.error = "ValueError: sensor glitch at step 1"
+    g.graph.hazards = g.run()
+    finding = TraceReport(graphs=[g.graph]).finding
+    assert finding.startswith("Graph 'g' was not compiled: the traced code raised: ValueError: sensor glitch")
+    assert " Fix the exception above" in finding and "Fix: Fix" not in finding, finding

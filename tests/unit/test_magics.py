@@ -78,12 +78,21 @@ def test_trace_cell_reruns_edits_and_failures(shell, tmp_path):
 
 
 def test_trace_magic_default_var_and_bad_flags(shell, tmp_path):
-    res, _ = run(shell, f"%%leapp_trace g2 --save-path {tmp_path} --quiet\n" + BODY)
+    res, out = run(shell, f"%%leapp_trace g2 --save-path {tmp_path} --quiet\n" + BODY)
     assert res.error_in_exec is None and shell.user_ns["_leapp"].graph.name == "g2"
+    # the progress line's text (terminal IPython, jupyter console, a viewer without HTML) is its words
+    assert "leapp_lab trace g2: done: 1 graph" in out and "IPython.core.display.HTML object" not in out
     with pytest.raises(UsageError, match="--max-cached-io"):
         shell.run_cell_magic("leapp_trace", "g --max-cached-io many", BODY)
     with pytest.raises(UsageError, match="NAME|name"):
         shell.run_cell_magic("leapp_trace", "", BODY)
+
+
+def test_help_prints_the_usage_and_is_no_error(shell):
+    for cell in ("%leapp_verify --help", "%leapp_compile -h", "%%leapp_trace --help\nraise SystemExit('ran')"):
+        res, out = run(shell, cell)
+        assert res.error_in_exec is None and res.error_before_exec is None, (cell, res)
+        assert "usage:" in out and "exited" not in out and "UsageError" not in out, (cell, out)
 
 
 def test_cli_magics_parse_like_the_cli(shell, tmp_path):

@@ -16,12 +16,12 @@ def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
 
-def _project(tmp_path: Path, built_onnx: bytes, onnx: bytes = b"onnx-1") -> Path:
+def _project(tmp_path: Path, built_onnx: bytes, onnx: bytes = b"onnx-1", ref: str = "model.reference.npz") -> Path:
     """b/model.{onnx,npz,reference.npz} with prepare's record, b/model.ort with compile's record
     of a build compiled from ``built_onnx``."""
     b = tmp_path / "b"
     (b / "model.prepare").mkdir(parents=True)
-    files = {"model.onnx": onnx, "model.npz": b"npz", "model.reference.npz": b"reference"}
+    files = {"model.onnx": onnx, "model.npz": b"npz", ref: b"reference"}
     for name, data in files.items():
         (b / name).write_bytes(data)
     rec = {"kind": "leapp-lab-cache", "key_version": 1, "key": "k", "parts": {},
@@ -72,3 +72,12 @@ def test_a_build_compiled_on_purpose_from_another_onnx_is_not_called_older(tmp_p
     # the same build naming prepare's own ONNX is stale (that file changed since it was compiled)
     assert stale_build(b / "model.ort", b / "model.ort", str(b / "model.onnx"), "ort",
                        b / "model.reference.npz").startswith(STALE_PREFIX)
+
+
+def test_a_reference_not_named_reference_npz_is_not_taken_for_the_inputs(tmp_path):
+    # --reference-out m.ref.npz: the record's third .npz is the reference, not a changed inputs npz
+    b = _project(tmp_path, built_onnx=b"onnx-1", ref="model.ref.npz")
+    assert stale_build(b / "model.ort", b / "model.ort", str(b / "model.onnx"), "ort", b / "model.ref.npz") is None
+    b = _project(tmp_path / "2", built_onnx=b"onnx-0", ref="model.ref.npz")      # really stale: still said
+    w = stale_build(b / "model.ort", b / "model.ort", str(b / "model.onnx"), "ort", b / "model.ref.npz")
+    assert w is not None and f"{b / 'model.onnx'} changed since" in w and "model.ref.npz changed" not in w
