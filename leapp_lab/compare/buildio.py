@@ -30,7 +30,7 @@ class OpenBuild:
         self._splits: dict = {}         # ONNX file -> onnx_split.SplitModel (onnx_split)
         if not self.path.exists():
             raise NpzInputError(f"{self.path}: no such build (a build/model.<engine>/ folder or .tgz "
-                                f"written by leapp-lab compile)")
+                                f"written by leapp-lab compile){_unbuilt_hint(self.path)}")
         try:
             check_input_path(self.path, "a build folder or .tgz")
         except UnusableInput as exc:
@@ -141,3 +141,16 @@ def _hint(path: Path) -> str:
         return (f"; compile it first (leapp-lab compile {path} --engine ort), then verify against the "
                 f"build folder it writes ({path.with_suffix('')}.ort)")
     return ""
+
+
+def _unbuilt_hint(path: Path) -> str:
+    """A missing BUILD named as compile names it (``<stem>.<engine>[.tgz]``) beside ``<stem>.onnx``:
+    verify before compile; the compile line that writes it."""
+    archive = path.name.endswith(".tgz")
+    base = Path(path.name[:-4] if archive else path.name)
+    onnx = path.with_name(base.stem + ".onnx")
+    if not base.suffix or not onnx.is_file():
+        return ""
+    import shlex
+    return (f"; not built yet: leapp-lab compile {shlex.quote(str(onnx))} --engine {base.suffix[1:]}"
+            f"{' --archive' * archive}, then verify again")

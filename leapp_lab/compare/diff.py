@@ -28,8 +28,19 @@ def load_verify(run, what: str = "run") -> VerifyReport:
     report = load(run)
     if report.kind != "verify":
         raise ValueError(f"{run}: a {report.kind} report, not a verify run; diff compares two verify runs "
-                         f"(`leapp-lab verify` prints 'run folder: …')")
+                         f"(`leapp-lab verify` prints 'run folder: …')" + _repair_hint(report))
     return report
+
+
+def _repair_hint(report) -> str:
+    """A repair report holds two verify runs, the engine as built and the repaired one: the diff
+    the user most likely wanted, as a command."""
+    import shlex
+    base, final = (getattr(getattr(report, k, None), "verify_run", None) for k in ("baseline", "final"))
+    if report.kind != "repair" or not base or not final:
+        return ""
+    return (f"; this repair verified the engine as built ({base}) and the repaired engine ({final}): "
+            f"leapp-lab diff {shlex.quote(str(base))} {shlex.quote(str(final))}")
 
 
 def diff(run_a, run_b, *, fail_on_flip: bool = False, out=None, json_path=None, html=None) -> CompareReport:

@@ -30,7 +30,7 @@ from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, Buil
 from leapp_lab.model.errors import InvalidOption, UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
 from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
-from leapp_lab.onnxio.manifest import read_manifest, strip_taps
+from leapp_lab.onnxio.manifest import IDENTITY_PREFIX, read_manifest, strip_taps
 
 from leapp_lab.engines import get_engine
 from leapp_lab.engines.base import CompileError, ProgressFn
@@ -129,7 +129,10 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     try:
         model = onnx_mod.load(str(onnx_path))
     except Exception as exc:  # noqa: BLE001
-        raise UnusableInput(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc})") from None
+        from .reference_check import is_zip
+        hint = ("; an npz archive: compile takes the MODEL.onnx prepare wrote (the samples go to --npz)"
+                if is_zip(onnx_path) else "")
+        raise UnusableInput(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: {exc}){hint}") from None
     if not model.graph.node or not model.graph.output:
         raise UnusableInput(f"{onnx_path}: not an ONNX model (no graph: the file is empty, truncated or "
                             f"of another format); run leapp-lab prepare again")
@@ -223,9 +226,12 @@ def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
     names = {n.name for n in model.graph.node if n.name}
     unknown = [k for k in keep if k not in names]
     if unknown:
+        import difflib                  # the model's own nodes, not the tap markers prepare added
+        real = sorted(n for n in names if not n.startswith(IDENTITY_PREFIX))
+        like = difflib.get_close_matches(unknown[0], real, n=3)
         raise InvalidOption(f"{onnx_path}: keep_fp32 names {len(unknown)} node(s) the model does not have: "
                          f"{unknown[:5]}{' ...' if len(unknown) > 5 else ''}; pass ONNX node names "
-                         f"(e.g. {sorted(names)[:3]})")
+                         + (f"(did you mean {like}?)" if like else f"(e.g. {real[:3]})"))
     return keep
 
 

@@ -26,6 +26,12 @@ def check_reference_for_model(ref_path: Path, onnx_path: Path, npz_path: Path) -
     try:
         model = onnx.load(str(onnx_path), load_external_data=False)
     except Exception as exc:  # noqa: BLE001 - any parse error of a corrupt file
+        if is_zip(onnx_path):       # an npz: the two positional arguments swapped, most likely
+            swapped = ref_path.suffix == ".onnx"
+            ex = f"{onnx_path} {ref_path}" if swapped else "build/model.reference.npz build/model.onnx"
+            raise NpzInputError(f"{onnx_path}: an npz archive, not an ONNX model; repair takes REFERENCE.npz "
+                                f"first, then the MODEL.onnx prepare wrote{' (did you swap them?)' * swapped}: "
+                                f"leapp-lab repair {ex}") from None
         raise NpzInputError(f"{onnx_path}: not a readable ONNX model ({type(exc).__name__}: "
                             f"{str(exc)[:200]}); run leapp-lab prepare again") from None
     manifest = read_manifest(model, onnx_path)
@@ -72,3 +78,13 @@ def _declared_dims(value_info) -> list[int | None] | None:
     if tt is None or not tt.HasField("shape"):
         return None
     return [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+
+
+def is_zip(path) -> bool:
+    """``path`` starts as a zip archive does (an npz): what a file passed as an ONNX model
+    most likely is when it does not parse."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False

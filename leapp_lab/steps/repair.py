@@ -363,7 +363,7 @@ class _Sweep:
         r.exit_code = 0 if r.met else 1
         n, total = len(chosen), len(r.segments)
         if r.met:
-            r.message = (f"{n} of {total} segments kept in fp32 ({', '.join(chosen)}) bring every output "
+            r.message = (f"{n} of {total} segments kept in fp32 ({', '.join(chosen)}) bring{'s' * (n == 1)} every output "
                          f"under {r.target_nrmse:g}: nrmse {_f(r.baseline.error)} -> {_f(r.final.error)}, "
                          f"verified on the final build ({r.builds} builds)")
         else:

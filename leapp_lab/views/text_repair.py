@@ -1,6 +1,7 @@
 """Plain-text rendering of a repair report (terminals, ``str(report)``). Reads fields only."""
 from __future__ import annotations
 
+from leapp_lab.model.finding import plural
 from leapp_lab.model.repair import table_columns
 
 from .finding import lead
@@ -40,12 +41,12 @@ def render_repair(report) -> str:
         lines.append("greedy rounds (each adds the segment that lowers the error most):")
         for t in steps:
             n = sum(1 for x in r.trials if x.round == t.round)
-            lines.append(f"  round {t.round}: + {t.added} -> nrmse {fmt(t.error)}  ({n} builds)")
+            lines.append(f"  round {t.round}: + {t.added} -> nrmse {fmt(t.error)}  ({plural(n, 'build')})")
         tried = [x for x in r.trials if x.round == r.rounds() and not x.chosen]
         if tried and not any(x.chosen for x in r.trials if x.round == r.rounds()):
             lines.append(f"  round {r.rounds()}: no segment lowered the error further")
     lines.append("")
-    lines.append(f"cost: {r.builds} builds in {fmt(r.seconds)} s on {r.workers} worker(s) ({r.executor}"
+    lines.append(f"cost: {plural(r.builds, 'build')} in {fmt(r.seconds)} s on {plural(r.workers, 'worker')} ({r.executor}"
                  + (f" {r.address}" if r.address else "") + f"); the builds took {fmt(r.build_seconds)} s in all")
     if r.baseline is not None and r.baseline.build:
         lines.append(f"baseline build: {r.baseline.build}  verify run: {r.baseline.verify_run}")

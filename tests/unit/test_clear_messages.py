@@ -110,3 +110,45 @@ def test_a_json_file_too_large_or_with_a_huge_number_is_refused_naming_it(tmp_pa
     huge.write_text('{"samples": 1, "pad": "' + "x" * 100 + '"}')
     with pytest.raises(UnusableInput, match=r"huge\.json: .*MiB of JSON"):
         read_json(huge)
+
+
+def test_npz_given_as_the_onnx_model_is_named_as_an_npz(tmp_path):
+    """repair REF MODEL with the two swapped, compile of an npz: named as an npz archive (with the
+    corrected repair line), not as a corrupt ONNX to prepare again."""
+    from leapp_lab.steps.compile import compile as compile_
+    from leapp_lab.steps.reference_check import check_reference_for_model
+    np.savez(tmp_path / "model.reference.npz", y=np.zeros((2, 3), np.float32))
+    (tmp_path / "model.onnx").write_bytes(b"not parsed")
+    ref, onnx = tmp_path / "model.onnx", tmp_path / "model.reference.npz"      # swapped
+    with pytest.raises(NpzInputError, match=r"an npz archive, not an ONNX model; .*\(did you swap them\?\): "
+                                            rf"leapp-lab repair {onnx} {ref}$"):
+        check_reference_for_model(ref, onnx, onnx)
+    with pytest.raises(UnusableInput, match=r"not a readable ONNX model .*an npz archive: compile takes the "
+                                            r"MODEL.onnx prepare wrote"):
+        compile_(onnx, engine="ort", npz=onnx, out=tmp_path / "out.ort")
+
+
+def test_verify_before_compile_names_the_compile_line(tmp_path):
+    from leapp_lab.compare.buildio import OpenBuild
+    (tmp_path / "model.onnx").write_bytes(b"")
+    with pytest.raises(NpzInputError, match=r"no such build .*; not built yet: leapp-lab compile "
+                                            rf"{tmp_path / 'model.onnx'} --engine ort-int8, then verify again"):
+        OpenBuild(tmp_path / "model.ort-int8")
+    with pytest.raises(NpzInputError, match=r"--engine ort --archive, then"):
+        OpenBuild(tmp_path / "model.ort.tgz")
+    with pytest.raises(NpzInputError, match=r"written by leapp-lab compile\)$"):     # no ONNX beside it
+        OpenBuild(tmp_path / "other.ort")
+
+
+def test_keep_fp32_of_an_unknown_node_suggests_the_close_model_nodes():
+    from onnx import helper
+    from leapp_lab.engines import get_engine
+    from leapp_lab.steps.compile import _check_keep_fp32
+    nodes = [helper.make_node("Identity", ["x"], [f"o{i}"], name=n)
+             for i, n in enumerate(["node_linear_2", "node_relu", "leapp_lab_tap/linear_2"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [], []))
+    eng = get_engine("ort-int8")
+    with pytest.raises(ValueError, match=r"\['linear_2'\]; pass ONNX node names \(did you mean \['node_linear_2'\]\?\)"):
+        _check_keep_fp32(eng, model, ["linear_2"], "m.onnx")
+    with pytest.raises(ValueError, match=r"\(e\.g\. \['node_linear_2', 'node_relu'\]\)"):
+        _check_keep_fp32(eng, model, ["zzz"], "m.onnx")

@@ -87,3 +87,20 @@ def test_views_escape_every_name_and_show_each_segment():
     assert to_html(r) == to_html(r)
     text = str(r)
     assert "MET" in text and "round 2: + a" + EVIL in text and "6 builds" in text
+
+
+def test_text_counts_one_build_and_one_worker_in_the_singular():
+    r = report()
+    r.builds, r.workers, r.executor, r.trials = 1, 1, "inline", []
+    text = str(r)
+    assert "cost: 1 build in" in text and "on 1 worker (inline)" in text and "1 builds" not in text
+    assert "(1 build)" in str(report()) and "on 2 workers (process)" in str(report())
+
+
+def test_diff_of_a_repair_run_names_its_two_verify_runs(tmp_path):
+    from leapp_lab.compare.diff import diff
+    r = report()
+    r.save(tmp_path)
+    with pytest.raises(ValueError, match=r"a repair report, not a verify run; .*engine as built \(/b/bv\) "
+                                         r"and the repaired engine \(/b/fv\): leapp-lab diff /b/bv /b/fv$"):
+        diff(tmp_path, tmp_path)
