@@ -147,7 +147,9 @@ def _end_process(status: int) -> None:
 def _run(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser, handlers = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:   # argparse's own error names the top parser: its usage lists no option of the command
+        _unrecognized(parser._subparsers._group_actions[0].choices.get(args.command, parser), extra)
     if not args.command:
         parser.print_help()
         return 2
@@ -158,6 +160,16 @@ def _run(argv: list[str] | None) -> int:
             return int(handlers[args.command](args) or 0)
     except BaseException as exc:  # noqa: BLE001 - every way out gets one exit status
         return _failed(args.command, exc, debug)
+
+
+def _unrecognized(p: argparse.ArgumentParser, extra: list[str]) -> None:
+    """Exit 2 with the command's usage and the unknown arguments, with the closest option of the
+    command for a mistyped one (``--target-nrme`` -> ``--target-nrmse``)."""
+    import difflib
+    opts = [o for a in p._actions for o in a.option_strings if o.startswith("--")]
+    typo = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
+    like = difflib.get_close_matches(typo, opts, n=1) if typo else []
+    p.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {like[0]}?)" if like else ""))
 
 
 def _failed(command: str, exc: BaseException, debug: bool) -> int:

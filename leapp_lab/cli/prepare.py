@@ -10,11 +10,11 @@ from . import UsageError, given, say
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "prepare", help="export MODEL.py to ONNX with debug taps, its inputs and torch references",
-        description="Export MODEL.py (defines Model and get_fwd_args(), optionally get_samples()) to "
+        description="Export MODEL.py (defines Model, and get_fwd_args() or get_samples()) to "
                     "ONNX with the dynamo exporter, write every input sample to --npz-out and the "
                     "torch-eager outputs and tap values to --reference-out. Taps are off unless asked for.")
     p.add_argument("model", metavar="MODEL.py", nargs="?",
-                   help="Python file defining Model and get_fwd_args() (or --from-trace RUN)")
+                   help="Python file defining Model and get_fwd_args() or get_samples() (or --from-trace RUN)")
     p.add_argument("--from-trace", metavar="RUN",
                    help="prepare a node of a traced LEAPP pipeline instead: RUN is a trace run folder "
                         "or a graph's LEAPP output folder that leapp_lab traced")

@@ -240,8 +240,17 @@ class RepairReport(Viewable, Report, Plain):
                         "taps": list(s.taps), "nodes": len(s.nodes), "kept_nodes": len(s.keep),
                         "output_nrmse": t.error if t else None, "gain": t.gain if t else None,
                         "chosen": s.name in self.chosen, "seconds": t.seconds if t else None,
-                        "note": (t.reason if t else "not swept (budget)")})
+                        "note": (t.reason if t else self._untried(s.name))})
         return out
+
+    def _untried(self, name: str) -> str:
+        """Why a segment has no trial: ``--rank excess`` stops at the target and skips a segment
+        without an excess; a sweep leaves a segment only when the budget runs out."""
+        if self.rank == "excess" and name not in self.excess:
+            return "not tried: no local excess"
+        if self.rank == "excess" and self.met:
+            return "not tried: the target was met first"
+        return "not swept (budget)" if self.budget is not None else "not swept"
 
     def to_dataframe(self):
         """The ranked table: one line per segment (rank, output nrmse with it alone in fp32, gain...)."""

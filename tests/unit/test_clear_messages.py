@@ -152,3 +152,16 @@ def test_keep_fp32_of_an_unknown_node_suggests_the_close_model_nodes():
         _check_keep_fp32(eng, model, ["linear_2"], "m.onnx")
     with pytest.raises(ValueError, match=r"\(e\.g\. \['node_linear_2', 'node_relu'\]\)"):
         _check_keep_fp32(eng, model, ["zzz"], "m.onnx")
+
+
+def test_an_unknown_option_shows_the_commands_usage_and_the_closest_option(capsys):
+    from leapp_lab.cli import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["repair", "m.reference.npz", "m.onnx", "--target-nrme", "0.1"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and err.startswith("usage: leapp-lab repair ") and "--target-nrmse X" in err
+    assert err.endswith("leapp-lab repair: error: unrecognized arguments: --target-nrme 0.1 "
+                        "(did you mean --target-nrmse?)\n")
+    with pytest.raises(SystemExit):
+        main(["report", "RUN", "-o", "x.html", "y"])
+    assert capsys.readouterr().err.endswith("leapp-lab report: error: unrecognized arguments: y\n")

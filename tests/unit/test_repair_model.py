@@ -104,3 +104,13 @@ def test_diff_of_a_repair_run_names_its_two_verify_runs(tmp_path):
     with pytest.raises(ValueError, match=r"a repair report, not a verify run; .*engine as built \(/b/bv\) "
                                          r"and the repaired engine \(/b/fv\): leapp-lab diff /b/bv /b/fv$"):
         diff(tmp_path, tmp_path)
+
+
+def test_a_segment_without_a_trial_says_why():
+    r = report()
+    r.trials, r.rank, r.excess = r.trials[:1], "excess", {"b": 3.0, "a": 1.0}     # met after b
+    notes = {x["segment"]: x["note"] for x in r.records()}
+    assert notes == {"b": None, "a": "not tried: the target was met first", "out": "not tried: no local excess"}
+    r = report()
+    r.trials, r.budget = r.trials[:2], 4
+    assert [x["note"] for x in r.records()][2] == "not swept (budget)"
