@@ -301,6 +301,7 @@ class LeappMagics(Magics):
         """%leapp_prepare MODEL.py --onnx-out F --npz-out F --reference-out F [--debug-taps NAME|all ...]
         [--debug-plugin-taps] [--debug-op-taps]; or --from-trace VAR (a trace report, session or run
         folder) --node NODE instead of MODEL.py. As a cell magic, leave out MODEL.py: the cell defines ``model`` and ``args`` (or ``samples``)."""
+        __tracebackhide__ = True      # a cell that raises: the traceback starts at the cell's line
         argv = _split(line)
         if cell is None:
             run = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--from-trace"), "")
@@ -310,13 +311,16 @@ class LeappMagics(Magics):
         ns: dict[str, Any] = dict(user_ns)      # one namespace: classes and functions see the cell's names
         filename = cell_filename("prepare")
         register_source(filename, cell)
-        exec(compile(self.shell.transform_cell(cell), filename, "exec"), ns)
-        defined = {k for k, v in ns.items() if k not in user_ns or user_ns[k] is not v}
-        user_ns.update({k: ns[k] for k in defined})   # what the cell defined stays available, as in a normal cell
+        try:
+            exec(compile(self.shell.transform_cell(cell), filename, "exec"), ns)
+        finally:    # what the cell defined stays available, as in a normal cell (also when it raised)
+            defined = {k for k, v in ns.items() if k not in user_ns or user_ns[k] is not v}
+            user_ns.update({k: ns[k] for k in defined})
         if "model" not in defined or not ({"args", "samples"} & defined):
             raise UsageError("%%leapp_prepare: the cell must define `model` (an nn.Module) and `args` "
                              "(a tuple of forward arguments) or `samples` (a list of such tuples)")
         source = {k: ns[k] for k in ("model", "args", "samples") if k in ns}
+        source["__name__"] = "the %%leapp_prepare cell"     # what the report and its errors call it
         # the parser wants MODEL.py first; the cell's namespace replaces it after parsing
         return self._run_cli("prepare", ["<cell>", *argv], extra={"model": source})
 

@@ -160,7 +160,8 @@ def model_source(obj: Any, source: bytes | None = None) -> ModelSource:
         f = getattr(obj, "__file__", None)
         return _with_file(_from_namespace(vars(obj), f or obj.__name__, Path(f).resolve().parent if f else None), f)
     if isinstance(obj, dict):
-        return _from_namespace(obj, "<namespace>", None)
+        label = obj.get("__name__")     # the %%leapp_prepare cell names itself; else <namespace>
+        return _from_namespace(obj, label if isinstance(label, str) else "<namespace>", None)
     f = getattr(obj, "__file__", None)
     if isinstance(f, str):
         return _with_file(_from_namespace(vars(obj), f, Path(f).resolve().parent), f)

@@ -75,4 +75,9 @@ def report_summary(report: Any) -> str:
     if kind == "repair":
         return (f"{report.status}: {len(report.chosen)} of {plural(len(report.segments), 'segment')} in fp32, "
                 f"{plural(report.builds, 'build')}")
+    if kind == "prepare":
+        return (f"{plural(len(report.outputs), 'output')}, {plural(len(report.taps), 'tap')}, "
+                f"{plural(report.samples, 'sample')}")
+    if kind == "build":
+        return f"{report.engine} build, {plural(len(report.taps), 'tap')}, {plural(report.samples, 'sample')}"
     return type(report).__name__

@@ -171,12 +171,13 @@ def render_prepare(r) -> str:
     kinds = {}
     for t in r.taps:
         kinds[t.kind] = kinds.get(t.kind, 0) + 1
-    head = [f"prepare {r.model}: {r.samples} sample(s), exporter {r.exporter}"
+    from leapp_lab.model.finding import plural
+    head = [f"prepare {r.model}: {plural(r.samples, 'sample')}, exporter {r.exporter}"
             + (f" (fallback: {r.fallback_reason})" if r.fallback_reason else ""),
             f"  onnx      {r.onnx}" + ("" if r.manifest_stamped else "  (no taps: identical to the untapped export)"),
             f"  inputs    {r.npz}  [" + ", ".join(f"{i.name} {i.dtype}{i.shape}" for i in r.inputs) + "]",
             f"  reference {r.reference}",
-            f"  {len(r.outputs)} output(s), {n_taps} tap(s)"
+            f"  {plural(len(r.outputs), 'output')}, {plural(n_taps, 'tap')}"
             + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
             + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
     c = getattr(r, "cache", None)

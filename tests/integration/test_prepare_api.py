@@ -112,7 +112,7 @@ def test_nested_dict_outputs_and_report_roundtrip(tmp_path):
         ["policy.mu", "policy.sigma", "value"]
     again = leapp_lab.load(tmp_path / "m.prepare")
     assert again.to_dict() == r.to_dict()
-    assert "3 output(s), 0 tap(s)" in str(again)
+    assert "3 outputs, 0 taps" in str(again)
 
 
 def test_taps_on_an_input_a_returned_value_and_an_integer_chain(tmp_path):

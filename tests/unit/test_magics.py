@@ -116,9 +116,34 @@ def test_prepare_cell_needs_model_and_args(shell, tmp_path):
                                               f"--reference-out {tmp_path}/m.reference.npz", "x = 1\n")
 
 
+def test_prepare_cell_that_raises_keeps_its_names_and_shows_only_its_lines(shell, tmp_path):
+    cell = (f"%%leapp_prepare --onnx-out {tmp_path}/m.onnx --npz-out {tmp_path}/m.npz "
+            f"--reference-out {tmp_path}/m.reference.npz\nbefore_error = 41 + 1\nraise ValueError('half-way')\n")
+    res, out = run(shell, cell)
+    assert isinstance(res.error_in_exec, ValueError)
+    assert shell.user_ns["before_error"] == 42            # as a normal cell that raised half-way
+    assert "raise ValueError('half-way')" in out and "magics.py" not in out, out
+
+
+def test_prepare_cell_names_itself_in_the_report():
+    import torch
+    from leapp_lab.taps.loader import model_source
+    ns = {"model": torch.nn.Identity(), "args": (torch.zeros(1),)}
+    assert model_source({**ns, "__name__": "the %%leapp_prepare cell"}).label == "the %%leapp_prepare cell"
+    assert model_source(ns).label == "<namespace>"
+
+
 def test_unload_removes_the_magics(shell):
     shell.run_line_magic("unload_ext", "leapp_lab")
     assert "leapp_trace" not in shell.magics_manager.magics["cell"]
     shell.run_line_magic("load_ext", "leapp_lab")
     assert "leapp_trace" in shell.magics_manager.magics["cell"]
     assert "leapp_verify" in shell.magics_manager.magics["line"]
+
+
+def test_progress_summary_of_prepare_and_compile_says_what_was_made():
+    from types import SimpleNamespace as NS
+
+    from leapp_lab.views.progress import report_summary
+    assert report_summary(NS(kind="build", engine="ort-int8", taps=[1], samples=3)) == "ort-int8 build, 1 tap, 3 samples"
+    assert report_summary(NS(kind="prepare", outputs=[1], taps=[], samples=1)) == "1 output, 0 taps, 1 sample"
