@@ -10,8 +10,7 @@
 
 The magics hold no logic of their own beyond parsing and display. LEAPP identifies a node by the
 caller's (file, line): the cell is compiled under the stable name ``<leapp-cell:NAME>`` and its
-source registered with ``linecache``, so an edited or re-run cell keeps working and tracebacks
-show its lines.
+source registered with ``linecache``, so an edited or re-run cell keeps working and tracebacks show its lines.
 """
 from __future__ import annotations
 
@@ -261,7 +260,10 @@ class LeappMagics(Magics):
         parser, _ = build_parser()
         _no_exit(parser)
         try:
-            args = parser.parse_args([command, *argv])
+            args, unknown = parser.parse_known_args([command, *argv])
+            if unknown:     # named with the command's usage and its closest option, as the CLI does
+                from leapp_lab.cli import _unrecognized
+                _unrecognized(parser._subparsers._group_actions[0].choices[command], unknown)
         except _HelpShown:      # -h / --help printed the command's help: nothing else to say
             return None
         except _ArgumentError as exc:
@@ -382,7 +384,8 @@ def _plain_text_repr(shell: Any, cls: type) -> None:
     if cls.__str__ is object.__str__:
         return
     fmt = shell.display_formatter.formatters["text/plain"]
-    fmt.for_type(cls, lambda obj, p, cycle: p.text(str(obj)))
+    from leapp_lab.model.messages import printable      # escaped as the CLI prints it
+    fmt.for_type(cls, lambda obj, p, cycle: p.text(printable(str(obj))))
 
 
 def load_ipython_extension(ipython: Any) -> None:

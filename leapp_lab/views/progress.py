@@ -26,7 +26,8 @@ class Progress:
 
     def _text(self) -> str:
         pct = "" if self.fraction is None else f" {100 * self.fraction:3.0f}%"
-        return f"{self.title}:{pct} {self.stage} ({time.perf_counter() - self.t0:.1f} s)"
+        from leapp_lab.model.messages import printable
+        return printable(f"{self.title}:{pct} {self.stage} ({time.perf_counter() - self.t0:.1f} s)")
 
     def _bundle(self, done: bool = False, failed: bool = False) -> dict[str, str]:
         """The line as HTML, and as text for front-ends without HTML (a terminal IPython, jupyter

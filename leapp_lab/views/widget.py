@@ -30,10 +30,14 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
 def text_plain(report: Any) -> str:
+    """The text a front-end without HTML shows (a terminal, jupyter console, a text viewer): the
+    report's text view, with what a terminal would act on (ESC, CR, bidi overrides) in a name
+    escaped as the command line prints it (``printable``)."""
+    from leapp_lab.model.messages import printable
     try:
-        return str(report)
+        return printable(str(report))
     except Exception as exc:   # a text view that is missing or broken must not hide the others
-        return f"<{type(report).__name__} kind={getattr(report, 'kind', '?')}> (text view failed: {exc})"
+        return printable(f"<{type(report).__name__} kind={getattr(report, 'kind', '?')}> (text view failed: {exc})")
 
 
 class LeappView(anywidget.AnyWidget):

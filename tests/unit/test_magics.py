@@ -147,3 +147,18 @@ def test_progress_summary_of_prepare_and_compile_says_what_was_made():
     from leapp_lab.views.progress import report_summary
     assert report_summary(NS(kind="build", engine="ort-int8", taps=[1], samples=3)) == "ort-int8 build, 1 tap, 3 samples"
     assert report_summary(NS(kind="prepare", outputs=[1], taps=[], samples=1)) == "1 output, 0 taps, 1 sample"
+
+
+def test_unknown_option_names_the_command_and_its_closest_option(shell):
+    with pytest.raises(UsageError, match=r"leapp-lab verify: unrecognized arguments: --max-mpe 3 \(did you mean --max-mape\?\)"):
+        shell.run_line_magic("leapp_verify", "a.npz b --max-mpe 3")
+
+
+def test_text_fallback_escapes_what_a_terminal_acts_on():
+    # a name with ESC (clear screen, colours) is printed escaped, as the CLI prints it
+    from leapp_lab.views.widget import text_plain
+    r = verify_report()
+    r.rows[0].name = "tap\x1b[2Jx"
+    text = text_plain(r)
+    assert "\x1b" not in text and "tap\\x1b[2Jx" in text
+    assert text.startswith(r.finding.split(" ")[0])          # still leads with the finding
