@@ -77,10 +77,16 @@ def repair_finding(r: Any) -> Finding:
     if r.status == "already-met":
         return Finding(f"Target already met: the {r.engine} engine as built has output NRMSE {num(before)} "
                        f"≤ {num(target)}, so no segment needs fp32 ({plural(r.builds, 'build')}).", "pass")
-    if r.final is None:
-        return Finding(f"Target not met: no final build was made within the budget "
-                       f"({plural(r.builds, 'build')}); the engine as built has output NRMSE "
-                       f"{num(before)} against the target {num(target)}.", "fail", [])
+    if r.final is None:       # why there is no final build: the budget, or no segment helped
+        budget = f"the budget of {plural(r.budget or 0, 'build')}"
+        why = (f"no segment kept in fp32 lowered the output error ({plural(r.builds, 'build')})"
+               if not kept and r.trials else
+               f"{budget} left no room to sweep a segment (at least 3: the baseline, one sweep build and "
+               f"the final build); raise --budget" if not kept else
+               f"{budget} left none to build and verify the best set found ({names(kept)}) on its own; "
+               f"raise --budget")
+        return Finding(f"Target not met: {why}. The engine as built has output NRMSE {num(before)} against "
+                       f"the target {num(target)}.", "fail", [])
     what = (f"keeping {len(kept)} of {plural(n_seg, 'segment')} in fp32 ({names(kept)})" if kept
             else "keeping no segment in fp32")
     built = f"{plural(r.builds, 'build')}" + (f", budget {r.budget}" if r.budget is not None else "")

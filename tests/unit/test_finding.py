@@ -180,3 +180,15 @@ def test_front_end_links_cut_whole_names_only():
     parts = finding_parts("block1 and block10 differ; block1.", [{"text": "block1", "row": "block1"}])
     assert [p for p in parts if p[1]] == [("block1", "block1"), ("block1", "block1")]
     assert "".join(t for t, _ in parts) == "block1 and block10 differ; block1."
+
+
+def test_repair_finding_without_a_final_build_says_why():
+    r = repair_report()
+    r.met, r.status, r.final, r.exit_code = False, "not-met", None, 1
+    r.chosen, r.budget = [], None               # every segment swept, none lowered the error
+    assert r.finding_record().text.startswith("Target not met: no segment kept in fp32 lowered the output "
+                                              "error (6 builds). The engine as built has output NRMSE 0.5")
+    r.trials, r.budget, r.builds = [], 2, 1     # --budget 2: the baseline and the proof's slot only
+    assert "the budget of 2 builds left no room to sweep a segment" in r.finding_record().text
+    r.chosen, r.budget, r.builds = ["b"], 3, 3  # swept, no build left for the proof
+    assert "the budget of 3 builds left none to build and verify the best set found (b)" in r.finding_record().text
