@@ -235,6 +235,19 @@ def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
     return keep
 
 
+def unfused_warning(taps) -> str:
+    """The taps on tensors onnxruntime fuses away, and what to do: a manual tap moves to a module
+    boundary; an op or plugin tap is one prepare's flag added, so prepare again without it."""
+    unf = [t for t in taps if t.via == "unfused"]
+    flags = sorted({f"--debug-{t.kind}-taps" for t in unf if t.kind in ("op", "plugin")})
+    fix = " and ".join(([f"prepare again without {' and '.join(flags)}"] if flags else [])
+                       + ([f"move {'the manual ones' if flags else 'them'} to a module boundary"]
+                          if any(t.kind == "manual" for t in unf) else []))
+    return (f"{plural(len(unf), 'tap')} {'sits' if len(unf) == 1 else 'sit'} on tensors onnxruntime fuses away "
+            f"({', '.join(t.name for t in unf)}); exposing them changed the engine's kernels (see the observer "
+            f"effect); {fix} to debug the exact untapped engine")
+
+
 def _replace(tmp: Path, final: Path) -> None:
     """Put ``tmp`` where ``final`` is; the old build is removed only once the new one is in place."""
     if final.exists() or final.is_symlink():
@@ -318,12 +331,8 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
     if unb:
         warnings.append(f"{len(unb)} tap{' is' if len(unb) == 1 else 's are'} unbound (the engine fused "
                         f"their tensors away): {', '.join(unb)}")
-    unf = [t.name for t in taps if t.via == "unfused"]
-    if unf:
-        sit = "sits" if len(unf) == 1 else "sit"
-        warnings.append(f"{plural(len(unf), 'tap')} {sit} on tensors onnxruntime fuses away ({', '.join(unf)}); "
-                        "exposing them changed the engine's kernels (see the observer effect); move them "
-                        "to a module boundary to debug the exact untapped engine")
+    if any(t.via == "unfused" for t in taps):
+        warnings.append(unfused_warning(taps))
     if observer.checked and not observer.outputs_agree:
         warnings.append("the model outputs with and without taps differ: the taps change this engine")
     return BuildReport(

@@ -165,3 +165,16 @@ def test_an_unknown_option_shows_the_commands_usage_and_the_closest_option(capsy
     with pytest.raises(SystemExit):
         main(["report", "RUN", "-o", "x.html", "y"])
     assert capsys.readouterr().err.endswith("leapp-lab report: error: unrecognized arguments: y\n")
+
+
+def test_a_tap_on_a_fused_tensor_gets_the_fix_of_its_kind():
+    from types import SimpleNamespace as T
+    from leapp_lab.steps.compile import unfused_warning
+    op, man = T(name="view", kind="op", via="unfused"), T(name="h", kind="manual", via="unfused")
+    bound = T(name="y", kind="manual", via="dequantize")
+    assert unfused_warning([op, bound]).endswith("fuses away (view); exposing them changed the engine's kernels "
+                                                 "(see the observer effect); prepare again without "
+                                                 "--debug-op-taps to debug the exact untapped engine")
+    assert "(h); " in unfused_warning([man]) and "; move them to a module boundary to" in unfused_warning([man])
+    assert ("2 taps sit on tensors onnxruntime fuses away (view, h); " in unfused_warning([op, man]) and
+            "without --debug-op-taps and move the manual ones to a module boundary" in unfused_warning([op, man]))
