@@ -85,7 +85,7 @@ def _run_folder(run) -> Path | None:
     if isinstance(run, (str, os.PathLike)):
         try:
             return resolve_report_path(run)
-        except FileNotFoundError:       # load() names it
+        except (FileNotFoundError, UnusableInput):      # load() names it: e.g. a verify --json summary
             return Path(run)
     return None
 

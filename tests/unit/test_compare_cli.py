@@ -80,3 +80,16 @@ def test_diff_magic_returns_and_stores_the_compare(runs, tmp_path):
             sh.run_line_magic("leapp_diff", f"{a} {tmp_path / 'nothing'}")
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_diff_of_a_verify_json_summary_says_what_it_is(runs, tmp_path, capsys):
+    """The CLI's output check read RUN first and called any .json not named report.json 'a file, not
+    a run folder or a report .json'; load() names a `verify --json` summary and what to pass."""
+    from leapp_lab.cli import main
+    from leapp_lab.model.jsonio import write_json
+    a, b = runs
+    summary = tmp_path / "v.json"
+    write_json(summary, verify_report().json_rows())
+    assert main(["diff", str(summary), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert "v.json: this is the summary `leapp-lab verify --json` writes" in err and "is a file" not in err
