@@ -226,4 +226,14 @@ def trace_finding(report: Any) -> Finding:
             return f
     checks = sum(len(g.checks) for g in graphs)
     where = f"the {len(graphs)} graphs" if many else f"graph '{graphs[0].name}'"
-    return Finding(f"Every node/port/sample of {where} validates ({plural(checks, 'check')}); no hazard.", "pass")
+    lead = f"Every node/port/sample of {where} validates ({plural(checks, 'check')})"
+    # a requested replay / parity that diverged or could not run is no pass (leapp-lab run exits 1)
+    for g in graphs:
+        for name in ("replay", "parity"):
+            sec = g.section(name)
+            if getattr(sec, "status", None) in ("diverged", "failed"):
+                what = "diverged" if sec.status == "diverged" else "could not run"
+                why = headline(sec.reason).rstrip(".") if sec.reason else ""
+                return Finding(f"{lead}, but the {name} of graph '{g.name}' {what}" + (f": {why}" if why else "")
+                               + f". Its {name} section (the view's {name.capitalize()} tab) says where.", "fail")
+    return Finding(f"{lead}; no hazard.", "pass")

@@ -123,7 +123,8 @@ class TraceSession:
         if body_exc is not None:
             fatal = self.capture.fatal_messages()
             status = "refused" if fatal else "error"
-            msg = fatal[-1] if fatal else f"{type(body_exc).__name__}: {body_exc}"
+            # an exception without a message (KeyboardInterrupt, raise RuntimeError()): its name alone
+            msg = fatal[-1] if fatal else f"{type(body_exc).__name__}" + (f": {body_exc}" if str(body_exc) else "")
             partial = CompileOutcome(snap=snapshot(lifecycle.manager()))  # before reset drops them
             lifecycle.hard_reset()
             self._save(partial, status, msg)

@@ -442,3 +442,19 @@ def test_the_finding_of_a_cell_that_raised_says_fix_once():
     finding = TraceReport(graphs=[g.graph]).finding
     assert finding.startswith("Graph 'g' was not compiled: the traced code raised: ValueError: sensor glitch")
     assert " Fix the exception above" in finding and "Fix: Fix" not in finding, finding
+
+
+def test_a_trace_whose_replay_could_not_run_is_no_pass():
+    # every check validates, but --replay's step_fn raised: the finding says so (red), not "no hazard"
+    from leapp_lab.model.sections import make
+    from leapp_lab.model.trace import TraceReport
+    g = G().node("n")
+    for k in range(3):
+        g.inp("n", "obs", k, [k + 1.0]).out("n", "y", k, [2 * k + 2.0])
+    g.graph.hazards = g.run()
+    rep = TraceReport(graphs=[g.graph])
+    assert rep.finding_record().status == "pass", rep.finding
+    g.graph.sections["replay"] = make("replay", "failed", "the fresh replay (step_fn) raised KeyError: 'pol' (at x.py:2)")
+    f = rep.finding_record()
+    assert f.status == "fail" and f.text.startswith("Every node/port/sample of graph 'g' validates (3 checks), but the "
+                                                    "replay of graph 'g' could not run: the fresh replay (step_fn) raised KeyError"), f.text

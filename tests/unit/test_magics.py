@@ -162,3 +162,11 @@ def test_text_fallback_escapes_what_a_terminal_acts_on():
     text = text_plain(r)
     assert "\x1b" not in text and "tap\\x1b[2Jx" in text
     assert text.startswith(r.finding.split(" ")[0])          # still leads with the finding
+
+
+def test_a_cell_interrupted_or_raising_without_a_message_is_named_cleanly(shell, tmp_path):
+    res, out = run(shell, f"%%leapp_trace bare --save-path {tmp_path} --out bare\n" + BODY.replace(
+        "for step in range(3):\n", "for step in range(3):\n    if step == 1:\n        raise RuntimeError()\n"))
+    assert isinstance(res.error_in_exec, RuntimeError)
+    rep = shell.user_ns["bare"]
+    assert rep.graph.error == "RuntimeError" and "the traced code raised: RuntimeError. " in rep.finding, rep.finding
