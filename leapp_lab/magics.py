@@ -34,8 +34,8 @@ class _ArgumentError(Exception):
     pass
 
 
-class _HelpShown(Exception):
-    """``-h`` / ``--help``: argparse printed the help and wants to exit 0; the magic just returns."""
+class _HelpShown(Exception):     # -h / --help: argparse printed the help; the magic just returns
+    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,8 +106,7 @@ def deep_options(ns: argparse.Namespace, user_ns: dict) -> dict[str, Any]:
     for flag in ("replay", "parity"):
         if getattr(ns, flag) is not None and getattr(ns, flag) < 1:
             raise UsageError(f"%%leapp_trace --{flag} {getattr(ns, flag)}: must be at least 1")
-    # --parity without --step-fn: the cell and the other checks run, parity is 'unavailable' with
-    # its reason (docs/deep-checks.md)
+    # --parity without --step-fn: the other checks run, parity is 'unavailable' (docs/deep-checks.md)
     return opts
 
 
@@ -259,6 +258,7 @@ class LeappMagics(Magics):
 
         parser, _ = build_parser()
         _no_exit(parser)
+        unknown: list[str] = []
         try:
             args, unknown = parser.parse_known_args([command, *argv])
             if unknown:     # named with the command's usage and its closest option, as the CLI does
@@ -267,7 +267,10 @@ class LeappMagics(Magics):
         except _HelpShown:      # -h / --help printed the command's help: nothing else to say
             return None
         except _ArgumentError as exc:
-            raise UsageError(f"%leapp_{command}: {exc}") from None
+            # a stray word: most often "{v.path}" unquoted, split at a space of the path (docs/notebook.md)
+            split = " (a path with a space splits into two arguments: quote it, e.g. \"{v.path}\")" \
+                if "unrecognized arguments" in str(exc) and any(not a.startswith("-") for a in unknown) else ""
+            raise UsageError(f"%leapp_{command}: {exc}{split}") from None
         for k, v in (extra or {}).items():
             setattr(args, k, v)
         try:
@@ -295,7 +298,8 @@ class LeappMagics(Magics):
             raise
         progress.finish(f"done: {report_summary(report)}")
         self.shell.user_ns[DEFAULT_VAR] = report
-        _plain_text_repr(self.shell, type(report))
+        from leapp_lab.views.widget import plain_text_repr
+        plain_text_repr(self.shell, type(report))
         return report
 
     @line_cell_magic
@@ -374,18 +378,6 @@ def _no_exit(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _no_exit(sub)
-
-
-def _plain_text_repr(shell: Any, cls: type) -> None:
-    """Show a returned report through its ``__str__`` (its text view) rather than the dataclass
-    repr, when it has no display protocol of its own."""
-    if any(hasattr(cls, m) for m in ("_repr_pretty_", "_repr_mimebundle_", "_repr_html_")):
-        return
-    if cls.__str__ is object.__str__:
-        return
-    fmt = shell.display_formatter.formatters["text/plain"]
-    from leapp_lab.model.messages import printable      # escaped as the CLI prints it
-    fmt.for_type(cls, lambda obj, p, cycle: p.text(printable(str(obj))))
 
 
 def load_ipython_extension(ipython: Any) -> None:

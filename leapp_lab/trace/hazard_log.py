@@ -70,7 +70,8 @@ def trace_refused(graph: GraphReport) -> list[Hazard]:
     err = (graph.error or "").strip()
     if graph.status == "error" and not fatals:
         what, todo = ("the traced code raised before compile_graph",
-                      "Fix the exception above (its traceback is in the report), then trace again.")
+                      "Fix the exception the traced code raised (its traceback is where the code ran: "
+                      "under the view in a notebook), then trace again.")
     elif not fatals and err.startswith(_SCRIPT_RAISED):
         # leapp-lab run: the user's own script raised; LEAPP itself refused nothing
         what, todo = ("the script raised before compile_graph()",

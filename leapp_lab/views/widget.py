@@ -40,6 +40,16 @@ def text_plain(report: Any) -> str:
         return printable(f"<{type(report).__name__} kind={getattr(report, 'kind', '?')}> (text view failed: {exc})")
 
 
+def plain_text_repr(shell: Any, cls: type) -> None:
+    """Show a report that has no view (build, prepare) through its text (``text_plain``: its
+    ``__str__``, escaped) rather than the dataclass repr, when it has no display protocol of its own."""
+    if any(hasattr(cls, m) for m in ("_repr_pretty_", "_repr_mimebundle_", "_repr_html_")):
+        return
+    if cls.__str__ is object.__str__:
+        return
+    shell.display_formatter.formatters["text/plain"].for_type(cls, lambda obj, p, cycle: p.text(text_plain(obj)))
+
+
 class LeappView(anywidget.AnyWidget):
     """Interactive view of a trace or verify report (one renderer, shared with the HTML report)."""
 

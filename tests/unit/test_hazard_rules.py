@@ -441,7 +441,7 @@ def test_the_finding_of_a_cell_that_raised_says_fix_once():
     g.graph.hazards = g.run()
     finding = TraceReport(graphs=[g.graph]).finding
     assert finding.startswith("Graph 'g' was not compiled: the traced code raised: ValueError: sensor glitch")
-    assert " Fix the exception above" in finding and "Fix: Fix" not in finding, finding
+    assert " Fix the exception the traced code raised" in finding and "Fix: Fix" not in finding, finding
 
 
 def test_a_trace_whose_replay_could_not_run_is_no_pass():

@@ -154,6 +154,11 @@ def test_unknown_option_names_the_command_and_its_closest_option(shell):
         shell.run_line_magic("leapp_verify", "a.npz b --max-mpe 3")
 
 
+def test_an_unquoted_path_with_a_space_gets_a_hint(shell):
+    with pytest.raises(UsageError, match=r"unrecognized arguments: dir/run .*quote it, e\.g\. \"\{v\.path\}\""):
+        shell.run_line_magic("leapp_report", "build dir/run -o r.html")
+
+
 def test_text_fallback_escapes_what_a_terminal_acts_on():
     # a name with ESC (clear screen, colours) is printed escaped, as the CLI prints it
     from leapp_lab.views.widget import text_plain
