@@ -241,8 +241,8 @@ def _from_namespace(ns: dict[str, Any], label: str, base: Path | None) -> ModelS
     elif "args" in ns:
         samples_fn = lambda: [ns["args"]]  # noqa: E731
     else:
-        raise PrepareError(f"{label}: defines no get_fwd_args(); add `def get_fwd_args(): return "
-                           f"(torch.randn(1, 8),)` returning the forward arguments as a tuple")
+        raise PrepareError(f"{label}: defines no get_fwd_args() (nor get_samples()); add `def get_fwd_args(): "
+                           f"return (torch.randn(1, 8),)` returning the forward arguments as a tuple")
 
     def samples() -> list[tuple]:
         raw = _user_call(label, fn_name, samples_fn)

@@ -145,6 +145,10 @@ def unexposed_under_all(markers: list[ge.Marker], export_hits: dict[str, Site], 
                         used_exporter: str) -> list[str]:
     """Warnings for the taps ``"all"`` cannot expose: under "all" these are not errors."""
     warnings = []
+    if not eager.sites:
+        warnings.append("--debug-taps all: the model calls no tap() or Tap(), so no tap is exposed; mark "
+                        "tensors with tap(x, \"name\") (docs/taps.md), or tap every intermediate value "
+                        "with --debug-op-taps")
     if used_exporter != "dynamo" and eager.sites:
         warnings.append(f"the TorchScript exporter cannot carry tap markers: {len(eager.sites)} "
                         f"tap(s) not exposed ({', '.join(sorted(eager.sites))})")

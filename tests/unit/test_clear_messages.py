@@ -178,3 +178,13 @@ def test_a_tap_on_a_fused_tensor_gets_the_fix_of_its_kind():
     assert "(h); " in unfused_warning([man]) and "; move them to a module boundary to" in unfused_warning([man])
     assert ("2 taps sit on tensors onnxruntime fuses away (view, h); " in unfused_warning([op, man]) and
             "without --debug-op-taps and move the manual ones to a module boundary" in unfused_warning([op, man]))
+
+
+def test_debug_taps_all_on_a_model_without_taps_says_so():
+    from types import SimpleNamespace
+    from leapp_lab.taps.tap_selection import unexposed_under_all
+    (w,) = unexposed_under_all([], {}, SimpleNamespace(sites={}), "dynamo")
+    assert w.startswith("--debug-taps all: the model calls no tap() or Tap(), so no tap is exposed") and \
+        "--debug-op-taps" in w
+    assert unexposed_under_all([SimpleNamespace(name="h")], {"h": "m.py:3"},
+                               SimpleNamespace(sites={"h": "m.py:3"}), "dynamo") == []
