@@ -128,7 +128,7 @@ def test_repair_outputs_never_replace_an_input_and_are_checked_before_any_build(
         (["--json", "build/model.npz"], ("--json build/model.npz", "is the input")),
         (["--json", "build/model.ort"], ("--json build/model.ort", "folder")),
         (["--html", "build/model.npz"], ("--html build/model.npz",)),
-        (["--out", ONNX], (f"--out {ONNX}", "lies inside the input")),
+        (["--out", ONNX], (f"--out {ONNX}", "is the input", "a file; choose an output folder")),
         (["--json", "r.json", "--html", "r.json"], ("r.json", "also given")),
     ]], cwd=d)
 
@@ -147,7 +147,7 @@ def test_model_explorer_files_never_land_in_an_input_or_on_a_foreign_file(w, mon
     before = tree(d)
     for target, says in [("build/model.ort", "lies inside the input build/model.ort"),
                          ("build/model.ort/mx", "lies inside the input build/model.ort"),
-                         (REF, f"lies inside the input {REF}"), (ONNX, f"{ONNX} is a file, not a folder"),
+                         (REF, rf"is the input {REF} \(the reference npz\), a file"), (ONNX, f"{ONNX} is a file, not a folder"),
                          ("mx", "mx/model_nonfinite.json: already exists")]:
         with pytest.raises(UnsafeOutput, match=says):
             rep.to_model_explorer(target)

@@ -188,3 +188,14 @@ def test_debug_taps_all_on_a_model_without_taps_says_so():
         "--debug-op-taps" in w
     assert unexposed_under_all([SimpleNamespace(name="h")], {"h": "m.py:3"},
                                SimpleNamespace(sites={"h": "m.py:3"}), "dynamo") == []
+
+
+def test_an_output_folder_given_as_an_input_file_is_named_as_given(tmp_path):
+    """--out model.onnx: the runs root's 'latest' lies under a file; named as the user gave it."""
+    from leapp_lab.model.errors import UnsafeOutput
+    from leapp_lab.model.safepaths import check_outputs
+    onnx = tmp_path / "model.onnx"
+    onnx.write_bytes(b"x")
+    with pytest.raises(UnsafeOutput, match=rf"^--out {onnx}: is the input {onnx} \(the ONNX model\), a file; "
+                                           r"choose an output folder outside the inputs$"):
+        check_outputs([(onnx / "latest", "latest", "--out")], [(onnx, "the ONNX model")])

@@ -136,6 +136,9 @@ def check_outputs(outputs: Iterable[tuple[str | os.PathLike | None, str | Purpos
                 raise UnsafeOutput(f"{name}: contains the input {i} ({what}); writing it would destroy "
                                    f"that input: choose another output path")
             if _inside(p, i) and real_path(i) not in ok:
+                if i.is_file():     # a folder output's latest or runs/ under an input file: name the folder
+                    raise UnsafeOutput(f"{flag + ' ' if flag else ''}{i}: is the input {i} ({what}), a file; "
+                                       f"choose an output folder outside the inputs")
                 raise UnsafeOutput(f"{name}: lies inside the input {i} ({what}); choose an output path "
                                    f"outside it")
         b = enclosing_build(p, into=_written_into(pur))
