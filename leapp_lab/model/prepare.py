@@ -77,6 +77,8 @@ class PrepareReport(Report, Plain):
     rows: list[TapEntry] = field(default_factory=list)
     manifest_stamped: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: the tap() / Tap() names the model reached that were not asked for (taps are off by default)
+    unexposed_taps: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
     benchmark_ms: float | None = None
     created: str | None = None

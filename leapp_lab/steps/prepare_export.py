@@ -122,6 +122,7 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         requested_taps=requested, plugin_taps=bool(plugin_taps), op_taps=bool(op_taps),
         inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],
         rows=_report_rows(manifest, reference), manifest_stamped=stamped, warnings=warnings,
+        unexposed_taps=[] if expose_all else [n for n in eager.sites if n not in set(wanted)],
         timings_s={k: round(v, 4) for k, v in timings.items()},
         benchmark_ms=float(np.mean(eager.timings_ms)) if eager.timings_ms else None,
         created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions(),

@@ -180,6 +180,10 @@ def render_prepare(r) -> str:
             f"  {plural(len(r.outputs), 'output')}, {plural(n_taps, 'tap')}"
             + (" (" + ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) + ")" if kinds else "")
             + (f", {len(r.uncompared)} uncompared" if r.uncompared else "")]
+    off = list(getattr(r, "unexposed_taps", None) or [])
+    if off:     # taps are off unless asked for: a first prepare of a tapped model says how to turn them on
+        head.append(f"  not exposed: {plural(len(off), 'tap')} of the model ({', '.join(off[:6])}"
+                    f"{', …' if len(off) > 6 else ''}); --debug-taps all (or --debug-taps NAME) exposes them")
     c = getattr(r, "cache", None)
     if c is not None and c.hit:
         head.insert(1, f"  reused    the export of {c.reused_from or 'the previous prepare'}: nothing changed "

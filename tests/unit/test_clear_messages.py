@@ -199,3 +199,13 @@ def test_an_output_folder_given_as_an_input_file_is_named_as_given(tmp_path):
     with pytest.raises(UnsafeOutput, match=rf"^--out {onnx}: is the input {onnx} \(the ONNX model\), a file; "
                                            r"choose an output folder outside the inputs$"):
         check_outputs([(onnx / "latest", "latest", "--out")], [(onnx, "the ONNX model")])
+
+
+def test_prepare_text_names_the_taps_left_off():
+    """Taps are off unless asked for: a model with tap() calls prepared without --debug-taps said
+    '0 taps' and nothing more."""
+    from leapp_lab.model.prepare import PrepareReport
+    r = PrepareReport(model="m.py", onnx="b/m.onnx", samples=1, unexposed_taps=["h1", "h2"])
+    assert ("  not exposed: 2 taps of the model (h1, h2); --debug-taps all (or --debug-taps NAME) exposes them"
+            in str(r).splitlines())
+    assert "not exposed" not in str(PrepareReport(model="m.py", onnx="b/m.onnx", samples=1))
