@@ -262,8 +262,8 @@ class LeappMagics(Magics):
         try:
             args, unknown = parser.parse_known_args([command, *argv])
             if unknown:     # named with the command's usage and its closest option, as the CLI does
-                from leapp_lab.cli import _unrecognized
-                _unrecognized(parser._subparsers._group_actions[0].choices[command], unknown)
+                from leapp_lab.cli import unrecognized
+                unrecognized(parser, command, unknown)
         except _HelpShown:      # -h / --help printed the command's help: nothing else to say
             return None
         except _ArgumentError as exc:

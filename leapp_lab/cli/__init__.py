@@ -149,7 +149,7 @@ def _run(argv: list[str] | None) -> int:
     parser, handlers = build_parser(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:   # argparse's own error names the top parser: its usage lists no option of the command
-        _unrecognized(parser._subparsers._group_actions[0].choices.get(args.command, parser), extra)
+        unrecognized(parser, args.command, extra)
     if not args.command:
         parser.print_help()
         return 2
@@ -162,10 +162,12 @@ def _run(argv: list[str] | None) -> int:
         return _failed(args.command, exc, debug)
 
 
-def _unrecognized(p: argparse.ArgumentParser, extra: list[str]) -> None:
-    """Exit 2 with the command's usage and the unknown arguments, with the closest option of the
-    command for a mistyped one (``--target-nrme`` -> ``--target-nrmse``)."""
+def unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: list[str]) -> None:
+    """Exit 2 (``parser.error`` of ``command``'s own parser) with that command's usage and the unknown
+    arguments, with its closest option for a mistyped one (``--target-nrme`` -> ``--target-nrmse``).
+    ``parser``: the top parser (CLI and magics alike)."""
     import difflib
+    p = parser._subparsers._group_actions[0].choices.get(command, parser) if parser._subparsers else parser
     opts = [o for a in p._actions for o in a.option_strings if o.startswith("--")]
     typo = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
     like = difflib.get_close_matches(typo, opts, n=1) if typo else []

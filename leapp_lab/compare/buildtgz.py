@@ -29,6 +29,7 @@ from pathlib import Path
 
 from leapp_lab.model.build import BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS
 from leapp_lab.model.reuse import CACHE_FILE
+from leapp_lab.model.safepaths import is_file_name
 
 from .npzio import NpzInputError
 
@@ -52,12 +53,6 @@ def _name(m: tarfile.TarInfo) -> str:
     while n.startswith("./"):
         n = n[2:]
     return n
-
-
-def _plain(name: str) -> bool:
-    """A file name at the top level of the build folder (what compile writes)."""
-    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..") \
-        and "\0" not in name
 
 
 def _kind(m: tarfile.TarInfo) -> str:
@@ -90,14 +85,14 @@ def _rules(tgz: Path, body: bytes) -> _Rules:
     d = d if isinstance(d, dict) else {}
     files = d.get("files")
     if isinstance(files, dict) and files:
-        bad = [k for k, v in files.items() if not _plain(k) or k == BUILD_FILE or isinstance(v, bool)
+        bad = [k for k, v in files.items() if not is_file_name(k) or k == BUILD_FILE or isinstance(v, bool)
                or not isinstance(v, int) or v < 0]
         if bad:
             raise NpzInputError(f"{tgz}:{BUILD_FILE}: field 'files' lists {bad[0]!r}, which is not a "
                                 f"file name with its size in bytes; compile the build again")
         return _Rules(dict(files), True)
     names = {SAMPLE_OUTPUTS, COMPILE_LOG, "engine.onnx", "engine.untapped.onnx"}
-    names |= {v for v in (d.get("artifact"), d.get("untapped_artifact")) if isinstance(v, str) and _plain(v)}
+    names |= {v for v in (d.get("artifact"), d.get("untapped_artifact")) if isinstance(v, str) and is_file_name(v)}
     return _Rules({n: None for n in names}, False)
 
 
@@ -127,7 +122,7 @@ def plan_extraction(tf: tarfile.TarFile, tgz: Path) -> dict[str, int]:
             continue            # the archive's own top folder (tar -C build .)
         if not m.isfile() or m.issparse():
             raise _refuse(tgz, m, f"is {_kind(m)}")
-        if not _plain(name) or m.name.startswith("/"):
+        if not is_file_name(name) or m.name.startswith("/"):
             raise _refuse(tgz, m, "is not a file at the top level of the archive (a path with folders, "
                                   "'..' or an absolute path)")
         if name in seen or name == CACHE_FILE and CACHE_FILE in skipped:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from leapp_lab.model.build import prepared_onnx_candidates
 from leapp_lab.model.finding_verify import STALE_PREFIX
 from leapp_lab.model.reuse import CACHE_FILE, read_record
 
@@ -22,15 +23,10 @@ PREPARE_SUFFIX = ".prepare"
 
 
 def _candidates(onnx: str | None, build_path: Path, ref_path: Path) -> list[Path]:
-    """prepare records that may describe ``ref_path``: beside build.json's ``onnx`` (as written,
-    beside the build, beside the reference), and ``<stem>.prepare`` beside ``<stem>.reference.npz``."""
-    onnxes: list[Path] = []
-    if onnx:
-        p = Path(onnx)
-        onnxes += [p, build_path.parent / p.name, ref_path.parent / p.name]
-    if ref_path.name.endswith(".reference.npz"):
-        onnxes.append(ref_path.with_name(ref_path.name[: -len(".reference.npz")] + ".onnx"))
-    return list(dict.fromkeys(o.parent / f"{o.stem}{PREPARE_SUFFIX}" / CACHE_FILE for o in onnxes))
+    """prepare records that may describe ``ref_path``: ``<stem>.prepare/cache.json`` beside each
+    place the prepared ONNX may be (``prepared_onnx_candidates``)."""
+    return [o.parent / f"{o.stem}{PREPARE_SUFFIX}" / CACHE_FILE
+            for o in prepared_onnx_candidates(onnx, build_path, ref_path)]
 
 
 def stale_build(build_folder: Path, build_path: Path, onnx: str | None, engine: str | None,

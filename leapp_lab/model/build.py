@@ -14,6 +14,7 @@ from .base import Report, register
 from .dc import Plain
 from .reuse import CacheInfo
 from .jsonio import read_json
+from .safepaths.inputs import is_file_name
 from .tap import Manifest, TapEntry
 
 BUILD_FILE = "build.json"
@@ -134,7 +135,7 @@ class BuildReport(Report, Plain):
             r = cls.from_dict(d, p.parent)
             for field in ("artifact", "untapped_artifact"):
                 name = getattr(r, field)
-                if name and not _file_name(name):
+                if name and not is_file_name(name):
                     raise ValueError(f"field {field!r}: {name!r} is not a file name inside the build "
                                      f"(a path, '..' or absolute: a build reads only its own files)")
             for e in r.manifest.rows():
@@ -144,11 +145,6 @@ class BuildReport(Report, Plain):
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise ValueError(f"{p}: malformed build.json ({exc}); re-run leapp-lab compile") from None
         return r
-
-
-def _file_name(name: Any) -> bool:
-    """A file at the top of the build folder, as compile names its artifacts."""
-    return isinstance(name, str) and name not in (".", "..") and not any(c in name for c in "/\\\0")
 
 
 def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
@@ -176,3 +172,17 @@ def _upgrade(d: dict[str, Any]) -> dict[str, Any]:
     man["outputs"] = [{"reference_source": "torch", **o, "kind": "output"} for o in man.get("outputs") or []]
     d["manifest"] = man
     return d
+
+
+def prepared_onnx_candidates(onnx: str | None, build_path: Path, ref_path: Path) -> list[Path]:
+    """Where the ONNX a build was compiled from (the prepared model of ``ref_path``) may be, in
+    order: build.json's ``onnx`` as written, beside the build (``build_path``: the build as the user
+    named it), beside the reference; then ``<stem>.onnx`` beside ``<stem>.reference.npz``. Whether
+    each exists is the caller's to check."""
+    out: list[Path] = []
+    if onnx:
+        p = Path(onnx)
+        out += [p, build_path.parent / p.name, ref_path.parent / p.name]
+    if ref_path.name.endswith(".reference.npz"):
+        out.append(ref_path.with_name(ref_path.name[: -len(".reference.npz")] + ".onnx"))
+    return list(dict.fromkeys(out))

@@ -11,7 +11,6 @@ bytes are in the file, so they are bounded by its size (and memory-mapped by the
 """
 from __future__ import annotations
 
-import os
 import struct
 import zipfile
 import zlib
@@ -20,7 +19,8 @@ from typing import Iterable
 
 import numpy as np
 
-from .errors import InvalidOption, UnusableInput
+from .errors import UnusableInput
+from .limits import mib_limit
 from .npzcheck import NpyHeader
 
 #: the default bound on what the compressed members of one .npz may inflate to, together
@@ -32,17 +32,7 @@ _CHUNK = 1 << 20          # compressed bytes read, and inflated bytes made, per 
 
 def inflate_limit() -> int:
     """The bound in bytes: ``$LEAPP_LAB_INFLATE_LIMIT_MB`` MiB when set, else :data:`INFLATE_LIMIT`."""
-    raw = os.environ.get(LIMIT_VARIABLE, "").strip()
-    if not raw:
-        return INFLATE_LIMIT
-    try:
-        mb = float(raw)
-    except ValueError:
-        mb = -1.0
-    if not (mb > 0 and mb < float(1 << 40)):
-        raise InvalidOption(f"{LIMIT_VARIABLE}={raw!r}: expected a positive number of MiB (the most a "
-                            f"compressed .npz may inflate to; default {INFLATE_LIMIT >> 20})")
-    return int(mb * (1 << 20))
+    return mib_limit(LIMIT_VARIABLE, INFLATE_LIMIT, "the most a compressed .npz may inflate to")
 
 
 def _mib(n: int) -> str:

@@ -33,16 +33,9 @@ FROM_TRACE = Path("<from-trace>")
 
 
 def _onnx_candidates(build: OpenBuild, ref_path: Path) -> list[Path]:
-    """Where the prepared ONNX may be: build.json's ``onnx`` (as written, beside the build, beside
-    the reference), else ``<stem>.onnx`` beside ``<stem>.reference.npz``."""
-    out: list[Path] = []
-    onnx = build.report.onnx if build.report is not None else ""
-    if onnx:
-        p = Path(onnx)
-        out += [p, build.path.parent / p.name, ref_path.parent / p.name]
-    if ref_path.name.endswith(".reference.npz"):
-        out.append(ref_path.with_name(ref_path.name[: -len(".reference.npz")] + ".onnx"))
-    return list(dict.fromkeys(out))
+    """Where the prepared ONNX may be (``model.build.prepared_onnx_candidates``)."""
+    from leapp_lab.model.build import prepared_onnx_candidates
+    return prepared_onnx_candidates(build.report.onnx if build.report is not None else None, build.path, ref_path)
 
 
 def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str, Any] | str]:

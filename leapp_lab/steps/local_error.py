@@ -119,10 +119,11 @@ class LocalJob:
         beside the reference), or None: what its taps feed tells a watched value from one the
         engine reads through another tensor (``ort_local.teacher_forced``)."""
         from google.protobuf.message import DecodeError
+        from leapp_lab.model.build import prepared_onnx_candidates
         b = self.build
-        cands = [Path(b.report.onnx), b.path.parent / Path(b.report.onnx).name] if b.report.onnx else []
-        if self.ref_path is not None and self.ref_path.name.endswith(".reference.npz"):
-            cands.append(self.ref_path.with_name(self.ref_path.name[: -len(".reference.npz")] + ".onnx"))
+        onnx_ = b.report.onnx if b.report is not None else None
+        cands = (prepared_onnx_candidates(onnx_, b.path, self.ref_path) if self.ref_path is not None else
+                 [Path(onnx_), b.path.parent / Path(onnx_).name] if onnx_ else [])
         for p in cands:
             try:
                 if p.is_file():

@@ -32,6 +32,7 @@ from leapp_lab.fxio.node_model import NodeModelError, input_arrays, node_model, 
 from leapp_lab.fxio.store import FxStoreError, read_taps
 from leapp_lab.model.errors import UserError
 from leapp_lab.model.prepare import PrepareReport, TraceOrigin
+from leapp_lab.model.safepaths import is_file_name
 
 ONNX_BACKENDS = ("onnx-dynamo", "onnx-torchscript")
 
@@ -57,7 +58,7 @@ class TracedNode:
         if not self.node.artifact or not self.graph.graph_dir:
             return None, "LEAPP wrote no artifact for this node"
         name = self.node.artifact
-        if name in (".", "..") or any(c in name for c in "/\\\0"):   # LEAPP writes a file of graph_dir
+        if not is_file_name(name):      # LEAPP writes a file of graph_dir
             return None, f"the artifact {name!r} that report.json names is not a file name (the run was edited)"
         p = Path(self.graph.graph_dir) / name
         if not p.is_file():

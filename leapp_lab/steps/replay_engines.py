@@ -233,8 +233,9 @@ def _builds(graph: Any, engine: str, node: Any) -> Path:
     """Where a node's engine builds for the replay go: inside the graph's run folder, under a node
     name that is a file name (a crafted report.json's '../..' would write outside it)."""
     from leapp_lab.model.errors import UnusableInput
+    from leapp_lab.model.safepaths import is_file_name
     name = node.name
-    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+    if not is_file_name(name):
         raise UnusableInput(f"{graph.run_dir}: node name {name!r} in report.json is not a file name; "
                             f"this run folder was edited: trace the pipeline again")
     if not graph.run_dir and getattr(graph, "from_summary", False):

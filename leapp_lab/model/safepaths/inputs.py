@@ -49,3 +49,11 @@ def check_input_path(path: str | os.PathLike, what: str = "file or folder") -> P
 
 def real_path(p: Path) -> Path:
     return Path(os.path.realpath(p))
+
+
+def is_file_name(name: object) -> bool:
+    """``name`` is one file name inside a folder, as leapp_lab and LEAPP write them: a non-empty
+    string with no path separator and no NUL, not ``.`` or ``..``. A name read from a file someone
+    else may have edited (build.json's artifact, a node name in report.json, a .tgz member) is
+    joined to a folder only if it is one; else it could reach outside that folder."""
+    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\0")

@@ -5,7 +5,6 @@ a ``--json`` file of each kind, a runs folder's ``latest`` pointer, a node-data 
 from __future__ import annotations
 
 import json
-import os
 import re
 import tarfile
 import zipfile
@@ -26,18 +25,8 @@ JSON_LIMIT_VARIABLE = "LEAPP_LAB_JSON_LIMIT_MB"
 
 def json_limit() -> int:
     """The bound in bytes: ``$LEAPP_LAB_JSON_LIMIT_MB`` MiB when set, else :data:`JSON_LIMIT`."""
-    from ..errors import InvalidOption
-    raw = os.environ.get(JSON_LIMIT_VARIABLE, "").strip()
-    if not raw:
-        return JSON_LIMIT
-    try:
-        mb = float(raw)
-    except ValueError:
-        mb = -1.0
-    if not 0 < mb < float(1 << 40):
-        raise InvalidOption(f"{JSON_LIMIT_VARIABLE}={raw!r}: expected a positive number of MiB (the "
-                            f"largest JSON file leapp_lab reads; default {JSON_LIMIT >> 20})")
-    return int(mb * (1 << 20))
+    from ..limits import mib_limit
+    return mib_limit(JSON_LIMIT_VARIABLE, JSON_LIMIT, "the largest JSON file leapp_lab reads")
 
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
