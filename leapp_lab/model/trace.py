@@ -42,6 +42,7 @@ class PortInfo(Plain):
     source: str | None = None       # inputs: "node/port" that feeds it, None for graph inputs
     feedback: bool = False          # inputs: fed back from a later (or the same) node
     semantics: PortSemantics | None = None   # LEAPP's TensorSemantics of the port (model/semantics.py)
+    static: bool = False            # outputs: declared with output_tensors(..., static_outputs=...)
 
 
 @dataclass

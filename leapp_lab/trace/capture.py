@@ -146,6 +146,20 @@ def _sample_value(td, k: int):
     return cv[k - 1] if k - 1 < len(cv) else None
 
 
+def _static_attr(name: str) -> str:
+    # LEAPP stores each declared static output as a buffer of this name on the traced module and
+    # returns it through a get_attr node (TracedTensorNode._create_io_helper, to="static")
+    return f"_static_{name}".replace(".", "_")
+
+
+def _static_attrs(gm) -> set[str]:
+    graph = getattr(gm, "graph", None)
+    if graph is None:
+        return set()
+    return {str(n.target) for n in graph.nodes
+            if n.op == "get_attr" and str(n.target).startswith("_static_")}
+
+
 def _n_samples(node) -> int:
     return 1 + int(getattr(node, "_cache_write_idx", 0) or 0)
 
@@ -256,6 +270,7 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
         state = set(getattr(node, "state_names", None) or [])
         ins_now = list(getattr(node, "inputs", []) or [])
         outs_now = list(getattr(node, "outputs", []) or [])
+        static = _static_attrs(getattr(node, "m", None))
         for direction, tds in (("in", ins_now), ("out", outs_now)):
             for td in tds:
                 traced = s.names.get(id(td), td.name)
@@ -264,6 +279,8 @@ def build_graph(name: str, graph_dir: str | None, outcome: CompileOutcome | None
                              role="state" if traced in state else "data",
                              traced_name=traced if traced != td.name else None,
                              semantics=_semantics(td))
+                if direction == "out" and _static_attr(traced) in static:
+                    p.static = True
                 if direction == "in":
                     e = src_of.get(f"{nname}/{td.name}")
                     if e is not None:

@@ -212,7 +212,11 @@ def node_sample_hazards(node: NodeReport, ports: list[_Port], excluded: set[int]
     # constant-output: needs at least two samples whose inputs differ
     if len(groups) >= 2:
         varying = sorted(k for g in groups for k in g)
+        # a declared static output is constant by contract (Isaac Lab's PD gains, action scales)
+        declared = {q.name for q in node.outputs() if q.static}
         for p in ports:
+            if p.port in declared:
+                continue
             ks = [k for k in varying if k in p.recorded]
             if len(ks) < 2 or len(ks) != len(varying):
                 continue

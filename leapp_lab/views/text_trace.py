@@ -19,6 +19,8 @@ def _ports(ports) -> str:
         extra = []
         if p.role == "state":
             extra.append("state")
+        if getattr(p, "static", False):
+            extra.append("static")
         if p.traced_name:
             extra.append(f"traced as {p.traced_name}")
         if p.feedback:

@@ -27,7 +27,7 @@ def _status(passed: bool | None) -> str:
 def _port_text(p: Any) -> str:
     shape = NONE if p.shape is None else "[" + ",".join(str(s) for s in p.shape) + "]"
     arrow = "in " if p.direction == "in" else "out"
-    role = " (state)" if p.role == "state" else ""
+    role = " (state)" if p.role == "state" else " (static)" if getattr(p, "static", False) else ""
     return f"{arrow} {p.name}: {p.dtype or '?'}{shape}{role}"
 
 

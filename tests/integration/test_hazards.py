@@ -227,3 +227,15 @@ def test_attach_mode_reports_the_same_hazards(tmp_path, name, rc):
     graphs = json.loads(out_json.read_text())["graphs"]
     got = sorted((h["kind"], h["node"], h["port"], h["samples"]) for g in graphs for h in g["hazards"])
     assert got == expected(load_pipeline(name))
+
+
+def test_a_declared_static_output_is_marked_static_and_never_constant_output(traced):
+    _, report = traced["static_gains"]
+    g = report.graph
+    ports = {p.name: p for p in g.nodes[0].outputs()}
+    assert ports["joint_pos_kp_gains"].static and not ports["action"].static
+    a = report.arrays()
+    # the evidence that would have raised constant-output is there: equal on every sample
+    assert all(np.array_equal(a["policy/joint_pos_kp_gains/0/recorded"],
+                              a[f"policy/joint_pos_kp_gains/{k}/recorded"]) for k in (1, 2))
+    assert g.hazards == [] and g.verdict == "pass"
