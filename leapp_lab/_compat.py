@@ -4,6 +4,12 @@ from __future__ import annotations
 from importlib import metadata
 
 SUPPORTED = ((0, 7, 2), (0, 8, 0))  # [min, max)
+SUPPORTED_SPEC = "leapp>=0.7.2,<0.8"
+TESTED = "0.7.2"
+
+
+class UnsupportedLeapp(ImportError):
+    """LEAPP missing or outside the supported range: the user's environment, not a bug (CLI exit 2)."""
 
 
 def _parse(v: str) -> tuple[int, ...]:
@@ -24,10 +30,11 @@ def leapp_version() -> str | None:
 def check_leapp_version() -> None:
     v = leapp_version()
     if v is None:
-        raise ImportError("leapp_lab needs LEAPP (PyPI 'leapp>=0.7.2,<0.8'), which is not installed: "
-                          "pip install 'leapp>=0.7.2,<0.8'")
+        raise UnsupportedLeapp(f"leapp_lab needs LEAPP (PyPI '{SUPPORTED_SPEC}'), which is not "
+                               f"installed: pip install '{SUPPORTED_SPEC}'")
     lo, hi = SUPPORTED
     if not (lo <= _parse(v) < hi):
-        raise ImportError(
-            f"leapp_lab supports LEAPP >=0.7.2,<0.8 (it reads LEAPP internals that change between "
-            f"releases), but LEAPP {v} is installed: pip install 'leapp>=0.7.2,<0.8'")
+        raise UnsupportedLeapp(
+            f"LEAPP {v} is installed, but leapp_lab supports {SUPPORTED_SPEC.replace('leapp', 'LEAPP ')} "
+            f"(tested with {TESTED}; it reads LEAPP internals that change between releases): "
+            f"pip install '{SUPPORTED_SPEC}'")

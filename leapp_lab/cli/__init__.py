@@ -176,6 +176,7 @@ def unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: li
 
 def _failed(command: str, exc: BaseException, debug: bool) -> int:
     """Exit status and stderr for an exception that left a command (see the module docstring)."""
+    from leapp_lab._compat import UnsupportedLeapp
     from leapp_lab.model.errors import UserError
     from leapp_lab.model.safepaths import ENVIRONMENT_ERRNOS, oserror_line
     from leapp_lab.signals import EXIT_TERMINATED, Terminated
@@ -190,7 +191,7 @@ def _failed(command: str, exc: BaseException, debug: bool) -> int:
     if isinstance(exc, KeyboardInterrupt):
         print("leapp-lab: interrupted", file=sys.stderr)
         return 130
-    if isinstance(exc, (UsageError, UserError)):
+    if isinstance(exc, (UsageError, UserError, UnsupportedLeapp)):
         say(f"leapp-lab {command}: error: {exc}", file=sys.stderr)
         return 2
     if isinstance(exc, BrokenPipeError) and exc.filename is None:
