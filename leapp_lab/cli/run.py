@@ -205,17 +205,10 @@ def main(args) -> int:
     if not args.quiet:
         say(report)
     code = exit_status(result, no_fail=args.no_fail)
-    # a requested check that could not run (its step_fn raised) gave no verdict: not a pass
-    failed = {st: [f"{g.name}: {name}" for g in report.graphs for name in ("replay", "parity")
-                   if getattr(g.sections.get(name), "status", None) == st] for st in ("diverged", "failed")}
-    if code == 0 and (failed["diverged"] or failed["failed"]) and not args.no_fail:
-        code = 1
-        what = "; ".join(f"{', '.join(names)} {'diverged' if st == 'diverged' else 'could not run'}"
-                         for st, names in failed.items() if names)
-        print(f"leapp-lab run: exit 1 ({what}; --no-fail exits 0)", file=sys.stderr)
-    elif code == 1:
-        print("leapp-lab run: exit 1 (a validation failed, a trace was refused, or no graph was "
-              "compiled; --no-fail exits 0)", file=sys.stderr)
+    if code == 1:
+        from leapp_lab.model.trace_verdict import trace_verdict
+        print(f"leapp-lab run: exit 1 ({_exit_reason(trace_verdict(report))}; --no-fail exits 0)",
+              file=sys.stderr)
     elif code == 2 and result.unsaved and not result.script_raised:
         print("leapp-lab run: exit 2 (a run folder could not be written: the diagnosis above was not "
               "saved; free the disk or point the script's save_path somewhere writable)", file=sys.stderr)
@@ -223,3 +216,16 @@ def main(args) -> int:
         print("leapp-lab run: exit 2 (the script raised)", file=sys.stderr)
     sys.stdout.flush()
     return code
+
+
+def _exit_reason(verdict) -> str:
+    """What made the verdict a defect, in the words the exit line has always used."""
+    top = verdict.evidence[0]
+    if top.kind in ("replay", "parity"):
+        bad = [e for e in verdict.evidence if e.kind in ("replay", "parity")]
+        by = {}
+        for e in bad:
+            by.setdefault("diverged" if e.where == "diverged" else "could not run", []).append(
+                f"{e.graph}: {e.kind}")
+        return "; ".join(f"{', '.join(names)} {what}" for what, names in by.items())
+    return "a validation failed, a trace was refused, or no graph was compiled"

@@ -214,26 +214,63 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
     return None
 
 
+def _lead(graphs: list[Any], g: Any | None = None) -> str:
+    if g is not None:
+        return f"Every node/port/sample of graph '{g.name}' validates ({plural(len(g.checks), 'check')})"
+    checks = sum(len(x.checks) for x in graphs)
+    where = f"the {len(graphs)} graphs" if len(graphs) > 1 else f"graph '{graphs[0].name}'"
+    return f"Every node/port/sample of {where} validates ({plural(checks, 'check')})"
+
+
+def _not_compiled_with_checks(g: Any) -> Finding:
+    line = headline(g.error).rstrip(".") or g.status
+    h = next((x for x in g.hazards if x.kind == "trace-refused"), None)
+    fix = f" {_fix(_last_sentence(h.message))}" if h is not None else ""
+    who = "LEAPP refused the trace" if g.status == "refused" else "the traced code raised"
+    return Finding(f"Graph '{g.name}' is not a faithful export of the script: {who}: {line}.{fix}", "fail")
+
+
+def _section_finding(graphs: list[Any], g: Any, name: str) -> Finding:
+    sec = g.section(name)
+    what = "diverged" if sec.status == "diverged" else "could not run"
+    why = headline(sec.reason).rstrip(".") if sec.reason else ""
+    return Finding(f"{_lead(graphs)}, but the {name} of graph '{g.name}' {what}" + (f": {why}" if why else "")
+                   + f". Its {name} section (the view's {name.capitalize()} tab) says where.", "fail")
+
+
+def _engine_finding(graphs: list[Any], g: Any, ev: Any, status: str) -> Finding:
+    where = ev.where or ""
+    why = headline(ev.why).rstrip(".") if ev.why else ""
+    engine = where.rsplit(" on ", 1)[-1]
+    if ev.kind == "engine-failed":
+        return Finding(f"{_lead(graphs, g)}, but {where} could not be built or run"
+                       + (f": {why}" if why else "") + ".", status)
+    precision = next((p for p in ("int8", "fp16") if p in engine), None)
+    nxt = (f" Verify that build with --local --expected {precision} to tell {precision} rounding from a "
+           f"defect (the Layers tab shows its rows)." if precision
+           else " A build in fp32 that diverges is a defect of the engine or of the export.")
+    return Finding(f"{_lead(graphs, g)}, but {where} diverges" + (f" ({why})" if why else "") + "." + nxt,
+                   status)
+
+
 def trace_finding(report: Any) -> Finding:
+    from .trace_verdict import trace_verdict
     graphs = list(report.graphs)
+    verdict = trace_verdict(report)
     if not graphs:
         err = (report.script_error or "").strip().splitlines()
         return Finding("No graph was traced" + (f": the script raised {err[-1]}" if err else "") + ".", "fail")
     many = len(graphs) > 1
-    for g, label in zip(graphs, graph_labels(graphs)):
-        f = _graph_finding(g, f"{label}:" if many else "")
-        if f is not None:
-            return f
-    checks = sum(len(g.checks) for g in graphs)
-    where = f"the {len(graphs)} graphs" if many else f"graph '{graphs[0].name}'"
-    lead = f"Every node/port/sample of {where} validates ({plural(checks, 'check')})"
-    # a requested replay / parity that diverged or could not run is no pass (leapp-lab run exits 1)
-    for g in graphs:
-        for name in ("replay", "parity"):
-            sec = g.section(name)
-            if getattr(sec, "status", None) in ("diverged", "failed"):
-                what = "diverged" if sec.status == "diverged" else "could not run"
-                why = headline(sec.reason).rstrip(".") if sec.reason else ""
-                return Finding(f"{lead}, but the {name} of graph '{g.name}' {what}" + (f": {why}" if why else "")
-                               + f". Its {name} section (the view's {name.capitalize()} tab) says where.", "fail")
-    return Finding(f"{lead}; no hazard.", "pass")
+    top = verdict.first()
+    if top is None:
+        return Finding(f"{_lead(graphs)}; no hazard.", "pass")
+    idx = next(i for i, g in enumerate(graphs) if g.name == top.graph)
+    g, label = graphs[idx], graph_labels(graphs)[idx]
+    if top.kind == "not-compiled" and g.checks:
+        return _not_compiled_with_checks(g)
+    if top.kind in ("replay", "parity"):
+        return _section_finding(graphs, g, top.kind)
+    if top.kind in ("engine-failed", "engine-diverged"):
+        return _engine_finding(graphs, g, top, verdict.status)
+    found = _graph_finding(g, f"{label}:" if many else "")
+    return found if found is not None else Finding(f"{_lead(graphs)}; no hazard.", "pass")

@@ -340,6 +340,17 @@ class TraceReport(Viewable, Report, Plain):
     def hazards(self) -> list[Hazard]:
         return [h for g in self.graphs for h in g.hazards]
 
+    def verdict(self):
+        """The ``TraceVerdict`` (model/trace_verdict.py): one judgement of every result the run
+        holds, which the finding, the views and ``leapp-lab run``'s exit status read."""
+        from .trace_verdict import trace_verdict
+        return trace_verdict(self)
+
+    def body(self) -> dict[str, Any]:
+        body = super().body()
+        body["verdict"] = self.verdict().to_dict()
+        return body
+
     @property
     def ok(self) -> bool:
         return all(g.verdict in ("pass", "skipped") and g.status != "refused" for g in self.graphs)

@@ -273,14 +273,14 @@ def run_script(script: str | os.PathLike, argv: list[str] | None = None,
 
 def exit_status(result: AttachResult, no_fail: bool = False) -> int:
     """2 the script raised, or a run folder could not be written (whatever no_fail says: the
-    diagnosis was not saved); 1 a validation failed / a trace was refused / no graph (0 with
-    no_fail); 0 otherwise."""
+    diagnosis was not saved); else the trace verdict's (model/trace_verdict.py): 1 on a defect (a
+    validation failed, a trace was refused, no graph, a requested check diverged or could not run;
+    0 with no_fail), 0 otherwise."""
+    from leapp_lab.model.trace_verdict import trace_verdict
     if result.script_raised or result.unsaved:
         return 2
-    r = result.report
-    bad = (not r.graphs) or any(g.status in ("refused", "error") or g.verdict in ("fail", "error")
-                                for g in r.graphs)
-    return 1 if bad and not no_fail else 0
+    code = trace_verdict(result.report).exit_code
+    return 0 if no_fail else code
 
 
 def summary_json(report: TraceReport) -> dict[str, Any]:

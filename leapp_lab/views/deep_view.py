@@ -188,6 +188,23 @@ BUILDERS = {"replay": _replay, "parity": _parity, "adapters": _adapters, "export
             "isolation": _isolation}
 
 
+def _worst(secs: list[Any]) -> tuple[str, str | None]:
+    """The worst status over sections and their replays on engines, and its colour as the trace
+    verdict gives it (model/trace_verdict.py): a diverged replay on an engine is no "replay ok", but
+    amber (precision may explain it) where the fp32 replay itself is red."""
+    own = [s.status for s in secs]
+    engines = [e.status for s in secs for e in (getattr(s, "engines", None) or [])]
+    for x in ("diverged", "failed"):
+        if x in own:
+            return x, STATUS_KIND[x]
+    if "failed" in engines:
+        return "failed on an engine", "warn"
+    if "diverged" in engines:
+        return "diverged on an engine", "warn"
+    return next((x for x in ("unavailable", "ok") if x in own), "ok"), STATUS_KIND.get(
+        next((x for x in ("unavailable", "ok") if x in own), "ok"))
+
+
 def deep_badges(report: Any) -> list[dict[str, Any]]:
     """One header badge per deep check that ran (its worst status over the graphs)."""
     from .viewdict import badge
@@ -197,11 +214,11 @@ def deep_badges(report: Any) -> list[dict[str, Any]]:
                 if s is not None and s.status != "skipped"]
         if not secs:
             continue
-        st = next((x for x in ("diverged", "failed", "unavailable", "ok") if any(s.status == x for s in secs)), "ok")
+        st, kind = _worst(secs)
         if name == "isolation" and len(secs) == 1 and secs[0].decision:
             out.append(badge("isolation", secs[0].decision, None))
         else:
-            out.append(badge(name, st, STATUS_KIND.get(st)))
+            out.append(badge(name, st, kind))
     return out
 
 
@@ -217,8 +234,9 @@ def deep_view(report: Any, labels: list[str]) -> tuple[list[dict[str, Any]], dic
         if not entries:
             continue
         deep[name] = entries
-        worst = ("diverged" if any(x["status"] == "diverged" for x in entries) else
-                 "failed" if any(x["status"] == "failed" for x in entries) else entries[0]["status"])
+        secs = [sec for g in report.graphs for sec in [g.section(name) if hasattr(g, "section") else None]
+                if sec is not None and sec.status != "skipped"]
+        worst = _worst(secs)[0]
         if name == "isolation" and len(entries) == 1 and entries[0].get("decision"):
             worst = entries[0]["decision"]
         tabs.append({"id": name, "label": f"{LABELS[name]} ({worst})"})

@@ -270,7 +270,8 @@ def trace_view(report: Any) -> dict[str, Any]:
         first["first_divergent"] = True
     n_fail = sum(r["status"] == "fail" for r in rows)
     n_pass = sum(r["status"] == "pass" for r in rows)
-    status = "fail" if (n_fail or not report.ok) else "pass"
+    # the header reads the one verdict of every result the run holds (model/trace_verdict.py)
+    status = report.verdict().status
     title = ", ".join(g.name for g in report.graphs) or "(no graph)"
     badges = []
     for g in report.graphs:
@@ -279,7 +280,7 @@ def trace_view(report: Any) -> dict[str, Any]:
         badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass" if rows else None),
-               badge("hazards", len(hazards_all), "fail" if hazards_all else "pass",
+               badge("hazards", len(hazards_all), "warn" if hazards_all else "pass",
                      title="every diagnosis with its explanation and fix (click: the Hazards tab)" if hazards_all else None,
                      tab="hazards" if hazards_all else None)]
     from .deep_view import deep_badges, deep_view
