@@ -23,6 +23,10 @@ from .finding import Finding, names, num, plural, ratio
 STANDS_OUT = 3.0
 #: a row after the culprit inherits when its own share of its error is below this
 INHERITS = 0.5
+#: rows whose own error is within this factor of the largest share the blame: none is named alone
+SHARED = 1.5
+#: more rows than this sharing the blame is error spread over the model, not a broken layer
+SPREAD = 3
 
 
 #: how verify's warning about a build compiled before the last prepare begins (compare/stale.py);
@@ -124,6 +128,10 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
                  f"target."], "warn", [culprit.name])
     what = "more error beyond rounding" if excess else "more error"
     value = (f"local excess {ratio(measure(culprit))}" if excess else f"local NRMSE {num(culprit.local_nrmse)}")
+    shared = [x for x in loc if x is not culprit and x.name in own and measure(x) is not None
+              and measure(x) * SHARED >= measure(culprit)]
+    if shared:
+        return _shared_blame(culprit, shared, measure, excess)
     if times is not None and times >= STANDS_OUT:
         s = f"{culprit.name} adds {ratio(times)} {what} than any other layer ({value})"
     else:
@@ -137,6 +145,23 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     else:
         s += "."
     return ([s], "fail", [culprit.name] + own[:3])
+
+
+def _shared_blame(culprit: Any, shared: list[Any], measure: Any, excess: bool) -> tuple[list[str], str, list[str]]:
+    """Several rows add error of their own within SHARED× of the largest: no single one is named as
+    the layer that adds it; more than SPREAD of them is error spread over the model."""
+    group = sorted([culprit, *shared], key=lambda x: -measure(x))
+    lo, hi = measure(group[-1]), measure(group[0])
+    what = "local excess" if excess else "local NRMSE"
+    span = (f"{ratio(lo)}–{ratio(hi)}" if excess else f"{num(lo)}–{num(hi)}")
+    if len(group) > SPREAD:
+        return ([f"{plural(len(group), 'layer')} add error of their own within {SHARED:g}× of each other "
+                 f"({what} {span}): no single layer stands out; the error is spread over the model "
+                 f"(reduced precision, or one defect repeated in every layer); repair finds the segments "
+                 f"to keep in fp32 to meet a target."], "warn", [])
+    who = ", ".join(x.name for x in group[:-1]) + f" and {group[-1].name}"
+    return ([f"{who} add error of their own within {SHARED:g}× of each other ({what} {span}): no single "
+             f"layer stands out; check each of them."], "fail", [x.name for x in group])
 
 
 def verify_finding(r: Any) -> Finding:

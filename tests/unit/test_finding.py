@@ -109,8 +109,18 @@ def test_verify_finding_plain_local_and_expected():
     assert f.status == "fail" and f.rows[0] == "output_0" and "No layer" not in f.text, f.text
     a = loc.row("tap_a")
     a.local_nrmse, a.locally_diverged = 0.011, True
-    assert "1 other row adds error of its own too: tap_a." in loc.finding, loc.finding
+    # two rows whose own error is within SHARED× of each other share the blame: both named, neither alone
+    f = loc.finding_record()
+    assert f.text.startswith("output_0 and tap_a add error of their own within 1.5× of each other"), f.text
+    assert f.status == "fail" and f.rows == ["output_0", "tap_a"] and "adds the most" not in f.text
     _same_everywhere(loc)
+    a.local_nrmse = 0.006
+    a.locally_diverged = False
+    b = loc.row("tap_b")
+    b.local_nrmse, b.locally_diverged = 0.0115, True
+    assert "output_0 and tap_b add error" in loc.finding
+    a.local_nrmse, a.locally_diverged = 0.011, True
+    assert "1 other row adds error of its own too" not in loc.finding
 
     ex = verify_report()
     ex.expected = ExpectedRule.of("fp16")
@@ -192,3 +202,30 @@ def test_repair_finding_without_a_final_build_says_why():
     assert "the budget of 2 builds left no room to sweep a segment" in r.finding_record().text
     r.chosen, r.budget, r.builds = ["b"], 3, 3  # swept, no build left for the proof
     assert "the budget of 3 builds left none to build and verify the best set found (b)" in r.finding_record().text
+
+
+def test_error_spread_over_many_layers_names_no_single_layer():
+    """An int8 conv net whose every row adds 0.003–0.030 of its own: no "block00 adds the most error
+    (1× the next layer's)"; amber, the spread said with its range, repair next."""
+    import copy
+
+    r = verify_report()
+    proto = r.row("tap_b")
+    rows = []
+    for i, loc in enumerate([0.012, 0.030, 0.021, 0.003, 0.025, 0.024, 0.028]):
+        row = copy.deepcopy(proto)
+        row.name, row.order, row.first_divergent = f"block{i:02d}", 10 + i, i == 0
+        row.local_nrmse, row.locally_diverged = loc, loc > 0.01
+        row.local_share = min(1.0, loc / row.nrmse) if row.nrmse else None
+        rows.append(row)
+    r.rows, r.local = rows, True
+    r.first_divergent, r.worst_local, r.first_locally_divergent = "block00", "block01", "block00"
+    f = r.finding_record()
+    assert f.status == "warn" and f.rows == [], f.text
+    # block00 (0.012) adds error too, but is not within 1.5× of the largest (0.030)
+    assert f.text.startswith("5 layers add error of their own within 1.5× of each other (local NRMSE 0.021–0.03)")
+    assert "adds the most" not in f.text and "block01" not in f.text and "repair" in f.text
+    # one layer well above the rest is still named alone
+    r.row("block01").local_nrmse = 0.30
+    f = r.finding_record()
+    assert f.status == "fail" and f.rows[0] == "block01" and "11× more error than any other layer" in f.text
