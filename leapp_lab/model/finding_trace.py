@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from .finding import Finding, num, plural
-from .messages import headline, script_site
+from .messages import exporter_cause, headline, script_site
 from .trace import graph_labels
 
 #: which hazard explains a failing row best, most specific first (the sample-level diagnoses before
@@ -164,6 +164,23 @@ def _cause_and_fix(g: Any, h: Any, node: str, check: Any = None) -> list[str]:
     return out
 
 
+def export_fix(g: Any, node: str, backend: str | None, op: str | None) -> str:
+    """What to do when a node's exporter failed: another exporter only where the exporter matrix
+    (``--exporters``) saw one export and validate the node; else the op to replace or patch."""
+    what = f"{op} in node {node!r}" if op else f"the call the exporter rejects in node {node!r}"
+    rewrite = (f"replace {what} with ops {backend or 'the exporter'} supports, or wrap that call with "
+               f"leapp.FunctionPatch, then trace again")
+    matrix = g.section("exporters") if hasattr(g, "section") else None
+    if matrix is not None and node in (matrix.nodes or []):
+        passing = [b for b in matrix.passing(node) if b != backend]
+        if passing:
+            return (f"export node {node!r} with {' or '.join(passing)} (export_with=\"{passing[0]}\"), which "
+                    f"exported and validated it in the exporter matrix, then trace again")
+        return f"no other exporter exported and validated it either (the exporter matrix): {rewrite}"
+    return (f"{rewrite}; whether another exporter (onnx-torchscript, jit, jit-trace, pt2) exports and "
+            f"validates it: `leapp-lab run SCRIPT --exporters {node}`")
+
+
 def _graph_finding(g: Any, prefix: str) -> Finding | None:
     """The finding of one graph when it has something to say (None: it validates, no hazard)."""
     if g.status in ("refused", "error") and not g.checks:
@@ -175,8 +192,11 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
             node = export.group("node")
             backend = next((n.backend for n in g.nodes if n.name == node and n.backend), None)
             site = script_site(g.error)
+            cause, op = exporter_cause(g.error)
             what = (f"LEAPP could not export node '{node}'" + (f" with {backend}" if backend else "")
-                    + f": {export.group('cause').rstrip('.') or line}" + (f" (at {site})" if site else ""))
+                    + f": {cause or export.group('cause').rstrip('.') or line}" + (f" (at {site})" if site else ""))
+            return Finding(f"Graph '{g.name}' was not compiled: {what}. "
+                           f"{_fix(export_fix(g, node, backend, op))}", "fail")
         else:
             what = ("LEAPP refused the trace: " if g.status == "refused" else "the traced code raised: ") + line
         h = next((x for x in g.hazards if x.kind == "trace-refused"), None)

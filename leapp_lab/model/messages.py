@@ -76,3 +76,31 @@ def printable(text: str) -> str:
     its escape (``\\x1b``, ``\\u202e``). Names in a report come from files someone else may have
     made (an npz member, a node in report.json), and leapp_lab prints them."""
     return _TERMINAL_CONTROLS.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+# torch.onnx's boilerplate around the real exception: "Failed to convert the exported program ...
+# Next steps: ... ## Exception summary\n<class '...DispatchError'>: No ONNX function found for ..."
+_SUMMARY = re.compile(r"^\s*#+\s*Exception summary\s*$", re.I | re.M)
+_CLASS = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+_OVERLOAD = re.compile(r"<OpOverload\(op='([\w.]+)', overload='(\w+)'\)>")
+_OBJECT = re.compile(r"<(?:[\w.]+\.)?(\w+) object at 0x[0-9a-fA-F]+>")
+_ATEN = re.compile(r"\b(aten\.[\w.]+)")
+
+
+def exporter_cause(text: str | None) -> tuple[str, str | None]:
+    """(the exception's own words, the op it names or None) of an exporter's failure, without the
+    exporter's boilerplate and with object reprs as their class names (a ``<onnx_ir.passes.
+    PassManager object at 0x…>`` is "PassManager", never quoted as the op)."""
+    raw = strip_ansi(text or "")
+    m = _SUMMARY.search(raw)
+    if m is not None:
+        after = [x.strip() for x in raw[m.end():].splitlines() if x.strip()]
+        line = after[0] if after else ""
+    else:
+        line = headline(raw)
+        line = re.sub(r"^(?:\w+: )?Error compiling model .+?:\s*", "", line)
+    line = _OVERLOAD.sub(lambda o: o.group(1) + ("" if o.group(2) == "default" else f".{o.group(2)}"), line)
+    line = _CLASS.sub(r"\1", line)
+    line = _OBJECT.sub(r"\1", line).strip().rstrip(".")
+    op = _ATEN.search(line)
+    return line, (op.group(1).rstrip(".") if op else None)

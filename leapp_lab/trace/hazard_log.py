@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from leapp_lab.model.finding_trace import export_fix
+from leapp_lab.model.messages import exporter_cause
 from leapp_lab.model.trace import GraphReport, Hazard
 
 # Methods named in LEAPP's DEBUG line "while tracing for <node> detected method_descriptor or
@@ -84,11 +86,11 @@ def trace_refused(graph: GraphReport) -> list[Hazard]:
         node = m.group("node")
         backend = next((n.backend for n in graph.nodes if n.name == node and n.backend), None)
         what = f"LEAPP could not export node {node!r}" + (f" with {backend}" if backend else "")
-        todo = (f"Try the other exporters for node {node!r} (the trace completed; its exporter failed "
-                f"on the op named above): `leapp-lab run SCRIPT --exporters {node}` or "
-                f"`%%leapp_trace NAME --exporters {node}` shows which of onnx, onnx-torchscript, jit, "
-                f"jit-trace and pt2 export it and validate; set export_with= to one of them (or wrap "
-                f"the unsupported call with leapp.FunctionPatch), then trace again.")
+        cause, op = exporter_cause(graph.error or leapp_msg)
+        if cause:
+            what += f" ({cause})"
+        fix = export_fix(graph, node, backend, op)
+        todo = f"The trace completed; its exporter failed. {fix[:1].upper()}{fix[1:]}."
     else:
         what = ("LEAPP refused the trace" if refused else
                 "LEAPP logged a FATAL error while tracing and the script caught it and went on")

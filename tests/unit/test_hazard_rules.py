@@ -395,11 +395,45 @@ def test_export_refusal_names_the_node_its_backend_the_cause_and_the_exporters_t
     site = "(at norm = matmul.norm(p = 'fro', dim = -1))"
     assert rep.finding.startswith(
         "Graph 'g' was not compiled: LEAPP could not export node 'fusion' with jit-script: "
-        f"Arguments for call are not valid {site}. Fix: try the other exporters for node 'fusion'")
+        f"Arguments for call are not valid {site}. Fix: replace the call the exporter rejects in node "
+        f"'fusion' with ops jit-script supports, or wrap that call with leapp.FunctionPatch")
+    # no exporter matrix ran: another exporter is something to try, never a recommendation
+    assert "`leapp-lab run SCRIPT --exporters fusion`" in rep.finding
     text = str(rep)
     assert "error: RuntimeError: Error compiling model fusion: Arguments for call are not valid." in text
     assert "\n  aten::norm" not in text            # the hazard's continuation lines stay indented
     assert narrow_error(g.graph.error) == f"Arguments for call are not valid. {site}"
+
+
+def test_an_exporter_failure_quotes_the_exception_and_recommends_only_an_exporter_that_passed():
+    from leapp_lab.model.exporters import ExporterAttempt, ExporterMatrix
+    from leapp_lab.model.messages import exporter_cause
+    from leapp_lab.model.trace import TraceReport
+    # torch.onnx's boilerplate around the real exception, and a pass quoted by its object repr
+    dynamo = ("ConversionError: Error compiling model policy: Failed to convert the exported program to an "
+              "ONNX model. This is step 3/3 of exporting the model to ONNX. Next steps:\n- If there is a "
+              "missing ONNX function, implement it.\n## Exception summary\n<class 'torch.onnx._internal."
+              "exporter._errors.DispatchError'>: No ONNX function found for <OpOverload(op='aten._linalg_eigh',"
+              " overload='default')>. Failure message: No decompositions registered\n")
+    assert exporter_cause(dynamo) == ("DispatchError: No ONNX function found for aten._linalg_eigh. Failure "
+                                      "message: No decompositions registered", "aten._linalg_eigh")
+    cause, op = exporter_cause("RuntimeError: Error compiling model p: An error occurred when running the "
+                               "<onnx_ir.passes.PassManager object at 0x7f3ab2c0> pass after []")
+    assert cause == "An error occurred when running the PassManager pass after []" and op is None
+    g = G(status="refused").node("policy", samples=3)
+    g.graph.nodes[0].backend, g.graph.nodes[0].verdict = "onnx-dynamo", "error"
+    g.graph.error = dynamo
+    rep = TraceReport(graphs=[g.graph])
+    f = rep.finding
+    assert "No ONNX function found for aten._linalg_eigh" in f and "Next steps" not in f and "0x" not in f
+    assert "replace aten._linalg_eigh in node 'policy'" in f and "export_with" not in f
+    attempts = [ExporterAttempt("policy", b, outcome=o) for b, o in
+                (("onnx", "export-error"), ("onnx-torchscript", "export-error"), ("jit", "pass"))]
+    g.graph.sections["exporters"] = ExporterMatrix(status="ok", nodes=["policy"], attempts=attempts)
+    assert "Fix: export node 'policy' with jit (export_with=\"jit\")" in rep.finding
+    attempts[2].outcome = "export-error"
+    f = rep.finding
+    assert "no other exporter exported and validated it either" in f and "export_with" not in f
 
 
 def test_strict_validation_fatal_is_not_a_refusal():
