@@ -32,20 +32,23 @@ class NodeModel:
     taps: list[dict] = field(default_factory=list)       # every tap of module.json
 
 
-def input_arrays(node: Any, arrays: dict, run_dir: Path) -> dict[str, np.ndarray]:
+def input_arrays(node: Any, arrays: dict, run_dir: Path,
+                 samples: list[int] | None = None) -> dict[str, np.ndarray]:
     """``{input port: (samples, ...)}`` of the node's recorded inputs; NodeModelError when the
-    run lost them."""
-    return {p.name: _stacked(arrays, node, p.name, "input", run_dir) for p in node.inputs()}
+    run lost them. ``samples``: the sample indices to take (default: all)."""
+    return {p.name: _stacked(arrays, node, p.name, "input", run_dir, samples) for p in node.inputs()}
 
 
-def output_arrays(node: Any, arrays: dict, run_dir: Path) -> dict[str, np.ndarray]:
+def output_arrays(node: Any, arrays: dict, run_dir: Path,
+                  samples: list[int] | None = None) -> dict[str, np.ndarray]:
     """``{output port: (samples, ...)}``: the outputs exactly as the Python returned them."""
-    return {p.name: _stacked(arrays, node, p.name, "recorded", run_dir) for p in node.outputs()}
+    return {p.name: _stacked(arrays, node, p.name, "recorded", run_dir, samples) for p in node.outputs()}
 
 
-def _stacked(arrays: dict, node: Any, port: str, kind: str, run_dir: Path) -> np.ndarray:
+def _stacked(arrays: dict, node: Any, port: str, kind: str, run_dir: Path,
+             samples: list[int] | None = None) -> np.ndarray:
     vals = []
-    for k in range(node.samples):
+    for k in (range(node.samples) if samples is None else samples):
         key = f"{node.name}/{port}/{k}/{kind}"
         if key not in arrays:
             raise NodeModelError(f"{run_dir}: the trace holds no recorded {'input' if kind == 'input' else 'output'} "
@@ -56,7 +59,7 @@ def _stacked(arrays: dict, node: Any, port: str, kind: str, run_dir: Path) -> np
 
 
 def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | None = None,
-               taps: Iterable[str] | None = ()) -> NodeModel:
+               taps: Iterable[str] | None = (), samples: list[int] | None = None) -> NodeModel:
     """``node``: the NodeReport; ``arrays``: the run's arrays.npz; ``taps``: names of the taps to
     put back (None: every tap that marks a value of the traced graph)."""
     import torch
@@ -89,10 +92,10 @@ def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | 
                              f"{len(outs)} outputs ({', '.join(outs)})")
     inserted = _put_taps(gm, doc.get("taps") or [], tap_fn, taps) if tap_fn is not None else []
     gm.recompile()
-    stacked = input_arrays(node, arrays, run_dir)
-    samples = [tuple(torch.from_numpy(np.ascontiguousarray(stacked[n][k])) for n in names)
-               for k in range(node.samples)]
-    return NodeModel(gm.eval(), samples, names, outs, inserted, list(doc.get("taps") or []))
+    stacked = input_arrays(node, arrays, run_dir, samples)
+    feeds = [tuple(torch.from_numpy(np.ascontiguousarray(stacked[n][i])) for n in names)
+             for i in range(node.samples if samples is None else len(samples))]
+    return NodeModel(gm.eval(), feeds, names, outs, inserted, list(doc.get("taps") or []))
 
 
 def _put_taps(gm: Any, recorded: list[dict], tap_fn: Callable, wanted: Iterable[str] | None) -> list[str]:

@@ -202,11 +202,13 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
         h = next((x for x in g.hazards if x.kind == "trace-refused"), None)
         fix = f" {_fix(_last_sentence(h.message))}" if h is not None else ""
         return Finding(f"Graph '{g.name}' was not compiled: {what}.{fix}", "fail")
-    failing = sorted((c for c in g.checks if c.passed is False), key=_check_order(g))
+    from .trace_verdict import evidence_checks
+    counted = evidence_checks(g)
+    failing = sorted((c for c in counted if c.passed is False), key=_check_order(g))
     if failing:
         c = failing[0]
         row = f"{prefix}{c.node}/{c.port}/{c.sample}"
-        port = [x for x in g.checks if x.node == c.node and x.port == c.port]
+        port = [x for x in counted if x.node == c.node and x.port == c.port]
         bad = sorted(x.sample for x in port if x.passed is False)
         good = sorted(x.sample for x in port if x.passed)
         spread = (f"; {plural(len(bad), 'sample')} of {c.node}/{c.port} fail"
@@ -224,7 +226,10 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
     if g.hazards:
         h = _explaining(g, g.hazards[0].node, None, None) if g.hazards[0].node else g.hazards[0]
         where = "/".join(x for x in (h.node, h.port) if x) or f"graph '{g.name}'"
-        text = (f"Every node/port/sample of graph '{g.name}' validates, but {h.kind} at {where}: "
+        ignored = len(g.checks) - len(counted)
+        skip = (f" ({plural(ignored, 'check')} on samples LEAPP never recorded are no evidence either way)"
+                if ignored else "")
+        text = (f"Every node/port/sample of graph '{g.name}' validates{skip}, but {h.kind} at {where}: "
                 f"{_first_sentence(h.message)}.")
         fix = _cause_and_fix(g, h, h.node or "", None)
         return Finding(" ".join([text, *fix[-1:]]), "warn")
@@ -235,11 +240,15 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
 
 
 def _lead(graphs: list[Any], g: Any | None = None) -> str:
-    if g is not None:
-        return f"Every node/port/sample of graph '{g.name}' validates ({plural(len(g.checks), 'check')})"
-    checks = sum(len(x.checks) for x in graphs)
-    where = f"the {len(graphs)} graphs" if len(graphs) > 1 else f"graph '{graphs[0].name}'"
-    return f"Every node/port/sample of {where} validates ({plural(checks, 'check')})"
+    from .trace_verdict import evidence_checks
+    within = [g] if g is not None else graphs
+    checks = sum(len(evidence_checks(x)) for x in within)
+    ignored = sum(len(x.checks) for x in within) - checks
+    where = (f"graph '{g.name}'" if g is not None else
+             f"the {len(graphs)} graphs" if len(graphs) > 1 else f"graph '{graphs[0].name}'")
+    skip = (f"; {plural(ignored, 'check')} on samples LEAPP never recorded, no evidence either way"
+            if ignored else "")
+    return f"Every node/port/sample of {where} validates ({plural(checks, 'check')}{skip})"
 
 
 def _not_compiled_with_checks(g: Any) -> Finding:
@@ -266,6 +275,11 @@ def _engine_finding(graphs: list[Any], g: Any, ev: Any, status: str) -> Finding:
         return Finding(f"{_lead(graphs, g)}, but {where} could not be built or run"
                        + (f": {why}" if why else "") + ".", status)
     precision = next((p for p in ("int8", "fp16") if p in engine), None)
+    if where.startswith("replay on "):
+        return Finding(f"{_lead(graphs, g)}, but the {where} diverges" + (f" ({why})" if why else "")
+                       + f". Its Replay tab (on {engine}) shows the step and the output where it starts"
+                       + (f"; the node's build verified with --expected {precision} tells {precision} "
+                          f"rounding carried by the state from a defect." if precision else "."), status)
     nxt = (f" Verify that build with --local --expected {precision} to tell {precision} rounding from a "
            f"defect (the Layers tab shows its rows)." if precision
            else " A build in fp32 that diverges is a defect of the engine or of the export.")

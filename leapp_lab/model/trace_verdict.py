@@ -88,17 +88,43 @@ def _engine_evidence(g: Any) -> list[Evidence]:
     return out
 
 
+def not_evidence(g: Any) -> set[tuple[str, int]]:
+    """(node, sample) pairs whose checks are no evidence either way: LEAPP never recorded the sample
+    (its zero placeholder, the unfilled-cache hazard), so every port of that node on that sample
+    compared something against nothing."""
+    out = {(c.node, c.sample) for c in g.checks if getattr(c, "placeholder", False)}
+    for h in g.hazards:
+        if h.kind == "unfilled-cache" and h.node:
+            out |= {(h.node, k) for k in h.samples}
+    return out
+
+
+def evidence_samples(g: Any, node: Any) -> list[int]:
+    """The samples of ``node`` that LEAPP really recorded (every sample when none is known to be a
+    placeholder); a node's builds are verified and scored on these only."""
+    skip = not_evidence(g)
+    real = [k for k in range(node.samples) if (node.name, k) not in skip]
+    return real or list(range(node.samples))
+
+
+def evidence_checks(g: Any) -> list[Any]:
+    """The checks that count: every check but those on samples LEAPP never recorded."""
+    skip = not_evidence(g)
+    return [c for c in g.checks if (c.node, c.sample) not in skip]
+
+
 def graph_evidence(g: Any) -> list[Evidence]:
     """Every result of one graph that bears on the verdict, most decisive first."""
     ev: list[Evidence] = []
     if g.status in ("refused", "error") and not g.checks:
         ev.append(Evidence("not-compiled", g.name, None, g.error))
-    failing = [c for c in g.checks if c.passed is False]
+    failing = [c for c in evidence_checks(g) if c.passed is False]
     if failing:
         c = failing[0]
         ev.append(Evidence("validation", g.name, f"{c.node}/{c.port}/{c.sample}",
                            f"{len(failing)} failing check{'s' if len(failing) != 1 else ''}"))
     for n in g.nodes:
+        # LEAPP's own node verdict "fail" is not used: it counts the placeholder samples too
         if n.verdict == "error":
             ev.append(Evidence("node-error", g.name, n.name, n.error))
     for name in ("replay", "parity"):
@@ -111,6 +137,12 @@ def graph_evidence(g: Any) -> list[Evidence]:
     if not g.checks and g.status not in ("refused", "error"):
         ev.append(Evidence("nothing-validated", g.name, None, g.status))
     return sorted(ev, key=lambda e: RANK[e.kind])
+
+
+def graph_verdict(g: Any) -> TraceVerdict:
+    """The verdict of one graph alone."""
+    ev = graph_evidence(g)
+    return TraceVerdict(ev[0].status, ev[0].kind, ev) if ev else TraceVerdict("pass", "pass", [])
 
 
 def trace_verdict(report: Any) -> TraceVerdict:

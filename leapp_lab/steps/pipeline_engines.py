@@ -9,7 +9,8 @@ The nodes' engine builds run wired together on the trace's cached samples, in pi
   edges); graph inputs, feedback inputs (state, a later node's output fed back) and the outputs of
   nodes LEAPP did not export keep their recorded values.
 
-Per node / output port, against the values the Python produced while tracing, over every sample,
+Per node / output port, against the values the Python produced while tracing, over every sample
+LEAPP really recorded for every node (a zero placeholder is no reference: model/trace_verdict.py),
 in float64 (the verify kernel): ``nrmse`` (cumulative), ``local_nrmse``, ``own_share =
 min(1, local_nrmse / nrmse)``. The first node (pipeline order) whose port diverges under verify's
 rule, cumulatively, is ``first_divergent_node``. A node whose build failed, or that lies below one,
@@ -47,7 +48,13 @@ def pipeline_engines(graph: GraphReport, builds: dict, engines: list[str]) -> li
     """One PipelineEngine per engine; ``builds``: ``{(node, engine): NodeBuild}``."""
     from leapp_lab.model.jsonio import load_npz
     from leapp_lab.model.verify_rules import DivergenceRule
+    from leapp_lab.model.trace_verdict import evidence_samples, not_evidence
     arrays = load_npz(Path(graph.run_dir) / "arrays.npz")
+    skip = not_evidence(graph)
+    n = min((nr.samples for nr in graph.nodes), default=0)
+    # one sample list for the whole pipeline, so cumulative values line up node after node
+    ks = [k for k in range(n) if not any((nr.name, k) in skip for nr in graph.nodes)] or list(range(n))
+    at = {nr.name: {k: i for i, k in enumerate(evidence_samples(graph, nr))} for nr in graph.nodes}
     rule = DivergenceRule()
     out = []
     for engine in engines:
@@ -55,12 +62,12 @@ def pipeline_engines(graph: GraphReport, builds: dict, engines: list[str]) -> li
         cum: dict[str, list[np.ndarray] | None] = {}     # "node/port" -> engine outputs per sample
         for nr in graph.nodes:
             ports = [p.name for p in nr.outputs()]
-            recorded = {p: [arrays[f"{nr.name}/{p}/{k}/recorded"] for k in range(nr.samples)] for p in ports}
+            recorded = {p: [arrays[f"{nr.name}/{p}/{k}/recorded"] for k in ks] for p in ports}
             if not nr.backend:
                 cum.update({f"{nr.name}/{p}": recorded[p] for p in ports})   # Python-only: as recorded
                 continue
             b = builds.get((nr.name, engine))
-            runs = _node_runs(graph, nr, b, cum, arrays)
+            runs = _node_runs(graph, nr, b, cum, arrays, ks, at[nr.name])
             for p in ports:
                 local = runs[1].get(p) if runs else None
                 cval = runs[0].get(p) if runs and runs[0] is not None else None
@@ -79,19 +86,21 @@ def pipeline_engines(graph: GraphReport, builds: dict, engines: list[str]) -> li
     return out
 
 
-def _node_runs(graph: GraphReport, nr: Any, b: Any, cum: dict, arrays: dict):
+def _node_runs(graph: GraphReport, nr: Any, b: Any, cum: dict, arrays: dict, ks: list[int],
+               at: dict[int, int]):
     """(cumulative outputs {port: per-sample} or None, local outputs {port: per-sample}) of one node
-    on its engine build; None when the build is missing."""
+    on its engine build, over samples ``ks``; ``at``: sample -> its place in the build's npz; None
+    when the build is missing."""
     from leapp_lab.model.jsonio import load_npz
     if b is None or b.build is None:
         return None
     folder = Path(b.build.path)
     ports = [p.name for p in nr.outputs()]
     sample_outputs = load_npz(folder / "sample_outputs.npz")
-    local = {p: list(sample_outputs[p]) for p in ports if p in sample_outputs}
+    local = {p: [sample_outputs[p][at[k]] for k in ks] for p in ports if p in sample_outputs}
     feeds, complete = [], True
     src_of = {e.dst: e.src for e in graph.edges if e.kind == "data"}
-    for k in range(nr.samples):
+    for i, k in enumerate(ks):
         feed = {}
         for p in nr.inputs():
             src = src_of.get(f"{nr.name}/{p.name}")
@@ -100,7 +109,7 @@ def _node_runs(graph: GraphReport, nr: Any, b: Any, cum: dict, arrays: dict):
                 if vals is None:            # an upstream build failed: no cumulative value
                     complete = False
                     break
-                feed[p.name] = np.ascontiguousarray(vals[k])
+                feed[p.name] = np.ascontiguousarray(vals[i])
             else:
                 feed[p.name] = np.ascontiguousarray(arrays[f"{nr.name}/{p.name}/{k}/input"])
         if not complete:

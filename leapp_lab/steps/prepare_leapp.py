@@ -51,7 +51,7 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
                          leapp_artifact=str(artifact), note=None, semantics=port_semantics(tn.node))
     report = PrepareReport(
         model=tn.label, model_file=None, model_sha256=None, onnx=str(onnx_out), npz=str(npz_out),
-        reference=str(reference_out), exporter="leapp", samples=tn.node.samples,
+        reference=str(reference_out), exporter="leapp", samples=len(tn.samples),
         inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],
         rows=_report_rows(manifest, outputs), manifest_stamped=False,
         created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions(), from_trace=origin)
@@ -68,5 +68,5 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
                                                                  (Path(npz_out), tmps[1]), (Path(reference_out), tmps[2])])
     if save_report:
         report.path = record
-    say(f"done: LEAPP's artifact, {len(outputs)} output(s), {tn.node.samples} sample(s)", 1.0)
+    say(f"done: LEAPP's artifact, {len(outputs)} output(s), {len(tn.samples)} sample(s)", 1.0)
     return report

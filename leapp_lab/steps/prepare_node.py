@@ -50,6 +50,13 @@ class TracedNode:
     run_dir: Path
 
     @property
+    def samples(self) -> list[int]:
+        """The samples LEAPP really recorded: samples it left as zero placeholders (the
+        unfilled-cache hazard) are no evidence, so the build is neither fed nor scored on them."""
+        from leapp_lab.model.trace_verdict import evidence_samples
+        return evidence_samples(self.graph, self.node)
+
+    @property
     def label(self) -> str:
         return f"node {self.node.name!r} of trace run {self.run_dir}"
 
@@ -189,12 +196,12 @@ def _check_taps(tn: TracedNode, recorded: list[dict], wanted: list[str] | None,
                    f"traced graph (LEAPP pruned it as unused, or it fired only after the first pass); "
                    f"tap a value the node's outputs depend on, and use the value tap() returns")
         else:
-            missing = [k for k in range(node.samples) if f"{node.name}/{name}/{k}" not in values]
+            missing = [k for k in tn.samples if f"{node.name}/{name}/{k}" not in values]
             if missing:
                 why = (f"debug tap {name!r}: branch not taken on sample {missing[0]} (tap() at {site}): "
                        f"the Python did not reach it while tracing, so it has no value to compare")
         if why is None:
-            refs[name] = np.stack([values[f"{node.name}/{name}/{k}"] for k in range(node.samples)])
+            refs[name] = np.stack([values[f"{node.name}/{name}/{k}"] for k in tn.samples])
         elif wanted is not None:
             raise TapError(why)
         else:
@@ -231,8 +238,8 @@ def prepare_from_trace(run: Any, onnx_out: str | os.PathLike, npz_out: str | os.
     tn = traced_node(run, node)
     arrays = tn.arrays()
     try:
-        inputs = input_arrays(tn.node, arrays, tn.run_dir)
-        outputs = output_arrays(tn.node, arrays, tn.run_dir)
+        inputs = input_arrays(tn.node, arrays, tn.run_dir, tn.samples)
+        outputs = output_arrays(tn.node, arrays, tn.run_dir, tn.samples)
     except NodeModelError as exc:
         raise TraceInputError(str(exc)) from None
     artifact, stale = tn.artifact()
@@ -272,7 +279,7 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
         warnings, tap_refs = _check_taps(tn, recorded, wanted, tn.tap_values())
     put_back = list(tap_refs)
     try:
-        nm = node_model(tn.run_dir, tn.node, arrays, tap_at, put_back)
+        nm = node_model(tn.run_dir, tn.node, arrays, tap_at, put_back, tn.samples)
     except NodeModelError as exc:
         raise TraceInputError(str(exc)) from None
     src = ModelSource(label=tn.label, base_dir=None, make_model=lambda: nm.gm,

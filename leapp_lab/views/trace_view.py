@@ -8,6 +8,7 @@ from typing import Any
 from leapp_lab.model.arraysummary import array_summary
 from leapp_lab.model.finding_trace import advice, reason_words
 from leapp_lab.model.trace import graph_labels  # noqa: F401  (the views' name for it)
+from leapp_lab.model.trace_verdict import graph_verdict, not_evidence
 
 from .graphs import Arrow, Box, Drawing, render_svg
 from .numfmt import NONE
@@ -234,24 +235,28 @@ def trace_view(report: Any) -> dict[str, Any]:
             nodes[prefix + n.name] = _node_panel(g, n, hz, budget)
         checks = sorted(g.checks, key=lambda c: (order.get(c.node, (1 << 30, 0)),
                                                  port_order.get((c.node, c.port), 1 << 30), c.sample))
+        skip = not_evidence(g)
         for c in checks:
+            counted = (c.node, c.sample) not in skip
             kinds = sorted({h["kind"] for h in hz if h["node"] in (None, c.node)
                             and h["port"] in (None, c.port) and (not h["samples"] or c.sample in h["samples"])})
             node = by_node.get(c.node)
             note = ("the recorded value is LEAPP's unfilled zero placeholder, not a real sample"
-                    if c.placeholder else None)
+                    if c.placeholder else None if counted else
+                    f"LEAPP never recorded sample {c.sample} of {c.node} (unfilled-cache): no evidence either way")
+            status = _status(c.passed) if counted else "uncompared"
             sem = g.semantics_of(f"{c.node}/{c.port}")
             label = sem.label() if sem is not None else None
             wr = (worst_reason(f"{c.node}/{c.port}", c.worst_element, label, reasons)
-                  if c.passed is False else None)
+                  if c.passed is False and counted else None)
             rows.append({
-                "id": f"{prefix}{c.node}/{c.port}/{c.sample}", "status": _status(c.passed), "tap_status": None,
+                "id": f"{prefix}{c.node}/{c.port}/{c.sample}", "status": status, "tap_status": None,
                 "first_divergent": False, "node": prefix + c.node, "group": f"{prefix}{c.node}/{c.port}",
-                "sub": label, "reason": ", ".join((["allclose"] if c.passed is False else []) + kinds
+                "sub": label, "reason": ", ".join((["allclose"] if c.passed is False and counted else []) + kinds
                                                   + ([wr] if wr else [])) or None,
                 "note": None, "info": [],
                 **({"why": "allclose passes on this sample; a hazard concerns its node"} if kinds and c.passed else {}),
-                "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": _status(c.passed),
+                "cells": {"node": c.node, "port": c.port, "sample": c.sample, "status": status,
                           "max": (c.stats or {}).get("max"), "p99": (c.stats or {}).get("p99"),
                           "mean": (c.stats or {}).get("mean"), "fx_max": (c.fx_stats or {}).get("max"),
                           "export_vs_fx": c.export_vs_fx_max, "min_atol": c.min_atol, "atol": c.atol,
@@ -277,7 +282,10 @@ def trace_view(report: Any) -> dict[str, Any]:
     for g in report.graphs:
         badges.append(badge(f"{g.name}" if many else "graph", g.status,
                             "fail" if g.status in ("refused", "error") else None))
-        badges.append(badge("verdict", g.verdict, _VERDICT_KIND.get(g.verdict)))
+        # LEAPP's own node verdicts count the samples it never recorded: the tone is the graph's
+        # verdict (model/trace_verdict.py), never redder than the finding
+        badges.append(badge("verdict", g.verdict, graph_verdict(g).status if g.verdict in ("fail", "error")
+                            else _VERDICT_KIND.get(g.verdict)))
     badges += [badge("nodes", sum(len(g.nodes) for g in report.graphs)),
                badge("checks passed", f"{n_pass}/{len(rows)}", "fail" if n_fail else "pass" if rows else None),
                badge("hazards", len(hazards_all), "warn" if hazards_all else "pass",

@@ -25,6 +25,8 @@ CASES = {
     "hazard+replay-failed": (PIPES / "warm_start.py", ["--replay", "3", "--step-fn", "{step}:step"]),
     "engine-local": (NODES / "tapped_policy.py", ["--engine", "ort-int8", "--taps", "all", "--local"]),
     "replay-engine": (PIPES / "lstm_joint_policy.py", ["--replay", "3", "--engine", "ort-int8"]),
+    # state LEAPP never records after sample 0 (annotate.module()): samples 1-4 are no evidence
+    "unrecorded-state": (PIPES / "gru_module_state.py", ["--replay", "3", "--engine", "ort-int8"]),
 }
 
 
@@ -102,3 +104,21 @@ def test_the_docs_table_is_the_precedence():
     rows = re.findall(r"^\| (\d+) \| `([a-z-]+)` \| (\w+) \| (\d) \|", table, re.M)
     assert [(k, st) for _, k, st, _ in rows] == [(k, st) for k, st, _ in PRECEDENCE]
     assert all(int(code) == (1 if st == "fail" else 0) for _, _, st, code in rows)
+
+
+def test_samples_leapp_never_recorded_are_never_scored_or_blamed(runs):
+    rc, summary = runs["unrecorded-state"]
+    v, g = summary["verdict"], summary["graphs"][0]
+    assert v["decided_by"] != "validation" and rc == 0, v
+    assert "No hazard explains it" not in summary["finding"]
+    assert "8 checks on samples LEAPP never recorded, no evidence either way" in summary["finding"]
+    # the node's build is verified on the recorded sample only, not against the zero placeholders
+    (e,) = next(n for n in g["nodes"] if n["name"] == "policy")["engines"]
+    assert leapp_lab.load(e["verify_run"]).samples == 1
+    (pe,) = g["pipeline_engines"]
+    assert all(p["nrmse"] is not None and p["nrmse"] < 0.1 for p in pe["nodes"]), pe
+    # the view greys them: neither pass nor fail
+    report = leapp_lab.load(g["run_dir"])
+    rows = {r["id"]: r["status"] for r in render(report, "view")["table"]["rows"]}
+    assert rows["policy/action/0"] == "pass"
+    assert {rows[f"policy/action/{k}"] for k in (1, 2, 3, 4)} == {"uncompared"}
