@@ -164,9 +164,17 @@ def _cause_and_fix(g: Any, h: Any, node: str, check: Any = None) -> list[str]:
     return out
 
 
-def export_fix(g: Any, node: str, backend: str | None, op: str | None) -> str:
+def export_fix(g: Any, node: str, backend: str | None, op: str | None, cause: str = "") -> str:
     """What to do when a node's exporter failed: another exporter only where the exporter matrix
     (``--exporters``) saw one export and validate the node; else the op to replace or patch."""
+    if "TracedTensor" in cause:
+        # a LEAPP carrier reached the exporter as a constant: a value computed while tracing was
+        # stored outside the graph (a buffer or attribute assigned during the traced passes)
+        return (f"a value traced in node {node!r} was stored in a module buffer or attribute during the "
+                f"traced passes (running statistics updated while exporting, say) and reached the "
+                f"exporter as a constant: keep state updates out of the traced passes (the policy in "
+                f"eval mode), or declare the state with annotate.state_tensors() / update_state(), "
+                f"then trace again")
     what = f"{op} in node {node!r}" if op else f"the call the exporter rejects in node {node!r}"
     rewrite = (f"replace {what} with ops {backend or 'the exporter'} supports, or wrap that call with "
                f"leapp.FunctionPatch, then trace again")
@@ -181,7 +189,7 @@ def export_fix(g: Any, node: str, backend: str | None, op: str | None) -> str:
             f"validates it: `leapp-lab run SCRIPT --exporters {node}`")
 
 
-def _graph_finding(g: Any, prefix: str) -> Finding | None:
+def _graph_finding(g: Any, prefix: str, chain: str | None = None) -> Finding | None:
     """The finding of one graph when it has something to say (None: it validates, no hazard)."""
     if g.status in ("refused", "error") and not g.checks:
         line = headline(g.error).rstrip(".") or g.status
@@ -192,11 +200,11 @@ def _graph_finding(g: Any, prefix: str) -> Finding | None:
             node = export.group("node")
             backend = next((n.backend for n in g.nodes if n.name == node and n.backend), None)
             site = script_site(g.error)
-            cause, op = exporter_cause(g.error)
+            cause, op = exporter_cause(g.error, chain)
             what = (f"LEAPP could not export node '{node}'" + (f" with {backend}" if backend else "")
                     + f": {cause or export.group('cause').rstrip('.') or line}" + (f" (at {site})" if site else ""))
             return Finding(f"Graph '{g.name}' was not compiled: {what}. "
-                           f"{_fix(export_fix(g, node, backend, op))}", "fail")
+                           f"{_fix(export_fix(g, node, backend, op, cause))}", "fail")
         else:
             what = ("LEAPP refused the trace: " if g.status == "refused" else "the traced code raised: ") + line
         h = next((x for x in g.hazards if x.kind == "trace-refused"), None)
@@ -306,5 +314,5 @@ def trace_finding(report: Any) -> Finding:
         return _section_finding(graphs, g, top.kind)
     if top.kind in ("engine-failed", "engine-diverged"):
         return _engine_finding(graphs, g, top, verdict.status)
-    found = _graph_finding(g, f"{label}:" if many else "")
+    found = _graph_finding(g, f"{label}:" if many else "", getattr(report, "script_error", None))
     return found if found is not None else Finding(f"{_lead(graphs)}; no hazard.", "pass")

@@ -87,10 +87,46 @@ _OBJECT = re.compile(r"<(?:[\w.]+\.)?(\w+) object at 0x[0-9a-fA-F]+>")
 _ATEN = re.compile(r"\b(aten\.[\w.]+)")
 
 
-def exporter_cause(text: str | None) -> tuple[str, str | None]:
+_CHAINED = re.compile(r"^(?:The above exception was the direct cause of the following exception:|"
+                      r"During handling of the above exception, another exception occurred:)\s*$", re.M)
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit)): (.*)$")
+_PASS = re.compile(r"when running the '<(?:[\w.]+\.)?(\w+) object at 0x[0-9a-fA-F]+>' pass")
+
+
+def root_exception(traceback_text: str | None) -> tuple[str, str | None] | None:
+    """(``Type: message`` of the first exception of a chained traceback, the innermost exporter pass
+    that raised or None), or None when the text holds no traceback. A pass manager wraps the
+    exception of the pass that failed: that one says what went wrong."""
+    raw = strip_ansi(traceback_text or "")
+    if "Traceback (most recent call last)" not in raw:
+        return None
+    blocks = _CHAINED.split(raw)
+    found = None
+    for block in blocks:
+        lines = [ln.strip() for ln in block.splitlines() if _EXC_LINE.match(ln.strip())]
+        if lines:
+            found = lines[-1]
+            break
+    if found is None:
+        return None
+    kind, msg = _EXC_LINE.match(found).groups()
+    passes = [m.group(1) for m in _PASS.finditer(raw) if m.group(1) != "PassManager"]
+    return f"{kind.rsplit('.', 1)[-1]}: {msg}", (passes[0] if passes else None)
+
+
+def exporter_cause(text: str | None, chain: str | None = None) -> tuple[str, str | None]:
     """(the exception's own words, the op it names or None) of an exporter's failure, without the
     exporter's boilerplate and with object reprs as their class names (a ``<onnx_ir.passes.
-    PassManager object at 0x…>`` is "PassManager", never quoted as the op)."""
+    PassManager object at 0x…>`` is "PassManager", never quoted as the op). ``chain``: the whole
+    traceback where one was kept; its first exception, and the pass it ran in, are the cause when
+    the error is a pass manager's wrapper."""
+    root = root_exception(chain)
+    if root is not None and "PassManager" in (text or ""):
+        words, where = root
+        words = _OVERLOAD.sub(lambda o: o.group(1), _CLASS.sub(r"\1", _OBJECT.sub(r"\1", words)))
+        op = _ATEN.search(words)
+        return (words.strip().rstrip(".") + (f" (in the exporter's {where})" if where else ""),
+                op.group(1).rstrip(".") if op else None)
     raw = strip_ansi(text or "")
     m = _SUMMARY.search(raw)
     if m is not None:

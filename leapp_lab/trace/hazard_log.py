@@ -89,7 +89,7 @@ def trace_refused(graph: GraphReport) -> list[Hazard]:
         cause, op = exporter_cause(graph.error or leapp_msg)
         if cause:
             what += f" ({cause})"
-        fix = export_fix(graph, node, backend, op)
+        fix = export_fix(graph, node, backend, op, cause)
         todo = f"The trace completed; its exporter failed. {fix[:1].upper()}{fix[1:]}."
     else:
         what = ("LEAPP refused the trace" if refused else

@@ -492,3 +492,50 @@ def test_a_trace_whose_replay_could_not_run_is_no_pass():
     f = rep.finding_record()
     assert f.status == "fail" and f.text.startswith("Every node/port/sample of graph 'g' validates (3 checks), but the "
                                                     "replay of graph 'g' could not run: the fresh replay (step_fn) raised KeyError"), f.text
+
+
+class PassError(RuntimeError):
+    pass
+
+
+class RewritePass:         # reprs as '<test_hazard_rules.RewritePass object at 0x…>', as onnxscript's do
+    pass
+
+
+class PassManager:
+    pass
+
+
+def test_a_pass_manager_failure_is_named_by_the_pass_and_the_exception_that_started_it():
+    """dynamo's PassError quotes '<onnx_ir.passes.PassManager object at 0x…>': the chained
+    traceback's first exception and the innermost pass say what went wrong."""
+    import traceback
+
+    from leapp_lab.model.messages import root_exception
+    from leapp_lab.model.trace import TraceReport
+
+    def inner():
+        raise TypeError("TracedTensor.numpy() got an unexpected keyword argument 'force'")
+
+    try:
+        try:
+            try:
+                inner()
+            except TypeError as e:
+                raise PassError(f"An error occurred when running the '{RewritePass()!r}' pass after []") from e
+        except PassError as e:
+            raise PassError(f"An error occurred when running the '{PassManager()!r}' pass after []") from e
+    except PassError as e:
+        chain = "".join(traceback.format_exception(e))
+        outer = f"PassError: Error compiling model policy: {e}"
+    assert root_exception(chain) == ("TypeError: TracedTensor.numpy() got an unexpected keyword argument "
+                                      "'force'", "RewritePass")
+    assert root_exception("PassError: no traceback here") is None
+    g = G(status="refused").node("policy", samples=3)
+    g.graph.nodes[0].backend, g.graph.nodes[0].verdict = "onnx-dynamo", "error"
+    g.graph.error = outer
+    rep = TraceReport(graphs=[g.graph], script_error=chain)
+    f = rep.finding
+    assert "TypeError: TracedTensor.numpy() got an unexpected keyword argument 'force' (in the exporter's " \
+           "RewritePass)" in f, f
+    assert "object at 0x" not in f and "state_tensors" in f and "eval mode" in f
