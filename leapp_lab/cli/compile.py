@@ -25,8 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "the previous one.")
     p.add_argument("onnx", metavar="MODEL.onnx", help="the ONNX written by leapp-lab prepare")
     p.add_argument("--engine", choices=ENGINE_NAMES,
-                   help="ort (onnxruntime CPU fp32, default), ort-fp16 (fp16 emulated), ort-int8 "
-                        "(static QDQ), trt-fp32/trt-fp16 (TensorRT, GPU only)")
+                   help="ort (onnxruntime CPU fp32, default), ort-fp16 (the typed fp16 ONNX), ort-int8 "
+                        "(static QDQ), trt-fp32/trt-fp16/trt-int8 (TensorRT 11, GPU only)")
     p.add_argument("--npz", metavar="F", help="input samples (default: <onnx stem>.npz beside the model)")
     p.add_argument("--out", metavar="PATH", help="build folder (default: <onnx dir>/<stem>.<engine>)")
     p.add_argument("--archive", action="store_true", help="write a .tgz instead of a folder")

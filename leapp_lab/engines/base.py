@@ -85,6 +85,8 @@ class Engine:
     #: names of nodes of the untapped model this build keeps in fp32 (a mixed-precision engine;
     #: ``compile(keep_fp32=...)`` sets it; only reduced-precision engines honour it)
     keep_fp32: frozenset[str] = frozenset()
+    #: what writes the int8 Q/DQ (``ort`` or ``modelopt``; int8 engines only)
+    quantizer: str | None = None
 
     def check_available(self) -> None:
         """Raise EngineUnavailable naming what is missing."""
@@ -105,11 +107,14 @@ class Built:
     """What ``Engine.build`` produced. ``taps``: a copy of each tap with its binding filled in
     (``TapEntry.bind``);
     ``kernels_*``: op type counts of the engine graphs (tap-exposure nodes excluded);
-    ``naive_kernels``: op counts of the naive way (taps as outputs before conversion), or None."""
+    ``naive_kernels``: op counts of the naive way (taps as outputs before conversion), or None.
+    ``engine_onnx``: the typed ONNX the engine is (onnxruntime) or was built from (TensorRT).
+    ``debug``: how the engine exposes its taps (TensorRT: which debug-tensor APIs it used)."""
 
     def __init__(self, artifact: Path, untapped_artifact: Path, taps: list,
                  kernels_tapped: dict[str, int], kernels_untapped: dict[str, int],
-                 naive_kernels: dict[str, int] | None = None, custom_ops: dict[str, str] | None = None):
+                 naive_kernels: dict[str, int] | None = None, custom_ops: dict[str, str] | None = None,
+                 engine_onnx: Path | None = None, debug: list[str] | None = None):
         self.artifact = artifact
         self.untapped_artifact = untapped_artifact
         self.taps = taps
@@ -117,3 +122,5 @@ class Built:
         self.kernels_untapped = kernels_untapped
         self.naive_kernels = naive_kernels
         self.custom_ops = custom_ops or {}
+        self.engine_onnx = engine_onnx
+        self.debug = debug or []

@@ -1,14 +1,16 @@
-"""onnxruntime CPU engines: ``ort`` (fp32), ``ort-fp16`` (fp16 emulated), ``ort-int8`` (static QDQ).
+"""onnxruntime CPU engines: ``ort`` (fp32), ``ort-fp16`` (the typed fp16 ONNX), ``ort-int8`` (static QDQ).
 
 How an engine is built (and why: the observer effect). Taps added as outputs *before* conversion
 change the engine: measured here, 4 tap outputs on an int8 QDQ model turned 5 of 6 QLinearConv into
 fp32 Conv, because onnxruntime's QDQ fusion refuses tensors with a second consumer. So:
 
-1. convert the **untapped** model (manifest tap outputs stripped): fp32 as is, fp16 by rounding
-   weights and round-tripping activations through float16, int8 by ``quantize_static`` (QDQ);
+1. convert the **untapped** model (manifest tap outputs stripped): fp32 as is, fp16 into the typed
+   fp16 ONNX (typed_onnx.py: the file TensorRT builds too), int8 by ``quantize_static`` (QDQ);
 2. let onnxruntime optimise it once, offline (``ORT_ENABLE_EXTENDED``: fusions such as QLinearConv,
    FusedConv), and save that graph: this is the engine (``engine.onnx``), run with optimisations
-   off so that nothing changes after this point;
+   off so that nothing changes after this point. fp16 skips this step: onnxruntime's optimised
+   graph of a float16 model is a float32 one (it folds the weights back), and the engine must stay
+   the typed file;
 3. expose the taps on that engine graph: a tensor that still exists is exposed directly; a tensor
    that only exists quantized (int8) is exposed through an extra DequantizeLinear of its quantized
    value (the value the next layer really sees); a tensor the fusions removed is *unbound*;
@@ -27,9 +29,11 @@ from leapp_lab.model.finding import plural
 from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import Built, Engine, Runner
-from .ort_precision import convert_fp16_emulated, convert_int8_qdq
+from .ort_precision import convert_int8_qdq
 from .ort_session import OrtRunner, count_ops, custom_ops, optimize_offline, session_kernels
 from .ort_taps import _fused_into, _quantized_form, bind_taps
+from .typed_onnx import describe, to_fp16
+
 
 class OrtEngine(Engine):
     name = "ort"
@@ -43,7 +47,7 @@ class OrtEngine(Engine):
         converted = self.convert(untapped, calibration, workdir, log, progress)
         log(f"{self.name}: converted in {time.perf_counter() - t0:.2f}s "
             f"({sum(count_ops(converted).values())} nodes)")
-        engine_untapped = optimize_offline(converted, workdir / "engine.untapped.onnx")
+        engine_untapped = self.engine_graph(converted, workdir / "engine.untapped.onnx")
         log(f"{self.name}: onnxruntime optimised graph: {count_ops(engine_untapped)}")
         tapped, bound = bind_taps(engine_untapped, converted, taps)
         lost = [t for t in bound if t.binding == "unbound"]
@@ -63,7 +67,12 @@ class OrtEngine(Engine):
             naive_k = session_kernels(naive_conv, workdir, "naive", optimize=True)
         for p in workdir.glob(".kernels-*.onnx"):
             p.unlink()
-        return Built(art, untapped_art, bound, k_tapped, k_untapped, naive_k, custom_ops(untapped))
+        return Built(art, untapped_art, bound, k_tapped, k_untapped, naive_k, custom_ops(untapped),
+                     engine_onnx=art)
+
+    def engine_graph(self, converted: onnx.ModelProto, out: Path) -> onnx.ModelProto:
+        """The graph the engine runs, saved at ``out``: onnxruntime's offline optimisation."""
+        return optimize_offline(converted, out)
 
     def runner(self, artifact: Path) -> Runner:
         made = getattr(self, "_sessions", {}).pop(str(artifact), None)
@@ -100,7 +109,7 @@ class OrtEngine(Engine):
         extra = [v for v in extra if not any(dq_of.get(t.name) and t.value == v for t in keep)]
         for v in extra:
             c2.graph.output.append(onnx.ValueInfoProto(name=v))
-        e2 = optimize_offline(c2, workdir / ".engine.unfused.onnx")
+        e2 = self.engine_graph(c2, workdir / ".engine.unfused.onnx")
         (workdir / ".engine.unfused.onnx").unlink(missing_ok=True)
         outs = [o for o in e2.graph.output if o.name not in set(extra)]
         del e2.graph.output[:]
@@ -132,20 +141,33 @@ class OrtEngine(Engine):
 
 
 class OrtFp16Engine(OrtEngine):
+    """The typed fp16 ONNX (float16 weights and activations, Casts around the ``keep_fp32`` nodes),
+    run by onnxruntime as it stands. onnxruntime's CPU provider has few float16 kernels: it computes
+    most nodes in float32 between Casts it inserts and drops the Cast pairs it inserted itself, so
+    activations are rounded to float16 where the graph's own Casts are (its outputs, the kept
+    nodes), not after every node as a GPU's fp16 kernels round them (docs/verify.md)."""
     name = "ort-fp16"
     precision = "fp16"
 
     def convert(self, model, calibration, workdir, log, progress):
-        m = convert_fp16_emulated(model, self.keep_fp32)
-        log("fp16 emulation: weights rounded to float16; Cast(float16)->Cast(float32) on every float "
-            "activation (onnxruntime CPU computes float16 graphs in fp32, so this is how fp16 rounding "
-            "shows)" + (f"; {len(self.keep_fp32)} nodes kept in fp32 (block list)" if self.keep_fp32 else ""))
+        m, notes = to_fp16(model, self.keep_fp32)
+        log("fp16: typed ONNX by onnxconverter-common (float16.convert_float_to_float16, inputs and "
+            f"outputs kept float32): {describe(m)}"
+            + (f"; {len(self.keep_fp32)} nodes kept in fp32 (node block list, Casts around them)"
+               if self.keep_fp32 else ""))
+        for note in notes:
+            log(f"fp16: {note} (a weight beyond float16's range)")
         return m
+
+    def engine_graph(self, converted, out):
+        onnx.save(converted, str(out))
+        return converted
 
 
 class OrtInt8Engine(OrtEngine):
     name = "ort-int8"
     precision = "int8"
+    quantizer = "ort"
 
     def convert(self, model, calibration, workdir, log, progress):
         return convert_int8_qdq(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)

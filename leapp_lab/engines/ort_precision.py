@@ -1,5 +1,5 @@
-"""Precision conversions of the ``ort*`` engines: fp16 emulation (weights rounded, activations
-round-tripped through float16) and static int8 QDQ quantization."""
+"""Static int8 QDQ quantization of the ``ort-int8`` engine (onnxruntime's quantizer); fp16 is
+written by typed_onnx.py."""
 from __future__ import annotations
 
 import tempfile
@@ -9,92 +9,11 @@ from typing import Callable
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
-
-from leapp_lab.onnxio.graph_edit import value_types
 
 from .base import CompileError, ProgressFn
 from .ort_session import session_options
 
 _QUANT_LOCK = threading.Lock()
-
-
-def convert_fp16_emulated(model: onnx.ModelProto, keep_fp32: frozenset[str] | set[str] = frozenset()
-                          ) -> onnx.ModelProto:
-    """fp32 graph that rounds like fp16: every float32 initializer rounded to float16 (and back),
-    every float32 activation (graph inputs and node outputs) sent through Cast(fp16)->Cast(fp32).
-    onnxruntime's CPU provider computes float16 graphs in fp32 (it inserts casts and folds weights
-    back), so a real fp16 graph would not show fp16 activation rounding (notes JUPYTER_STACK §7).
-
-    ``keep_fp32``: names of nodes left in fp32 (the block list of a mixed-precision engine): their
-    outputs are not rounded, their weights are not rounded, and they read graph inputs unrounded;
-    what they read from rounded nodes stays rounded (an fp32 layer after an fp16 one sees fp16
-    values)."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    g = m.graph
-    keep = frozenset(keep_fp32)
-    types = {name: et for name, (et, _) in value_types(m).items()}
-    # an initializer read only by kept nodes stays fp32; one read by both kinds gets a rounded copy
-    # for the rounded nodes (the kept ones read the original)
-    readers: dict[str, set[bool]] = {}
-    for n in g.node:
-        for name in n.input:
-            readers.setdefault(name, set()).add(n.name in keep)
-    copied: dict[str, str] = {}
-    extra_inits = []
-    for init in g.initializer:
-        if init.data_type == TensorProto.FLOAT:
-            who = readers.get(init.name, {False})
-            if who == {True}:
-                continue
-            a = numpy_helper.to_array(init)
-            with np.errstate(over="ignore"):
-                r = a.astype(np.float16).astype(np.float32)
-            if True in who:
-                copied[init.name] = f"{init.name}__fp16"
-                extra_inits.append(numpy_helper.from_array(r, copied[init.name]))
-            else:
-                init.CopyFrom(numpy_helper.from_array(r, init.name))
-    g.initializer.extend(extra_inits)
-    init_names = {i.name for i in g.initializer}
-    nodes = []
-    # graph inputs: round once, consumers read the rounded copy
-    rename: dict[str, str] = {}
-    for inp in g.input:
-        if inp.name in init_names or types.get(inp.name) != TensorProto.FLOAT:
-            continue
-        r = f"{inp.name}__fp16"
-        nodes += [helper.make_node("Cast", [inp.name], [r + "_h"], to=TensorProto.FLOAT16,
-                                   name=f"leapp_lab_fp16/{inp.name}/h"),
-                  helper.make_node("Cast", [r + "_h"], [r], to=TensorProto.FLOAT,
-                                   name=f"leapp_lab_fp16/{inp.name}/f")]
-        rename[inp.name] = r
-    for n in g.node:
-        if n.name in keep:
-            nodes.append(n)
-            continue
-        for i, name in enumerate(n.input):
-            if name in rename:
-                n.input[i] = rename[name]
-            elif name in copied:
-                n.input[i] = copied[name]
-        outs = list(n.output)
-        casts = []
-        for j, o in enumerate(outs):
-            if not o or types.get(o) != TensorProto.FLOAT:
-                continue
-            raw = f"{o}__fp32"
-            n.output[j] = raw
-            casts += [helper.make_node("Cast", [raw], [o + "__h"], to=TensorProto.FLOAT16,
-                                       name=f"leapp_lab_fp16/{o}/h"),
-                      helper.make_node("Cast", [o + "__h"], [o], to=TensorProto.FLOAT,
-                                       name=f"leapp_lab_fp16/{o}/f")]
-        nodes.append(n)
-        nodes += casts
-    del g.node[:]
-    g.node.extend(nodes)
-    return m
 
 
 def convert_int8_qdq(model: onnx.ModelProto, calibration: list[dict[str, np.ndarray]], workdir: Path,

@@ -74,6 +74,11 @@ class BuildReport(Report, Plain):
     after this one; never in an archive build) -> its size in bytes, as compile wrote it: a
     ``.tgz`` build is extracted only as these (docs/safety.md, size bounds); empty in older builds.
     ``cache``: whether this compile reused the previous build (``CacheInfo``; None: no cache used).
+    ``engine_onnx``: the typed ONNX of the engine, a file of the build: the graph onnxruntime runs
+    (``ort*``) or TensorRT built its strongly typed network from (``trt-*``), precision written in
+    it (float16 tensors and Casts, Q/DQ); None in builds made before it was recorded.
+    ``quantizer``: what wrote the int8 Q/DQ (``ort``: onnxruntime's quantize_static; ``modelopt``:
+    ModelOpt's ONNX PTQ); None for other precisions.
     """
     kind: ClassVar[str] = "build"
     report_file: ClassVar[str] = BUILD_FILE    # the build folder's file name is part of the contract
@@ -97,6 +102,8 @@ class BuildReport(Report, Plain):
     keep_fp32: list[str] = field(default_factory=list)
     files: dict[str, int] = field(default_factory=dict)
     cache: CacheInfo | None = None
+    engine_onnx: str | None = None
+    quantizer: str | None = None
 
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
@@ -133,7 +140,7 @@ class BuildReport(Report, Plain):
             raise ValueError(f"{p}: not a leapp_lab build.json (kind {d.get('kind') if isinstance(d, dict) else None!r})")
         try:
             r = cls.from_dict(d, p.parent)
-            for field in ("artifact", "untapped_artifact"):
+            for field in ("artifact", "untapped_artifact", "engine_onnx"):
                 name = getattr(r, field)
                 if name and not is_file_name(name):
                     raise ValueError(f"field {field!r}: {name!r} is not a file name inside the build "

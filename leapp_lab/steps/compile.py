@@ -77,8 +77,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
 
     ``keep_fp32``: names of ONNX nodes (of the prepared model) the reduced-precision engines keep in
     fp32: ``ort-int8`` leaves them unquantized (quantize_static's ``nodes_to_exclude``), ``ort-fp16``
-    unrounded (the emulation's block list), ``trt-fp16`` gives their layers fp32 precision
-    constraints. Recorded in build.json (``keep_fp32``); ``leapp_lab.repair`` chooses them.
+    and ``trt-fp16`` compute them in float32 between Casts in the typed ONNX (the converter's node
+    block list; engines/typed_onnx.py). Recorded in build.json (``keep_fp32``); ``leapp_lab.repair`` chooses them.
 
     Raises FileNotFoundError (a missing file, named), ValueError (an unknown engine, a bad manifest)
     or CompileError (a custom op onnxruntime cannot run, a manual tap the engine lost, a missing
@@ -342,6 +342,8 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
         manifest=manifest, observer=observer,
         timings_s={"build": round(t_build, 4), "run": round(t_run, 4)}, versions=versions,
         custom_ops=built.custom_ops, warnings=warnings,
+        engine_onnx=built.engine_onnx.name if built.engine_onnx is not None else None,
+        quantizer=eng.quantizer if eng.precision == "int8" else None,
         created=_dt.datetime.now().isoformat(timespec="seconds"))
 
 

@@ -156,29 +156,34 @@ def test_keep_fp32_leaves_int8_nodes_unquantized_and_build_json_records_it(model
     assert not (tmp_path / "bad").exists()
 
 
-def test_fp16_block_list_leaves_the_kept_nodes_unrounded():
+def test_fp16_block_list_keeps_the_kept_nodes_float32_between_casts():
     from onnx import TensorProto, helper, numpy_helper
 
-    from leapp_lab.engines.ort_precision import convert_fp16_emulated
+    from leapp_lab.engines.typed_onnx import cast_nodes_at, to_fp16
     w = numpy_helper.from_array(np.full((2, 2), 1 + 2 ** -13, np.float32), "w")   # not an fp16 value
     g = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm1"), helper.make_node("MatMul", ["a", "w"], ["b"], name="mm2")],
+        [helper.make_node("MatMul", ["x", "w"], ["a"], name="mm1"), helper.make_node("MatMul", ["a", "w"], ["b"], name="mm2"),
+         helper.make_node("Relu", ["b"], ["c"], name="relu")],
         "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
-        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 2])], [w])
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 2])], [w])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    default = convert_fp16_emulated(m)
-    assert convert_fp16_emulated(m, frozenset()) == default          # the default is unchanged
-    mixed = convert_fp16_emulated(m, {"mm1"})
+    default, _ = to_fp16(m)
+    assert {i.data_type for i in default.graph.initializer} == {TensorProto.FLOAT16}
+    mixed, _ = to_fp16(m, {"mm2"})
     nodes = {n.name: n for n in mixed.graph.node}
-    inits = {i.name: numpy_helper.to_array(i) for i in mixed.graph.initializer}
-    assert list(nodes["mm1"].input) == ["x", "w"] and list(nodes["mm1"].output) == ["a"]   # raw input, no cast
-    assert inits["w"][0, 0] == np.float32(1 + 2 ** -13)                                  # its weight unrounded
-    rounded = nodes["mm2"].input[1]
-    assert rounded != "w" and inits[rounded][0, 0] == np.float32(np.float16(1 + 2 ** -13))
-    assert not any(n.name.startswith("leapp_lab_fp16/a/") for n in mixed.graph.node)
-    assert any(n.name.startswith("leapp_lab_fp16/b/") for n in mixed.graph.node)
-    d_inits = {i.name: numpy_helper.to_array(i) for i in default.graph.initializer}
-    assert d_inits["w"][0, 0] == np.float32(np.float16(1 + 2 ** -13))
+    inits = {i.name: i for i in mixed.graph.initializer}
+    # the weight both read: mm1 reads it in float16, the kept mm2 its own float32 copy, unrounded
+    assert inits[nodes["mm1"].input[1]].data_type == TensorProto.FLOAT16
+    kept_w = inits[nodes["mm2"].input[1]]
+    assert kept_w.data_type == TensorProto.FLOAT and numpy_helper.to_array(kept_w)[0, 0] == np.float32(1 + 2 ** -13)
+    # Casts around the kept node: its float16 input to float32, its float32 output back to float16
+    casts = cast_nodes_at(mixed, "mm2")
+    assert sorted(c.attribute[0].i for c in casts) == sorted([TensorProto.FLOAT, TensorProto.FLOAT16])
+    assert list(nodes["mm2"].output) == ["b"] and list(nodes["relu"].input) == ["b__fp16"]
+    import onnxruntime as ort
+    x = np.full((2, 2), 3.0, np.float32)
+    out = ort.InferenceSession(mixed.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert np.isfinite(out).all() and out.dtype == np.float32
 
 
 # -- budget, fp16, not met -------------------------------------------------------------------------
