@@ -123,6 +123,7 @@ def score_build(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path
             row.self_compare = engine == "ort" and row.reference_source == "onnxruntime"
             jobs.append((row, eng[name], ref[name]))
         rows.append(row)
+    overflow = _fp16_range(rows, ref, build)
     if paired is not None:
         paired(rows, n_samples)
     backend = score_pairs(jobs, n_samples, rtol, workers, progress)
@@ -146,6 +147,7 @@ def score_build(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path
     if not_eng:
         report.warnings.append(f"[{build.name}]: {_are(len(not_eng))} missing in the sample output"
                                " (--verbose lists them)")
+    report.warnings += overflow
     bad = [r for r in rows if r.status in ("shape-mismatch", "dtype-unsupported")]
     for r in bad:
         report.warnings.append(f"[{build.name}]: {r.name}: {r.status}: {r.note}")
@@ -158,6 +160,39 @@ def score_build(ref: NpzArrays, eng: NpzArrays, build: OpenBuild, ref_path: Path
         report.warnings.append(f"[{build.name}]: build.json says the taps change this engine's outputs "
                                "(observer effect); rows may not show the untapped engine")
     return report
+
+
+def _fp16_range(rows: list[VerifyRow], ref: NpzArrays, build: OpenBuild) -> list[str]:
+    """Each row's fp16 headroom from its reference; the sentences of rows that overflow float16,
+    naming the nodes to keep in fp32 (read from the prepared ONNX only when a row overflows)."""
+    from leapp_lab.model import fp16range
+    from leapp_lab.numerics.ranges import abs_max
+
+    ranges = {r.name: abs_max(ref[r.name]) for r in rows if r.name in ref and ref.header(r.name)[1].kind == "f"}
+    if not any(fp16range.risk(v) == "overflow" for v in ranges.values()):
+        fp16range.fill(rows, ranges)
+        return []
+    return [f"[{build.name}]: {s}" for s in fp16range.fill(rows, ranges, _readers(build))]
+
+
+def _readers(build: OpenBuild) -> dict[str, list[str]] | None:
+    """value -> the nodes of the prepared ONNX that read it (tap markers left out); None when the
+    build's ONNX cannot be read."""
+    src = build.report.onnx if build.report is not None else None
+    if not src or not Path(src).is_file():
+        return None
+    try:
+        import onnx
+        from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
+        g = onnx.load(src, load_external_data=False).graph
+    except Exception:  # noqa: BLE001 - the sentence then names the producer alone
+        return None
+    out: dict[str, list[str]] = {}
+    for n in g.node:
+        if n.name and not n.name.startswith(IDENTITY_PREFIX) and n.domain != "leapp_lab":
+            for i in n.input:
+                out.setdefault(i, []).append(n.name)
+    return out
 
 
 def score_pairs(jobs, n_samples: int, rtol: float, workers: int | None, progress=None) -> str:

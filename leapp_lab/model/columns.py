@@ -98,6 +98,11 @@ COLUMNS: tuple[Column, ...] = (
            "|engine − reference| over the samples: its LEAPP element name (knee, t+2/knee) for a node "
            "prepared from a trace, else by index when the port holds at most 32 elements",
            table=True, needs="elements"),
+    Column("range_max", "range max", "num", "the largest |value| of the reference over every sample "
+           "(float64, NaN left out): the range an fp16 engine must hold"),
+    Column("fp16_headroom", "fp16 headroom", "x", "65504 / range max: how many times larger the values "
+           "could grow before float16 overflows (< 1: an fp16 engine makes them inf; prepare and verify "
+           "name the row with its --keep-fp32 line)"),
     Column("first_divergent", "first divergent", "bool", "the first row in model order that crosses the "
            "divergence rule"),
     Column("diverged", "diverged", "bool", "the row crosses the divergence rule"),

@@ -32,6 +32,8 @@ ROW_KINDS = ("output", *TAP_KINDS, "unknown")
 BINDINGS = ("bound", "uncompared", "unbound")
 #: the fields compile fills in; they are not part of the manifest stamped into the ONNX
 BINDING_FIELDS = ("binding", "binding_reason", "bound_to", "via")
+#: measured on the reference by prepare and verify (model/fp16range.py); not stamped either
+RANGE_FIELDS = ("range_max", "fp16_headroom")
 
 
 @dataclass
@@ -50,6 +52,9 @@ class TapEntry(Plain):
     *converted* graph actually exposed) and ``via`` (``direct`` | ``alias`` | ``dequantize`` for
     int8's dequantized copy of the quantized value, no kernel changed | ``unfused``: exposing it
     changed the engine's kernels).
+    ``range_max``: the largest |value| of its reference over every sample (float64; NaN left out);
+    ``fp16_headroom``: 65504 / range_max, how many times larger it could grow before float16
+    overflows (< 1: an fp16 engine makes it inf); both filled by prepare and verify.
     """
     name: str = ""
     kind: str = "unknown"
@@ -68,6 +73,8 @@ class TapEntry(Plain):
     binding_reason: str | None = None
     bound_to: str | None = None
     via: str | None = None
+    range_max: float | None = None
+    fp16_headroom: float | None = None
 
     @property
     def value(self) -> str:
@@ -89,7 +96,7 @@ class TapEntry(Plain):
 
     def stamped(self) -> dict[str, Any]:
         """The entry as the manifest in the ONNX records it (no compile-time binding)."""
-        return {k: v for k, v in self.identity().items() if k not in BINDING_FIELDS}
+        return {k: v for k, v in self.identity().items() if k not in BINDING_FIELDS + RANGE_FIELDS}
 
 
 def model_order_key(e: TapEntry, i: int) -> tuple:

@@ -16,7 +16,7 @@ import torch
 from ..model.jsonio import atomic_write_bytes, save_npz, write_json
 from ..model.prepare import PrepareReport, TensorInfo
 from ..model.safepaths import PREPARE_WRITTEN, prepare_written, staged
-from ..model.tap import Manifest, TapEntry
+from ..model.tap import TAP_DOMAIN, Manifest, TapEntry
 from leapp_lab.taps.eager_capture import eager_runs
 from leapp_lab.taps.errors import PrepareError
 from leapp_lab.taps.tap_selection import check_dtypes, check_requested_reached
@@ -121,7 +121,7 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         exporter=exported.exporter, fallback_reason=exported.fallback_reason, samples=len(samples),
         requested_taps=requested, plugin_taps=bool(plugin_taps), op_taps=bool(op_taps),
         inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],
-        rows=_report_rows(manifest, reference), manifest_stamped=stamped, warnings=warnings,
+        rows=_report_rows(manifest, reference, proto, warnings), manifest_stamped=stamped, warnings=warnings,
         unexposed_taps=[] if expose_all else [n for n in eager.sites if n not in set(wanted)],
         timings_s={k: round(v, 4) for k, v in timings.items()},
         benchmark_ms=float(np.mean(eager.timings_ms)) if eager.timings_ms else None,
@@ -179,15 +179,28 @@ def _override(reference: dict[str, np.ndarray], values: dict[str, np.ndarray], l
 
 
 
-def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray]) -> list[TapEntry]:
+def _report_rows(manifest: Manifest, reference: dict[str, np.ndarray], proto, warnings: list[str]
+                 ) -> list[TapEntry]:
     """One row per output and tap, in model order (an output's dtype and shape from its reference
-    when the graph does not say)."""
+    when the graph does not say), each with its fp16 headroom; a row that would overflow float16
+    is added to ``warnings`` with the --keep-fp32 line that keeps it float32."""
+    from leapp_lab.model import fp16range
+    from leapp_lab.numerics.ranges import abs_max
+    from leapp_lab.onnxio.manifest import IDENTITY_PREFIX
+
     rows = manifest.rows()
     for r in rows:
         ref = reference.get(r.name)
         if r.kind == "output" and ref is not None:
             r.dtype = r.dtype or str(ref.dtype)
             r.shape = r.shape if r.shape is not None else list(ref.shape[1:])
+    readers: dict[str, list[str]] = {}
+    for n in proto.graph.node:
+        if n.name and not n.name.startswith(IDENTITY_PREFIX) and n.domain != TAP_DOMAIN:
+            for i in n.input:
+                readers.setdefault(i, []).append(n.name)
+    warnings += fp16range.fill(rows, {r.name: abs_max(reference[r.name]) for r in rows if r.name in reference},
+                               readers)
     return rows
 
 

@@ -49,11 +49,12 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
     origin = TraceOrigin(run=str(tn.run_dir), graph=tn.graph.name, node=tn.node.name,
                          backend=tn.node.backend, onnx_source="leapp", same_as_leapp=True,
                          leapp_artifact=str(artifact), note=None, semantics=port_semantics(tn.node))
+    warnings: list[str] = []       # an fp16 overflow of a port, from the recorded values
     report = PrepareReport(
         model=tn.label, model_file=None, model_sha256=None, onnx=str(onnx_out), npz=str(npz_out),
         reference=str(reference_out), exporter="leapp", samples=len(tn.samples),
         inputs=[TensorInfo(k, str(v.dtype), list(v.shape[1:])) for k, v in inputs.items()],
-        rows=_report_rows(manifest, outputs), manifest_stamped=False,
+        rows=_report_rows(manifest, outputs, proto, warnings), manifest_stamped=False, warnings=warnings,
         created=_dt.datetime.now().isoformat(timespec="seconds"), versions=_versions(), from_trace=origin)
     with staged([Path(onnx_out), Path(npz_out), Path(reference_out)] + ([record] if save_report else [])) as tmps:
         save_npz(tmps[1], inputs)
