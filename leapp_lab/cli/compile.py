@@ -33,6 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--keep-fp32", action="append", metavar="NODE",
                    help="keep this ONNX node in fp32 (repeatable; ort-int8, ort-fp16, trt-fp16): a "
                         "mixed-precision engine, as leapp-lab repair chooses it (docs/repair.md)")
+    p.add_argument("--quantizer", choices=("modelopt", "ort"),
+                   help="what writes the int8 Q/DQ (ort-int8, trt-int8): ort (default: onnxruntime's "
+                        "quantize_static, MinMax) or modelopt (NVIDIA ModelOpt's ONNX PTQ, the "
+                        "'modelopt' extra; runs on a CPU)")
     p.add_argument("--no-naive-check", action="store_true",
                    help="skip measuring what tapping before conversion would have changed")
     p.add_argument("--force", action="store_true",
@@ -56,7 +60,8 @@ def execute(args: argparse.Namespace, progress=None):
     log = None if quiet else (lambda line: say(line, file=sys.stderr, flush=True))
     try:
         return compile_(args.onnx, **given(engine=args.engine, npz=args.npz, out=args.out,
-                                           keep_fp32=getattr(args, "keep_fp32", None)),
+                                           keep_fp32=getattr(args, "keep_fp32", None),
+                                           quantizer=getattr(args, "quantizer", None)),
                         archive=args.archive, progress=progress,
                         naive_check=not getattr(args, "no_naive_check", False), log=log,
                         force=bool(getattr(args, "force", False)))

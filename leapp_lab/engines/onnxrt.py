@@ -169,5 +169,13 @@ class OrtInt8Engine(OrtEngine):
     precision = "int8"
     quantizer = "ort"
 
+    def check_available(self) -> None:
+        if self.quantizer == "modelopt":
+            from .ort_modelopt import check_available
+            check_available()
+
     def convert(self, model, calibration, workdir, log, progress):
+        if self.quantizer == "modelopt":
+            from .ort_modelopt import convert_int8_modelopt
+            return convert_int8_modelopt(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)
         return convert_int8_qdq(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)

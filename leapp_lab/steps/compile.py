@@ -27,14 +27,16 @@ import numpy as np
 from leapp_lab.model.finding import plural
 from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
-from leapp_lab.model.errors import InvalidOption, UnusableInput
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
 from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
-from leapp_lab.onnxio.manifest import IDENTITY_PREFIX, read_manifest, strip_taps
+from leapp_lab.onnxio.manifest import read_manifest, strip_taps
 
 from leapp_lab.engines import get_engine
 from leapp_lab.engines.base import CompileError, ProgressFn
 from leapp_lab.engines.feeds import check_calibration, check_feeds
+
+from .compile_options import QUANTIZERS, _check_keep_fp32, _check_quantizer  # noqa: F401 - public here too
 
 
 def stderr_progress(stage: str, done: int, total: int) -> None:
@@ -72,7 +74,8 @@ def load_inputs(npz: Path, names: list[str]) -> tuple[list[dict[str, np.ndarray]
 
 def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False, *,
             progress: ProgressFn | None = None, naive_check: bool = True,
-            log: Callable[[str], None] | None = None, keep_fp32=None, force: bool = False) -> BuildReport:
+            log: Callable[[str], None] | None = None, keep_fp32=None, force: bool = False,
+            quantizer: str | None = None) -> BuildReport:
     """Build ``engine`` from the prepared ONNX ``onnx`` and run it on every sample of ``npz``.
 
     ``keep_fp32``: names of ONNX nodes (of the prepared model) the reduced-precision engines keep in
@@ -84,6 +87,9 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     or CompileError (a custom op onnxruntime cannot run, a manual tap the engine lost, a missing
     package/GPU for TensorRT). ``progress(stage, done, total)`` is called during long steps;
     ``log(line)`` receives compile.log lines as they are written.
+    ``quantizer``: what writes the int8 Q/DQ of ``ort-int8`` / ``trt-int8``: ``"ort"`` (the default:
+    onnxruntime's quantize_static) or ``"modelopt"`` (NVIDIA ModelOpt's ONNX PTQ, the
+    ``modelopt`` extra); recorded in build.json (``quantizer``). InvalidOption for other engines.
     ``force``: build even when the ONNX, npz, engine and options are those of the build already at
     ``out`` (which is otherwise reused: ``report.cache.hit``; steps/compile_cache.py).
     """
@@ -103,10 +109,12 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     # the build replaces only a build (docs/safety.md), never its own inputs
     check_outputs([(out_path, "build", "--out")],
                   [(onnx_path, "the ONNX model"), (npz_path, "the input npz")])
+    _check_quantizer(engine, quantizer)
     from . import compile_cache
     t_cache = time.perf_counter()
     # before get_engine: a build that is reused imports neither onnx nor onnxruntime
-    chk = compile_cache.check(onnx_path, npz_path, out_path, engine, archive, keep_fp32, naive_check, force)
+    chk = compile_cache.check(onnx_path, npz_path, out_path, engine, archive, keep_fp32, naive_check, force,
+                              quantizer)
     if chk.info.hit:
         reused = compile_cache.reuse(chk, out_path, onnx_path, npz_path, t_cache)
         if reused is not None:
@@ -114,6 +122,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
                 log(compile_cache.hit_line(chk.info))
             return reused
     eng = get_engine(engine)
+    if quantizer is not None:
+        eng.quantizer = quantizer
     eng.check_available()
     import onnx as onnx_mod
 
@@ -208,31 +218,6 @@ def check_prepared(onnx_path: Path) -> None:
     made_from = f" it was made from ({src})" if isinstance(src, str) and src else ""
     raise UnusableInput(f"{onnx_path}: a file of the build {Path(onnx_path).parent} (it holds "
                         f"{BUILD_FILE}), not a model prepare wrote; pass the prepared ONNX{made_from}")
-
-
-def _check_keep_fp32(eng, model, keep_fp32, onnx_path: Path) -> list[str]:
-    """The ``keep_fp32`` node names, checked against the model (InvalidOption, a ValueError, naming
-    what is wrong)."""
-    if keep_fp32 is None:
-        return []
-    if isinstance(keep_fp32, str):
-        keep_fp32 = [keep_fp32]
-    keep = sorted(set(map(str, keep_fp32)))
-    if not keep:
-        return []
-    if eng.precision == "fp32":
-        raise InvalidOption(f"keep_fp32 applies to reduced-precision engines (ort-fp16, ort-int8, trt-fp16); "
-                         f"{eng.name} already computes every node in fp32")
-    names = {n.name for n in model.graph.node if n.name}
-    unknown = [k for k in keep if k not in names]
-    if unknown:
-        import difflib                  # the model's own nodes, not the tap markers prepare added
-        real = sorted(n for n in names if not n.startswith(IDENTITY_PREFIX))
-        like = difflib.get_close_matches(unknown[0], real, n=3)
-        raise InvalidOption(f"{onnx_path}: keep_fp32 names {len(unknown)} node(s) the model does not have: "
-                         f"{unknown[:5]}{' ...' if len(unknown) > 5 else ''}; pass ONNX node names "
-                         + (f"(did you mean {like}?)" if like else f"(e.g. {real[:3]})"))
-    return keep
 
 
 def unfused_warning(taps) -> str:

@@ -17,7 +17,8 @@ from pathlib import Path
 from leapp_lab.model.reuse import (CACHE_FILE, CacheInfo, combine, digest_bytes, digest_file,
                                    environment_digest, file_entries, lookup, record_body, write_record)
 
-PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "onnxruntime_extensions", "numpy")
+PACKAGES = ("onnx", "onnxruntime", "onnxruntime-extensions", "onnxruntime_extensions", "numpy",
+            "onnxconverter-common", "nvidia-modelopt")   # they write the typed ONNX (fp16, modelopt int8)
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Check:
 
 
 def check(onnx_path: Path, npz_path: Path, out_path: Path, engine: str, archive: bool,
-          keep_fp32, naive_check: bool, force: bool) -> Check:
+          keep_fp32, naive_check: bool, force: bool, quantizer: str | None = None) -> Check:
     """This compile's key, and whether the build at ``out_path`` may be reused."""
     t = time.perf_counter()
     if archive:
@@ -37,7 +38,9 @@ def check(onnx_path: Path, npz_path: Path, out_path: Path, engine: str, archive:
     keep = sorted({keep_fp32} if isinstance(keep_fp32, str) else set(map(str, keep_fp32 or ())))
     parts = {"onnx": digest_file(onnx_path), "npz": digest_file(npz_path),
              "engine": digest_bytes(engine.encode()),
-             "options": digest_bytes(json.dumps({"keep_fp32": keep, "naive_check": bool(naive_check)}).encode()),
+             "options": digest_bytes(json.dumps({"keep_fp32": keep, "naive_check": bool(naive_check)}
+                                                | ({"quantizer": quantizer} if quantizer not in (None, "ort") else {})
+                                                ).encode()),
              "versions": environment_digest(PACKAGES)}
     key = combine(parts)
     if force:
