@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-ENGINE_NAMES = ("ort", "ort-fp16", "ort-int8", "trt-fp32", "trt-fp16")
+ENGINE_NAMES = ("ort", "ort-fp16", "ort-int8", "trt-fp32", "trt-fp16", "trt-int8")
 #: asked for by name, never offered: they would always fail; the message says what to use instead
-NOT_IMPLEMENTED = {"trt-int8": "trt-int8 is not implemented (TensorRT int8 needs a calibrated QDQ model); "
-                               "use --engine ort-int8 for int8, or trt-fp16 on a GPU"}
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def get_engine(name: str) -> Engine:
     from . import onnxrt, tensorrt
 
     table = {"ort": onnxrt.OrtEngine, "ort-fp16": onnxrt.OrtFp16Engine, "ort-int8": onnxrt.OrtInt8Engine,
-             "trt-fp32": tensorrt.TrtEngine, "trt-fp16": tensorrt.TrtFp16Engine}
+             "trt-fp32": tensorrt.TrtEngine, "trt-fp16": tensorrt.TrtFp16Engine,
+             "trt-int8": tensorrt.TrtInt8Engine}
     if name in NOT_IMPLEMENTED:
         raise ValueError(NOT_IMPLEMENTED[name])
     if name not in table:

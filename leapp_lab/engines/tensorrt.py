@@ -1,11 +1,20 @@
-"""TensorRT engines (``trt-fp32``, ``trt-fp16``): GPU only, optional. (int8 TensorRT needs a calibrated
-QDQ model and is not offered yet; ``ort-int8`` is the int8 engine.)
+"""TensorRT 11 engines (``trt-fp32``, ``trt-fp16``, ``trt-int8``): GPU only, optional.
 
-TensorRT is an optional extra (``pip install 'leapp-lab[tensorrt]'``) that cannot be installed on
-machines without NVIDIA's package index, and needs a CUDA GPU. It is imported only when one of these
-engines is asked for; anywhere else compile fails with :class:`EngineUnavailable` naming what is
-missing. Taps follow the same rule as the onnxruntime engines: the untapped network is built first,
-then the tapped one; build.json records whether outputs and layer kinds agree.
+TensorRT 11 builds strongly typed networks only (``NetworkDefinitionCreationFlag.STRONGLY_TYPED``):
+no builder precision flags, no per-layer precision; each tensor has the type the ONNX gives it. So
+the precision is written into the ONNX first, by the same code the onnxruntime engines use
+(typed_onnx.py: float16 with Casts around the ``keep_fp32`` nodes; int8: Q/DQ by the ``ort`` or
+``modelopt`` quantizer), saved in the build as ``engine.onnx`` (build.json ``engine_onnx``), and
+TensorRT builds exactly that file. The same file is what ``ort-fp16`` / ``ort-int8`` run on a CPU.
+
+Taps are debug tensors (tensorrt_debug.py), not extra outputs: op taps through
+``mark_unfused_tensors_as_debug_tensors`` (every tensor that survives fusion; the fused ones are
+reported unbound, fusion is kept), manual and plugin taps through ``mark_debug``. The untapped
+engine is built too and the observer-effect record says which debug APIs the tapped one used.
+
+TensorRT is an optional extra (``pip install 'leapp-lab[tensorrt]'``, TensorRT 11) that needs a CUDA
+GPU. It is imported only when one of these engines is asked for; anywhere else compile fails with
+:class:`EngineUnavailable` naming what is missing.
 """
 from __future__ import annotations
 
@@ -13,8 +22,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from .base import Built, CompileError, Engine, EngineUnavailable, Runner
+from .tensorrt_debug import make_listener, supports_unfused_debug
+
+_OTHER = ("On this machine use an onnxruntime engine: --engine ort, ort-fp16 or ort-int8 (repair: "
+          "ort-fp16 or ort-int8; plain ort has no reduced precision); they run the same typed ONNX.")
 
 
 def _import_trt():
@@ -22,11 +36,12 @@ def _import_trt():
         import tensorrt as trt  # noqa: F401
     except Exception as exc:  # noqa: BLE001 - ImportError, or OSError from missing libnvinfer
         raise EngineUnavailable(
-            "TensorRT engines need the 'tensorrt' Python package (pip install 'leapp-lab[tensorrt]', "
-            "from NVIDIA's index) and an NVIDIA GPU with a CUDA driver; importing tensorrt failed: "
-            f"{type(exc).__name__}: {exc}. On this machine use an onnxruntime engine: --engine ort, "
-            "ort-fp16 or ort-int8 (repair: ort-fp16 or ort-int8; plain ort has no reduced precision)."
-        ) from None
+            "TensorRT engines need the 'tensorrt' Python package, version 11 (pip install "
+            "'leapp-lab[tensorrt]') and an NVIDIA GPU with a CUDA driver; importing tensorrt failed: "
+            f"{type(exc).__name__}: {exc}. {_OTHER}") from None
+    if not hasattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED"):
+        raise EngineUnavailable(f"TensorRT {getattr(trt, '__version__', '?')} cannot build strongly typed "
+                                f"networks; install TensorRT 11 (pip install 'leapp-lab[tensorrt]'). {_OTHER}")
     return trt
 
 
@@ -38,17 +53,19 @@ def _cuda_torch():
     if torch is None or not torch.cuda.is_available():
         raise EngineUnavailable(
             "TensorRT engines need an NVIDIA GPU visible to torch (torch.cuda.is_available() is "
-            "False here: no GPU, no CUDA driver, or a CPU-only torch build). On this machine use an "
-            "onnxruntime engine: --engine ort, ort-fp16 or ort-int8 (repair: ort-fp16 or ort-int8).")
+            f"False here: no GPU, no CUDA driver, or a CPU-only torch build). {_OTHER}")
     return torch
 
 
 class TrtRunner(Runner):
+    """Runs a serialized engine; ``debug``: debug tensor name -> the tap name it is returned as."""
     name = "tensorrt"
 
-    def __init__(self, artifact: Path):
+    def __init__(self, artifact: Path, debug: dict[str, str] | None = None, unfused: bool = False):
         super().__init__()
         self.artifact = Path(artifact)
+        self.debug = dict(debug or {})
+        self.unfused = unfused
 
     def _activate_impl(self) -> None:
         trt = _import_trt()
@@ -64,6 +81,14 @@ class TrtRunner(Runner):
         mode = trt.TensorIOMode.INPUT
         self._inputs = [n for n in names if self.engine.get_tensor_mode(n) == mode]
         self._outputs = [n for n in names if self.engine.get_tensor_mode(n) != mode]
+        self.listener = None
+        if self.debug:
+            self.listener = make_listener(trt, self.debug)
+            self.context.set_debug_listener(self.listener)
+            if self.unfused:
+                self.context.unfused_tensors_debug_state = True
+            for tensor in self.debug:
+                self.context.set_tensor_debug_state(tensor, True)
 
     def _run_impl(self, feed, output_names):
         torch, trt = self.torch, self.trt
@@ -80,15 +105,24 @@ class TrtRunner(Runner):
             t = torch.empty(shape, dtype=torch.from_numpy(np.zeros(0, dt)).dtype, device="cuda")
             outs[n] = t
             self.context.set_tensor_address(n, t.data_ptr())
+        if self.listener is not None:
+            self.listener.values.clear()
         stream = torch.cuda.current_stream()
         if not self.context.execute_async_v3(stream.cuda_stream):
             raise CompileError("TensorRT execute_async_v3 failed")
         stream.synchronize()
-        names = output_names or self._outputs
-        return {n: outs[n].cpu().numpy() for n in names}
+        got = {n: outs[n].cpu().numpy() for n in self._outputs}
+        if self.listener is not None:
+            missing = [tap for tap in self.debug.values() if tap not in self.listener.values]
+            if missing:
+                raise CompileError(f"TensorRT did not report the debug tensors of taps {missing} during the "
+                                   "run; compile again (a fused tensor is reported unbound at build time)")
+            got.update(self.listener.values)
+        names = output_names or self.output_names
+        return {n: got[n] for n in names}
 
     def _deactivate_impl(self) -> None:
-        self.context = self.engine = None
+        self.context = self.engine = self.listener = None
 
     @property
     def input_names(self):
@@ -96,7 +130,7 @@ class TrtRunner(Runner):
 
     @property
     def output_names(self):
-        return list(self._outputs)
+        return list(self._outputs) + [t for t in self.debug.values() if t not in self._outputs]
 
 
 class TrtEngine(Engine):
@@ -106,74 +140,108 @@ class TrtEngine(Engine):
     def check_available(self) -> None:
         _import_trt()
         _cuda_torch()
+        if self.quantizer == "modelopt":
+            from .ort_modelopt import check_available
+            check_available()
 
-    def _build_one(self, model, mark: list[str], calibration, log):
-        trt = _import_trt()
+    def typed(self, model, calibration, workdir: Path, log, progress) -> onnx.ModelProto:
+        """The typed ONNX TensorRT builds: precision written into the graph."""
+        if self.precision == "fp16":
+            from .typed_onnx import describe, to_fp16
+            m, notes = to_fp16(model, self.keep_fp32)
+            log(f"{self.name}: typed fp16 ONNX (onnxconverter-common): {describe(m)}"
+                + (f"; {len(self.keep_fp32)} nodes kept in fp32 (Casts in the ONNX)" if self.keep_fp32 else ""))
+            for note in notes:
+                log(f"fp16: {note} (a weight beyond float16's range)")
+            return m
+        if self.precision == "int8":
+            if self.quantizer == "modelopt":
+                from .ort_modelopt import convert_int8_modelopt
+                return convert_int8_modelopt(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)
+            from .ort_precision import convert_int8_qdq
+            return convert_int8_qdq(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)
+        return model
+
+    def _build_one(self, trt, typed: bytes, exposed: list, log) -> tuple[bytes, list[str]]:
+        """One strongly typed engine of ``typed``; ``exposed``: taps made debug tensors. Returns the
+        plan and the debug APIs used."""
         logger = trt.Logger(trt.Logger.WARNING)
         builder = trt.Builder(logger)
-        network = builder.create_network(0)
+        network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED))
         parser = trt.OnnxParser(network, logger)
-        if not parser.parse(model.SerializeToString()):
+        if not parser.parse(typed):
             errs = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
-            raise CompileError(f"TensorRT's ONNX parser rejected the model: {errs}")
+            raise CompileError(f"TensorRT's ONNX parser rejected the typed ONNX (engine.onnx): {errs}")
         tensors = {}
         for i in range(network.num_layers):
             layer = network.get_layer(i)
             for j in range(layer.num_outputs):
                 tensors[layer.get_output(j).name] = layer.get_output(j)
-        unbound = {}
-        for name in mark:
-            if name in tensors:
-                network.mark_output(tensors[name])
-            else:
-                unbound[name] = f"tensor {name!r} is not in the TensorRT network"
+        apis: list[str] = []
+        single = [t for t in exposed if t.kind != "op"]
+        if any(t.kind == "op" for t in exposed):
+            if supports_unfused_debug(network):
+                network.mark_unfused_tensors_as_debug_tensors()
+                apis.append("mark_unfused_tensors_as_debug_tensors")
+            else:  # an older TensorRT: one by one, which may keep those tensors from being fused
+                single = list(exposed)
+        marked = [t for t in single if t.value in tensors]
+        for t in marked:
+            network.mark_debug(tensors[t.value])
+        if marked:
+            apis.append("mark_debug")
         config = builder.create_builder_config()
-        if self.precision == "fp16":
-            config.set_flag(trt.BuilderFlag.FP16)
-        if self.keep_fp32:
-            self._constrain_fp32(trt, network, config, log)
         blob = builder.build_serialized_network(network, config)
         if blob is None:
             raise CompileError("TensorRT failed to build the engine (see compile.log)")
-        return bytes(blob), unbound
-
-    def _constrain_fp32(self, trt, network, config, log) -> None:
-        """Layer precision constraints: the layers TensorRT's ONNX parser named after the ``keep_fp32``
-        nodes compute and write fp32, and the builder must obey. (Exact names only: exporters number
-        nodes ``node_linear``, ``node_linear_1`` ..., so a prefix would catch other nodes.)"""
-        config.set_flag(trt.BuilderFlag.OBEY_PRECISION_CONSTRAINTS)
-        hit = set()
-        for i in range(network.num_layers):
-            layer = network.get_layer(i)
-            if layer.name not in self.keep_fp32:
-                continue
-            hit.add(layer.name)
-            layer.precision = trt.float32
-            for j in range(layer.num_outputs):
-                if layer.get_output(j).dtype in (trt.float32, trt.float16):
-                    layer.set_output_type(j, trt.float32)
-        missing = sorted(self.keep_fp32 - hit)
-        log(f"{self.name}: {len(hit)} nodes kept in fp32 (layer precision constraints)"
-            + (f"; no TensorRT layer for {missing[:5]}" if missing else ""))
+        return bytes(blob), apis
 
     def build(self, untapped, taps, calibration, workdir: Path, log, progress=None, naive=None) -> Built:
+        trt = _import_trt()
         t0 = time.perf_counter()
-        blob_u, _ = self._build_one(untapped, [], calibration, log)
+        typed = self.typed(untapped, calibration, workdir, log, progress)
+        onnx_path = workdir / "engine.onnx"
+        onnx.save(typed, str(onnx_path))
+        data = onnx_path.read_bytes()
+        blob_u, _ = self._build_one(trt, data, [], log)
         (workdir / "engine.untapped.engine").write_bytes(blob_u)
-        outputs = {o.name for o in untapped.graph.output}
-        marked = [t for t in taps if t.value not in outputs]
-        blob_t, unbound = self._build_one(untapped, [t.value for t in marked], calibration, log)
+        outputs = {o.name for o in typed.graph.output}
+        exposed = [t for t in taps if t.value not in outputs]
+        blob_t, apis = self._build_one(trt, data, exposed, log)
         (workdir / "engine.engine").write_bytes(blob_t)
-        log(f"{self.name}: built in {time.perf_counter() - t0:.1f}s")
-        bound = [t.bind("bound", t.value, "alias") if t.value in outputs  # shows a model output: copy it
-                 else t.bind("unbound", reason=unbound[t.value]) if t.value in unbound
-                 else t.bind("bound", t.value, "direct") for t in taps]
-        return Built(workdir / "engine.engine", workdir / "engine.untapped.engine", bound, {}, {})
+        log(f"{self.name}: strongly typed engines built from engine.onnx in {time.perf_counter() - t0:.1f}s; "
+            f"taps as debug tensors: {', '.join(apis) or 'none'}")
+        _cuda_torch()
+        engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(blob_t)
+        if engine is None:
+            raise CompileError("TensorRT could not deserialize the engine it built")
+        bound, debug = [], {}
+        for t in taps:
+            if t.value in outputs:      # shows a model output: copy it
+                bound.append(t.bind("bound", t.value, "alias"))
+            elif engine.is_debug_tensor(t.value):
+                debug[t.value] = t.name
+                bound.append(t.bind("bound", t.value, "direct"))
+            else:
+                how = ("it is not among the tensors that survive TensorRT's fusions "
+                       "(mark_unfused_tensors_as_debug_tensors reports only those)" if t.kind == "op"
+                       else "tensor is not in the TensorRT network")
+                bound.append(t.bind("unbound", reason=f"tensor {t.value!r}: {how}"))
+        self._debug = {str(workdir / "engine.engine"): (debug, "mark_unfused_tensors_as_debug_tensors" in apis)}
+        return Built(workdir / "engine.engine", workdir / "engine.untapped.engine", bound, {}, {},
+                     engine_onnx=onnx_path, debug=apis)
 
     def runner(self, artifact: Path) -> Runner:
-        return TrtRunner(artifact)
+        debug, unfused = getattr(self, "_debug", {}).get(str(artifact), ({}, False))
+        return TrtRunner(artifact, debug, unfused)
 
 
 class TrtFp16Engine(TrtEngine):
     name = "trt-fp16"
     precision = "fp16"
+
+
+class TrtInt8Engine(TrtEngine):
+    name = "trt-int8"
+    precision = "int8"
+    quantizer = "ort"

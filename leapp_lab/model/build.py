@@ -44,7 +44,10 @@ class ObserverEffect(Plain):
     ``optimized_model_filepath``), tap-exposure nodes excluded; ``kernels_differ``: the op types
     whose counts differ (empty: same kernels). ``naive``: the same record for the *naive* way (taps
     as outputs of the model before conversion), showing what the tap-after-convert design avoids;
-    None when not measured. ``note``: a human sentence.
+    None when not measured. ``note``: a human sentence. ``debug_tensors``: TensorRT only, the
+    debug-tensor APIs the tapped engine was built with (``mark_unfused_tensors_as_debug_tensors``:
+    op taps, fusion kept; ``mark_debug``: manual and plugin taps, which may keep their tensor from
+    being fused; empty: no tap needed one).
     """
     checked: bool = False
     outputs_agree: bool | None = None
@@ -54,12 +57,13 @@ class ObserverEffect(Plain):
     kernels_differ: list[KernelDiff] = field(default_factory=list)
     naive: "ObserverEffect | None" = None
     note: str | None = None
+    debug_tensors: list[str] = field(default_factory=list)
 
 
 @register
 @dataclass
 class BuildReport(Report, Plain):
-    """One build. ``engine``: ort | ort-fp16 | ort-int8 | trt-fp32 | trt-fp16.
+    """One build. ``engine``: ort | ort-fp16 | ort-int8 | trt-fp32 | trt-fp16 | trt-int8.
     ``onnx`` / ``npz``: the sources; ``artifact``: the engine file name inside the build folder;
     ``untapped_artifact``: the untapped engine (observer-effect check) or None.
     ``inputs`` / ``outputs``: engine input/output names in order (outputs include taps);

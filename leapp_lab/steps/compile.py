@@ -339,7 +339,8 @@ def _kdiff(a: dict[str, int], b: dict[str, int]) -> list[KernelDiff]:
 
 def _observer(eng, built, feeds, model_outputs, tapped_vals, say) -> ObserverEffect:
     ob = ObserverEffect(kernels_untapped=built.kernels_untapped, kernels_tapped=built.kernels_tapped,
-                        kernels_differ=_kdiff(built.kernels_untapped, built.kernels_tapped))
+                        kernels_differ=_kdiff(built.kernels_untapped, built.kernels_tapped),
+                        debug_tensors=list(built.debug))
     if built.naive_kernels is not None:
         ob.naive = ObserverEffect(checked=False, kernels_untapped=built.kernels_untapped,
                                   kernels_tapped=built.naive_kernels,

@@ -179,8 +179,8 @@ def test_tensorrt_engines_fail_clearly_without_tensorrt(net):
         pytest.skip("tensorrt is importable here: the guard is exercised by test_tensorrt_build")
     except Exception:  # noqa: BLE001
         pass
-    for eng in ("trt-fp32", "trt-fp16"):
-        with pytest.raises(EngineUnavailable, match=r"'tensorrt' Python package.*NVIDIA GPU"):
+    for eng in ("trt-fp32", "trt-fp16", "trt-int8"):
+        with pytest.raises(EngineUnavailable, match=r"'tensorrt' Python package, version 11.*NVIDIA GPU"):
             compile(paths["onnx"], engine=eng)
     r = run_cli("compile", paths["onnx"], "--engine", "trt-fp16")
     assert r.returncode == 2 and "tensorrt" in r.stderr
@@ -190,16 +190,19 @@ def test_tensorrt_engines_fail_clearly_without_tensorrt(net):
         repair(paths["reference"], paths["onnx"], engine="trt-fp16", save=False)
 
 
-def test_an_engine_that_would_always_fail_is_not_offered(net):
-    """trt-int8 is not implemented: it is not among the choices, and asking for it by name says what
-    to use instead (never a build that fails)."""
-    from leapp_lab.engines import ENGINE_NAMES
+def test_trt_int8_is_offered_and_built_from_the_qdq_onnx_where_tensorrt_exists(net):
+    """trt-int8 builds the Q/DQ ONNX (a strongly typed TensorRT 11 network); here, without
+    TensorRT, it says what it needs (exit 2), like trt-fp32 and trt-fp16."""
+    from leapp_lab.engines import ENGINE_NAMES, NOT_IMPLEMENTED
     _, paths = net
-    assert "trt-int8" not in ENGINE_NAMES
-    with pytest.raises(ValueError, match=r"trt-int8 is not implemented.*ort-int8"):
-        compile(paths["onnx"], engine="trt-int8")
-    r = run_cli("compile", paths["onnx"], "--engine", "trt-int8")
-    assert r.returncode == 2 and "invalid choice: 'trt-int8'" in r.stderr
+    assert "trt-int8" in ENGINE_NAMES and not NOT_IMPLEMENTED
+    try:
+        import tensorrt  # noqa: F401
+        pytest.skip("tensorrt is importable here: trt-int8 is built by tests/integration/test_tensorrt11.py")
+    except Exception:  # noqa: BLE001
+        pass
+    r = run_cli("compile", paths["onnx"], "--engine", "trt-int8", "--quantizer", "ort")
+    assert r.returncode == 2 and "tensorrt" in r.stderr and "version 11" in r.stderr
 
 
 def test_tensorrt_build(tmp_path, net):
