@@ -38,10 +38,17 @@ MODELS = ROOT / "tests" / "models"
 KINDS = ("scale", "noise", "channel")
 
 
-def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+#: the study's architectures: (test model, the module prefix of its faulted units, the row of unit k,
+#: the environment variable that sets its depth)
+STUDY_MODELS = {"mobilenet_blocks": ("blocks", "b", "LEAPP_LAB_MBV2_BLOCKS"),
+                "vit_blocks": ("layers", "l", "LEAPP_LAB_VIT_LAYERS")}
+
+
+def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator, axis: int = 0) -> tuple[np.ndarray, str]:
     """``w`` with a fault of a few percent of its norm: ``scale`` the whole kernel x(1 +- 1..5 %);
-    ``noise`` Gaussian noise of 2.5..5 % of its std; ``channel`` one output channel changed by 3..5 %
-    of the kernel's norm."""
+    ``noise`` Gaussian noise of 2.5..5 % of its std; ``channel`` one output channel (along ``axis``:
+    0 for a Conv kernel, 1 for a MatMul weight stored input x output) changed by 3..5 % of the
+    kernel's norm."""
     w = w.astype(np.float32).copy()
     if kind == "scale":
         f = 1 + rng.choice([-1, 1]) * rng.uniform(0.01, 0.05)
@@ -50,35 +57,45 @@ def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[
         s = rng.uniform(0.025, 0.05)
         return (w + rng.standard_normal(w.shape).astype(np.float32) * np.float32(w.std() * s)), f"noise {s:.3f} std"
     if kind == "channel":
-        # one output channel changed by 3..5 % of the whole kernel's norm
-        norms = np.sqrt((w.reshape(w.shape[0], -1).astype(np.float64) ** 2).sum(1))
-        c = int(rng.integers(w.shape[0]))
+        wc = np.moveaxis(w, axis, 0)            # a view: scaling a channel of it scales w's
+        norms = np.sqrt((wc.reshape(wc.shape[0], -1).astype(np.float64) ** 2).sum(1))
+        c = int(rng.integers(wc.shape[0]))
         r = rng.uniform(0.03, 0.05) * np.sqrt((norms ** 2).sum()) / max(norms[c], 1e-12)
         f = 1 + rng.choice([-1, 1]) * r
-        w[c] *= np.float32(f)
+        wc[c] *= np.float32(f)
         return w, f"channel {c} x{f:.3f}"
     raise ValueError(kind)
 
 
-def block_convs(model_onnx: Path, block: int) -> list[str]:
-    """The conv weights of block ``block`` in the prepared ONNX, in model order: the Conv nodes of
-    module ``blocks.<b>`` (the dynamo exporter's scope metadata, or the TorchScript exporter's
-    node names ``/blocks.<b>/...``)."""
+def unit_weights(model_onnx: Path, prefix: str, unit: int) -> list[tuple[str, int]]:
+    """(weight, output-channel axis) of the Conv / MatMul / Gemm nodes of module ``<prefix>.<unit>``
+    in the prepared ONNX, in model order (the dynamo exporter's scope metadata, or the TorchScript
+    exporter's node names ``/<prefix>.<unit>/...``)."""
     import onnx
 
     from leapp_lab.onnxio.manifest import module_scope
     m = onnx.load(str(model_onnx), load_external_data=False)
-    inits = {i.name for i in m.graph.initializer}
-    out = []
+    inits = {i.name: i for i in m.graph.initializer}
+    out: list[tuple[str, int]] = []
     for n in m.graph.node:
         scope = (module_scope(n) or "") + "."
-        if n.op_type == "Conv" and (scope.startswith(f"blocks.{block}.") or n.name.startswith(f"/blocks.{block}/")):
-            if n.input[1] in inits and n.input[1] not in out:
-                out.append(n.input[1])
+        if n.op_type not in ("Conv", "MatMul", "Gemm"):
+            continue
+        if not (scope.startswith(f"{prefix}.{unit}.") or n.name.startswith(f"/{prefix}.{unit}/")):
+            continue
+        w = n.input[1] if len(n.input) > 1 else ""
+        if w in inits and len(inits[w].dims) >= 2 and w not in [x for x, _ in out]:
+            trans_b = next((a.i for a in n.attribute if a.name == "transB"), 0)
+            out.append((w, 1 if n.op_type == "MatMul" or (n.op_type == "Gemm" and not trans_b) else 0))
     return out
 
 
-def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int):
+def block_convs(model_onnx: Path, block: int) -> list[str]:
+    """The conv weights of block ``block`` of the MobileNetV2-class net, in model order."""
+    return [w for w, _ in unit_weights(model_onnx, "blocks", block)]
+
+
+def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int, axis: int = 0):
     """Compile ``ort-int8`` from a copy of ``prepared/model.onnx`` with ``weight`` perturbed."""
     import onnx
     from onnx import numpy_helper
@@ -88,36 +105,55 @@ def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int):
     out.mkdir(parents=True, exist_ok=True)
     m = onnx.load(str(prepared / "model.onnx"))
     init = next(i for i in m.graph.initializer if i.name == weight)
-    w, what = perturb_weight(numpy_helper.to_array(init), kind, np.random.default_rng(seed))
+    w, what = perturb_weight(numpy_helper.to_array(init), kind, np.random.default_rng(seed), axis)
     init.CopyFrom(numpy_helper.from_array(w, weight))
     onnx.save(m, str(out / "model.onnx"))
     shutil.copy(prepared / "model.npz", out / "model.npz")
     return compile(out / "model.onnx", "ort-int8", out=out / "model.ort-int8", naive_check=False), what
 
 
+def excess_verdicts(v, factor: float | None = None) -> tuple[str | None, str | None]:
+    """(largest local excess, first row whose excess is over the factor): the excess ratio's
+    ranking, read from the rows whatever ranking the report itself used."""
+    f = v.expected.factor if factor is None else factor
+    rows = [r for r in v.rows if r.in_rule and r.local_excess is not None]
+    pool = [r for r in rows if r.is_tap] or rows
+    worst = max(pool, key=lambda r: r.local_excess).name if pool else None
+    first = next((r.name for r in rows if r.local_excess > f), None)
+    return worst, first
+
+
 def trial(prepared: Path, work: Path, seed: int, blocks: int, kind: str | None = None,
-          block: int | None = None) -> dict:
-    """One seeded trial: a block, one of its convs and a fault kind; the verify's verdicts."""
+          block: int | None = None, model: str = "mobilenet_blocks") -> dict:
+    """One seeded trial: a unit (block, layer), one of its weights and a fault kind; the verify's
+    verdicts, and the excess ratio's beside them."""
     from leapp_lab.steps.verify import verify
 
+    prefix, row, _ = STUDY_MODELS[model]
     rng = np.random.default_rng(1000 + seed)
     block = int(rng.integers(blocks)) if block is None else block
     kind = KINDS[seed % len(KINDS)] if kind is None else kind
-    convs = block_convs(prepared / "model.onnx", block)
-    weight = convs[int(rng.integers(len(convs)))]
-    build, what = faulted_build(prepared, work / f"t{seed}", weight, kind, seed)
+    weights = unit_weights(prepared / "model.onnx", prefix, block)
+    weight, axis = weights[int(rng.integers(len(weights)))]
+    build, what = faulted_build(prepared, work / f"t{seed}", weight, kind, seed, axis)
     v = verify(prepared / "model.reference.npz", build.path, save=False, expected="int8")
-    name = f"b{block}"
+    name = f"{row}{block}"
     taps = [r for r in v.rows if r.in_rule and r.is_tap and r.local_nrmse is not None]
     by_local = max(taps, key=lambda r: r.local_nrmse).name
+    ex_worst, ex_first = excess_verdicts(v)
     shutil.rmtree(work / f"t{seed}", ignore_errors=True)
     return {"seed": seed, "block": name, "weight": weight, "kind": kind, "fault": what,
-            "worst_excess": v.worst_local, "first_beyond": v.first_beyond_expected,
+            "worst_local": v.worst_local, "first_beyond": v.first_beyond_expected,
             "beyond": v.beyond_expected, "worst_local_nrmse": by_local,
             "first_locally_divergent": v.first_locally_divergent, "first_divergent": v.first_divergent,
-            "excess": v.row(name).local_excess,
+            "excess": v.row(name).local_excess, "sim_local": v.row(name).sim_local_nrmse,
             "excesses": {r.name: r.local_excess for r in v.rows if r.local_excess is not None},
-            "hit_excess": v.worst_local == name, "hit_first_beyond": v.first_beyond_expected == name,
+            "sims": {r.name: r.sim_local_nrmse for r in v.rows if r.sim_local_nrmse is not None},
+            "worst_excess": ex_worst, "first_excess": ex_first,
+            "hit": v.worst_local == name and v.first_beyond_expected == name,
+            "hit_worst": v.worst_local == name, "hit_first_beyond": v.first_beyond_expected == name,
+            "hit_excess_both": ex_worst == name and ex_first == name,
+            "hit_excess": ex_worst == name, "hit_excess_first": ex_first == name,
             "hit_local_nrmse": by_local == name, "hit_first_local": v.first_locally_divergent == name,
             "hit_first_divergent": v.first_divergent == name}
 
@@ -140,50 +176,55 @@ def prepare_model(name: str, root: Path, op: bool = False, env: dict | None = No
     return d
 
 
-def study(root: Path, trials: int, blocks: int) -> dict:
+def study(root: Path, trials: int, blocks: int, model: str = "mobilenet_blocks") -> dict:
+    """The fault study on ``model`` (``STUDY_MODELS``) of ``blocks`` units: ``trials`` seeded
+    trials; the hit rate of the report's verdict (the faulted unit is ``worst_local`` AND
+    ``first_beyond_expected``) beside the excess ratio's and the plain rankings'."""
     from leapp_lab.steps.compile import compile
     from leapp_lab.steps.verify import verify
 
     t = time.perf_counter()
-    d = prepare_model("mobilenet_blocks", root, env={"LEAPP_LAB_MBV2_BLOCKS": str(blocks)})
-    print(f"study: mobilenet_blocks, {blocks} blocks (prepared in {time.perf_counter() - t:.0f}s)")
+    d = prepare_model(model, root, env={STUDY_MODELS[model][2]: str(blocks)})
+    print(f"study: {model}, {blocks} units (prepared in {time.perf_counter() - t:.0f}s)")
     clean = compile(d / "model.onnx", "ort-int8", out=d / "clean.ort-int8", naive_check=False)
     v = verify(d / "model.reference.npz", clean.path, save=False, expected="int8")
     ex = [r.local_excess for r in v.rows if r.local_excess is not None]
+    sims = {r.name: r.sim_local_nrmse for r in v.rows if r.sim_local_nrmse is not None}
     print(f"  unperturbed: beyond expected {v.beyond_expected or 'none'}; local excess "
-          f"{min(ex):.4f}..{max(ex):.4f}; first divergent {v.first_divergent}, first locally divergent "
-          f"{v.first_locally_divergent}")
+          f"{min(ex):.4f}..{max(ex):.4f}; sim_local_nrmse up to {max(sims.values(), default=0):.2e}; "
+          f"first divergent {v.first_divergent}, first locally divergent {v.first_locally_divergent}")
     rows = []
     for s in range(trials):
-        r = trial(d, root / "trials", s, blocks)
+        r = trial(d, root / "trials", s, blocks, model=model)
         rows.append(r)
-        print(f"  trial {s:2d} {r['block']:>4} {r['weight']:<24} {r['fault']:<22} excess {r['excess']:.2f}  "
-              f"largest excess {r['worst_excess']:<5} first beyond {r['first_beyond'] or '-':<5} "
-              f"largest local {r['worst_local_nrmse']:<5} first local div {r['first_locally_divergent'] or '-'}")
-    for f in (1.02, 1.05, 1.1):
-        # the first row over factor f, had the rule used it (the recorded excesses, in model order)
-        firsts = [next((n for n, e in r["excesses"].items() if e > f), None) for r in rows]
-        print(f"  factor {f:g} would make the block first beyond in "
-              f"{sum(a == r['block'] for a, r in zip(firsts, rows))}/{trials}")
-    keys = ("hit_excess", "hit_first_beyond", "hit_local_nrmse", "hit_first_local", "hit_first_divergent")
+        print(f"  trial {s:2d} {r['block']:>4} {r['weight']:<22} {r['fault']:<20} sim_local "
+              f"{r['sim_local'] if r['sim_local'] is not None else float('nan'):.2e} excess "
+              f"{r['excess']:.3f} | worst_local {r['worst_local']:<5} first beyond {r['first_beyond'] or '-':<5}"
+              f" | excess ranking {'hit' if r['hit_excess_both'] else 'miss'}")
+    keys = ("hit", "hit_worst", "hit_first_beyond", "hit_excess_both", "hit_excess", "hit_excess_first",
+            "hit_local_nrmse", "hit_first_local", "hit_first_divergent")
     score = {k: sum(r[k] for r in rows) for k in keys}
-    print(f"  {trials} trials: largest local_excess names the block {score['hit_excess']}/{trials}; "
-          f"first_beyond_expected {score['hit_first_beyond']}/{trials}; plain ranking: largest local_nrmse "
-          f"{score['hit_local_nrmse']}/{trials}, first locally divergent {score['hit_first_local']}/{trials}, "
-          f"first divergent {score['hit_first_divergent']}/{trials}")
+    n = max(trials, 1)
+    print(f"  {trials} trials, {model}: the faulted unit is worst_local AND first_beyond_expected in "
+          f"{score['hit']}/{trials} ({100 * score['hit'] / n:.0f} %) [worst_local {score['hit_worst']}, first "
+          f"beyond {score['hit_first_beyond']}]; the excess ratio alone: {score['hit_excess_both']}/{trials} "
+          f"({100 * score['hit_excess_both'] / n:.0f} %) [largest excess {score['hit_excess']}, first over "
+          f"the factor {score['hit_excess_first']}]; plain: largest local_nrmse {score['hit_local_nrmse']}, "
+          f"first locally divergent {score['hit_first_local']}, first divergent {score['hit_first_divergent']}")
     for kind in KINDS:
         k = [r for r in rows if r["kind"] == kind]
         if k:
-            print(f"    {kind:8s}: excess {sum(r['hit_excess'] for r in k)}/{len(k)}, first beyond "
-                  f"{sum(r['hit_first_beyond'] for r in k)}/{len(k)}, largest local_nrmse "
+            print(f"    {kind:8s}: simulation {sum(r['hit'] for r in k)}/{len(k)}, excess ratio "
+                  f"{sum(r['hit_excess_both'] for r in k)}/{len(k)}, largest local_nrmse "
                   f"{sum(r['hit_local_nrmse'] for r in k)}/{len(k)}")
-    return {"blocks": blocks, "trials": rows, "score": score, "clean_beyond": v.beyond_expected,
-            "clean_excess": [min(ex), max(ex)]}
+    return {"model": model, "blocks": blocks, "trials": rows, "score": score,
+            "clean_beyond": v.beyond_expected, "clean_excess": [min(ex), max(ex)], "clean_sim": sims}
 
 
 CALIBRATION = (("conv_net", False), ("conv_net", True), ("mlp_policy", False), ("mlp_policy", True),
                ("sequential_taps", False), ("outlier_mlp", False), ("deep_mlp", False),
-               ("mobilenet_blocks", False), ("mobilenet_blocks", True))
+               ("mobilenet_blocks", False), ("mobilenet_blocks", True), ("vit_blocks", False),
+               ("vit_blocks", True), ("recurrent_policy", False), ("recurrent_policy", True))
 
 
 def _transformer(root: Path) -> Path:
@@ -202,33 +243,44 @@ def _transformer(root: Path) -> Path:
     return d
 
 
-def calibrate(root: Path, factors=(1.001, 1.01, 1.02, 1.05, 1.1)) -> dict:
+def calibrate(root: Path, factors=(1.001, 1.01, 1.02, 1.05, 1.1), sim_factors=(0.05, 0.1, 0.15, 0.25, 0.5)) -> dict:
+    """Clean ``ort-int8`` builds of the test models: every row's local excess and departure from the
+    simulation (sim excess), and how many rows each factor would flag (the false-alarm rates)."""
     from leapp_lab.steps.compile import compile
     from leapp_lab.steps.verify import verify
 
-    out, excess = {}, []
+    out, excess, sims = {}, [], []
     for name, op in [*CALIBRATION, ("transformer", False)]:
         if name == "transformer":
             d = _transformer(root / "cal")
         else:
-            d = prepare_model(name, root / "cal", op, env={"LEAPP_LAB_MBV2_BLOCKS": "14"})
+            d = prepare_model(name, root / "cal", op, env={"LEAPP_LAB_MBV2_BLOCKS": "14", "LEAPP_LAB_VIT_LAYERS": "8"})
         b = compile(d / "model.onnx", "ort-int8", naive_check=False)
         v = verify(d / "model.reference.npz", b.path, save=False, expected="int8")
         ex = [(r.name, r.local_excess, r.local_nrmse) for r in v.rows if r.local_excess is not None]
+        sx = [(r.name, r.sim_excess) for r in v.rows if r.sim_excess is not None]
+        notes = [r.name for r in v.rows if r.in_rule and r.sim_note]
         excess += [e for _, e, _ in ex]
+        sims += [e for _, e in sx]
         top = max(ex, key=lambda x: x[1]) if ex else None
+        stop = max(sx, key=lambda x: x[1]) if sx else ("-", float("nan"))
         print(f"  {name}{' (op taps)' if op else ''}: {len(ex)} rows; local excess "
-              f"{min(e for _, e, _ in ex):.4f}..{top[1]:.4f} (max at {top[0]}); beyond: "
+              f"{min(e for _, e, _ in ex):.4f}..{top[1]:.4f} (max at {top[0]}); sim excess up to "
+              f"{stop[1]:.4f} (at {stop[0]}; {len(sx)} rows, {len(notes)} not simulated); beyond: "
               f"{v.beyond_expected or 'none'}")
         out[name + ("-op" if op else "")] = {"rows": len(ex), "excess": [e for _, e, _ in ex],
-                                            "beyond": v.beyond_expected}
-    n = len(excess)
+                                            "sim_excess": dict(sx), "beyond": v.beyond_expected,
+                                            "not_simulated": notes}
+    n, m = len(excess), len(sims)
     print(f"calibration: {n} rows of {len(CALIBRATION) + 1} clean builds; local excess "
-          f"{min(excess):.4f}..{max(excess):.4f}")
+          f"{min(excess):.4f}..{max(excess):.4f}; sim excess {min(sims):.4f}..{max(sims):.4f} ({m} rows)")
     for f in factors:
         k = sum(e > f for e in excess)
-        print(f"  factor {f:g}: {k}/{n} rows flagged ({100 * k / n:.1f} % false alarms)")
-    return {"rows": n, "models": out}
+        print(f"  excess factor {f:g}: {k}/{n} rows flagged ({100 * k / n:.1f} % false alarms)")
+    for f in sim_factors:
+        k = sum(e > f for e in sims)
+        print(f"  sim factor {f:g}: {k}/{m} rows flagged ({100 * k / max(m, 1):.1f} % false alarms)")
+    return {"rows": n, "sim_rows": m, "models": out}
 
 
 def cost(root: Path, repeat: int, blocks: int) -> dict:
@@ -309,7 +361,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", choices=("all", "study", "calibrate", "cost", "repair"), default="all")
     ap.add_argument("--trials", type=int, default=24)
-    ap.add_argument("--blocks", type=int, default=14)
+    ap.add_argument("--blocks", type=int, default=14, help="the conv net's blocks")
+    ap.add_argument("--layers", type=int, default=8, help="the ViT's encoder layers")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--dir", help="where to write models and builds (default: a temp folder, removed after)")
     ap.add_argument("--json", help="write the measurements here")
@@ -321,6 +374,7 @@ def main(argv=None) -> int:
     try:
         if args.part in ("all", "study"):
             res["study"] = study(root, args.trials, args.blocks)
+            res["study_vit"] = study(root, args.trials, args.layers, "vit_blocks")
         if args.part in ("all", "calibrate"):
             res["calibrate"] = calibrate(root)
         if args.part in ("all", "cost"):

@@ -82,6 +82,11 @@ class Int8Grids:
     biases: dict[str, Grid] = field(default_factory=dict)
     unmapped: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    #: activation float name -> the op type of the engine kernel that writes it in int8
+    #: (QLinearSoftmax, QLinearMatMul ...; a QuantizeLinear after an fp32 op: "QuantizeLinear")
+    kernels: dict[str, str] = field(default_factory=dict)
+    #: the engine's tensors written by a DequantizeLinear (a tap read there sees the rounded value)
+    dequantized: set[str] = field(default_factory=set)
 
     def __len__(self) -> int:
         return len(self.activations) + len(self.weights) + len(self.biases)
@@ -103,11 +108,21 @@ def _attr_axis(node: onnx.NodeProto) -> int | None:
     return None
 
 
-def read_grids(engine: onnx.ModelProto | str | Path) -> Int8Grids:
+def read_grids(engine: onnx.ModelProto | str | Path, label: str | None = None) -> Int8Grids:
     """The grid of every quantized tensor of ``engine`` (an int8 build's ``engine.onnx``, or the
-    ModelProto: its large initializers are never converted to arrays), keyed by float name."""
+    ModelProto: its large initializers are never converted to arrays), keyed by float name.
+    UnusableInput, naming the file (``label``, else the path), when it cannot be parsed or a scale
+    it stores is 0, negative or not finite (no grid to round onto: a damaged build)."""
+    from google.protobuf.message import DecodeError
+
+    from leapp_lab.model.errors import UnusableInput
+    where = label or (str(engine) if not isinstance(engine, onnx.ModelProto) else "the engine graph")
     if not isinstance(engine, onnx.ModelProto):
-        engine = onnx.load(str(engine), load_external_data=False)
+        try:
+            engine = onnx.load(str(engine), load_external_data=False)
+        except (DecodeError, ValueError, OSError) as exc:
+            raise UnusableInput(f"{where}: not a readable ONNX model ({type(exc).__name__}: {str(exc)[:160]}); "
+                                "the build is damaged (truncated?): compile it again") from None
     g = engine.graph
     small = {i.name: i for i in g.initializer if _numel(i) <= 65536}
     arrays: dict[str, np.ndarray] = {}
@@ -119,12 +134,18 @@ def read_grids(engine: onnx.ModelProto | str | Path) -> Int8Grids:
         return arrays[name]
 
     found: dict[str, Grid] = {}         # engine int8 tensor -> its grid
+    writer: dict[str, str] = {}         # engine int8 tensor -> the op type that computes it
+    dequantized: set[str] = set()
     bias_grids: dict[str, Grid] = {}
 
     def put(tensor: str, scale: str, zp: str | None, axis: int | None = None) -> None:
         s = arr(scale) if scale else None
         if s is None or not tensor:
             return
+        if s.dtype.kind != "f" or not (np.isfinite(s).all() and (s > 0).all()):
+            bad = s.reshape(-1)[~(np.isfinite(s) & (s > 0)).reshape(-1)] if s.dtype.kind == "f" else s.reshape(-1)
+            raise UnusableInput(f"{where}: the int8 scale {scale!r} of {tensor!r} is {bad[0].item()!r}: an int8 grid "
+                                "needs a finite scale > 0; the build is damaged: compile it again")
         z = arr(zp) if zp else None
         if z is None:       # ONNX: a missing zero point is a uint8 0
             z = np.zeros(s.shape, np.uint8)
@@ -138,6 +159,10 @@ def read_grids(engine: onnx.ModelProto | str | Path) -> Int8Grids:
     producers = {o: n for n in g.node for o in n.output if o}
     for n in g.node:
         op = n.op_type
+        if n.output and n.output[0]:
+            writer.setdefault(n.output[0], op)
+            if op == "DequantizeLinear":
+                dequantized.add(n.output[0])
         if op == "QuantizeLinear":
             put(n.output[0], ins(n, 1), ins(n, 2), _attr_axis(n))
         elif op == "DequantizeLinear":
@@ -171,7 +196,7 @@ def read_grids(engine: onnx.ModelProto | str | Path) -> Int8Grids:
                         found[o] = found[n.input[0]]
                         changed = True
     inits = {i.name for i in g.initializer}
-    out = Int8Grids()
+    out = Int8Grids(dequantized=dequantized)
     for tensor, grid in [*found.items(), *bias_grids.items()]:
         named = float_name(tensor)
         if named is None:
@@ -182,6 +207,8 @@ def read_grids(engine: onnx.ModelProto | str | Path) -> Int8Grids:
                 out.unmapped.append(tensor)
             continue
         name, kind = named
+        if kind == "activation" and tensor in writer and writer[tensor] not in _MOVES:
+            out.kernels.setdefault(name, writer[tensor])
         if kind == "initializer":
             table = out.biases if tensor in bias_grids else out.weights
         else:

@@ -50,6 +50,8 @@ class ExpectedGraph:
     missing: list[str] = field(default_factory=list)
     #: int8 tensors of the engine with no float name (``Int8Grids.unmapped``), for the warning
     unmapped: list[str] = field(default_factory=list)
+    #: row -> an int8 kernel on its local path that the simulation does not reproduce (``unreproduced``)
+    unreproduced: dict[str, str] = field(default_factory=dict)
 
 
 def _qdq(src: str, dst: str, grid: Grid, tag: str, inits: list) -> list[onnx.NodeProto]:
@@ -62,6 +64,59 @@ def _qdq(src: str, dst: str, grid: Grid, tag: str, inits: list) -> list[onnx.Nod
     axis = {} if grid.axis is None else {"axis": grid.axis}
     return [helper.make_node("QuantizeLinear", [src, s, z], [f"{FQ}{tag}/q"], name=f"{FQ}{tag}/Q", **axis),
             helper.make_node("DequantizeLinear", [f"{FQ}{tag}/q", s, z], [dst], name=f"{FQ}{tag}/DQ", **axis)]
+
+
+#: the int8 kernels whose output the simulation reproduces step for step from the same int8 inputs
+#: (measured on clean builds: every element equal but the rare tie an fp32 sum rounds the other way,
+#: docs/verify.md); a row computed through any other int8 kernel is not judged by the simulation
+REPRODUCED = frozenset({"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "QGemm",
+                        "QLinearAdd", "QLinearMul", "QLinearSoftmax", "QLinearConcat", "QLinearSigmoid"})
+
+
+def unreproduced(model: onnx.ModelProto, rows: list[str], cuts: set[str], kernels: dict[str, str]) -> dict[str, str]:
+    """row -> an int8 kernel the simulation does not reproduce (``REPRODUCED``) that computes part of
+    the row from its upstream cuts (``cuts``: the tensors ``--local`` feeds the reference at), for the
+    rows that have one. ``kernels``: ``Int8Grids.kernels``."""
+    producer = {o: n for n in model.graph.node for o in n.output if o}
+    out: dict[str, str] = {}
+    for row in rows:
+        seen, stack = set(), [row]
+        while stack:
+            t = stack.pop()
+            if t in seen:
+                continue
+            seen.add(t)
+            k = kernels.get(t)
+            if k is not None and k not in REPRODUCED:
+                out[row] = k
+                break
+            n = producer.get(t)
+            if n is None or (t in cuts and t != row):
+                continue
+            stack += [x for x in n.input if x]
+    return out
+
+
+def kernel_rounding(src: str, tensor: str, grid: Grid, kernel: str | None,
+                    inits: list) -> tuple[str, list[onnx.NodeProto]]:
+    """(the value to round, the nodes making it) where the engine's int8 kernel that writes
+    ``tensor`` computes something else than the float op before it rounds.
+
+    onnxruntime's ``QLinearSoftmax`` writes ``nearbyint(p * floor(1 / y_scale)) + zero_point``
+    (contrib_ops/cpu/quantization/qlinear_softmax.cc): with the usual grid 1/255 in float32,
+    ``floor`` gives 254, so every probability is stored 254/255 of its value and about 6 % of them
+    land one step lower than QuantizeLinear(p) would put them. The simulation scales ``p`` by
+    ``floor(1 / s) * s`` before rounding it, which gives the kernel's steps (its exp comes from a
+    table of exp((q - max) * x_scale), the same values as the float op on the dequantized input)."""
+    if kernel == "QLinearSoftmax" and grid.scale.size == 1:
+        s = np.float32(grid.scale.reshape(()))
+        c = np.float32(np.floor(np.float32(1.0) / s) * s)
+        if c != np.float32(1.0):
+            name = f"{FQ}{tensor}/kernel_scale"
+            inits.append(numpy_helper.from_array(np.asarray(c, np.float32), name))
+            return f"{FQ}{tensor}/kernel", [helper.make_node("Mul", [src, name], [f"{FQ}{tensor}/kernel"],
+                                                             name=f"{FQ}{tensor}/QLinearSoftmax")]
+    return src, []
 
 
 def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str],
@@ -124,7 +179,8 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
         for j, o in enumerate(c.output):
             if o in raw:
                 c.output[j] = raw[o]
-                after += _qdq(raw[o], o, rounded[o], o, new_inits)
+                src, fix = kernel_rounding(raw[o], o, rounded[o], grids.kernels.get(o), new_inits)
+                after += [*fix, *_qdq(src, o, rounded[o], o, new_inits)]
         cum_nodes += [c, *after]
 
     # the fp32 chain: the model unchanged, every node output prefixed

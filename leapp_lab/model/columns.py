@@ -91,6 +91,18 @@ COLUMNS: tuple[Column, ...] = (
     Column("local_excess", "local excess", "x", "local_nrmse / max(expected_local_nrmse, floor): how "
            "many times more error the row adds than its precision explains", table=True, profile=True,
            log=True, needs="expected"),
+    Column("sim_nrmse", "sim NRMSE", "num", "int8: sqrt(Σ(engine − simulation)²) / sqrt(Σ reference²), "
+           "both run from the model inputs; the simulation is the model rounded onto the engine's own "
+           "grids", table=True, profile=True, log=True, needs="sim"),
+    Column("sim_local_nrmse", "sim local NRMSE", "num", "the same with engine and simulation both fed "
+           "the reference at the row's inputs (the --local cuts): what this layer computes differently "
+           "from its own int8 simulation", table=True, profile=True, log=True, needs="sim"),
+    Column("sim_excess", "sim excess", "x", "sim_local_nrmse / max(expected_local_nrmse, floor): the "
+           "departure from the simulation as a share of the row's int8 rounding; beyond expected when "
+           "above the rule's sim factor", table=True, profile=True, log=True, needs="sim"),
+    Column("sim_note", "sim note", "text", "why a row is not judged by the simulation (a kernel whose "
+           "rounding it does not reproduce, no local value): it falls back to the local excess",
+           needs="sim"),
     Column("beyond_expected", "beyond expected", "bool", "local_excess > factor (rows without a local "
            "value: nrmse > factor × max(expected_nrmse, floor)): more error than the precision explains "
            "(a kernel, fusion, calibration or export problem)", table=True, needs="expected"),

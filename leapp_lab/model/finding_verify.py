@@ -75,21 +75,48 @@ def _expected_lead(r: Any, rows: dict[str, Any]) -> tuple[list[str], str, list[s
     if beyond:
         b = rows[beyond[0]]
         excess = getattr(b, "local_excess", None)
-        if excess is not None:
-            how = f"its own error is {ratio(excess)} what {_within(ex)} explains"
+        departs = (f"the engine departs from its own int8 simulation at {b.name}: {sim_how(b, ex)}"
+                   if getattr(b, "departs_sim", False) else None)
+        if departs and (excess is None or excess <= ex.factor):
+            # the rounding hides the fault in the excess ratio: the simulation alone shows it
+            how = departs
+        elif excess is not None:
+            how = f"its own error is {ratio(excess)} what {_within(ex)} explains" + (f"; {departs}" if departs else "")
         elif b.expected_nrmse is not None and b.nrmse is not None:
             how = f"nrmse {num(b.nrmse)}, {ratio(b.nrmse / max(b.expected_nrmse, ex.floor))} its expected {num(b.expected_nrmse)}"
         else:
             how = f"nrmse {num(b.nrmse)}"
         more = f"; {plural(len(beyond) - 1, 'more row')} after it: {names(beyond[1:], 3)}" if len(beyond) > 1 else ""
         return ([f"{_headline(ex)[:1].upper()}{_headline(ex)[1:]}: {b.name} ({how}){more}."], "fail", beyond[:4])
+    computed = [x for x in judged if x.expected_nrmse is not None or x.expected_local_nrmse is not None]
+    if not computed:
+        # nothing is called "within rounding" that was not measured against it
+        why = next((x.expected_note for x in judged if x.expected_note), None) or "see the warnings"
+        return ([f"No expected {_within(ex)} error was computed ({why.rstrip('.')}): no row is judged "
+                 f"against it."], "warn", [])
+    if len(computed) < len(judged):
+        left = [x.name for x in judged if x not in computed]
+        return ([f"No row with an expectation is {_headline(ex)} ({len(computed)} of "
+                 f"{plural(len(judged), 'judged row')}); {plural(len(left), 'row')} without one "
+                 f"{'is' if len(left) == 1 else 'are'} not judged against it: {names(left, 3)}."], "warn", [])
     diverged = [x.name for x in judged if x.diverged]
+    sims = [x for x in judged if getattr(x, "sim_excess", None) is not None]
+    none_beyond = (f"none departs from its own int8 simulation by more than {ex.sim_factor:g}× its rounding"
+                   if sims and getattr(ex, "sim_factor", None) is not None else
+                   f"none beyond {ex.factor:g}× its expected error")
     if diverged:
         return ([f"Every row is within what {_within(ex)} explains ({plural(len(diverged), 'row')} cross "
-                 f"the rule, none beyond {ex.factor:g}× its expected error): ordinary reduced-precision error, "
+                 f"the rule, {none_beyond}): ordinary reduced-precision error, "
                  f"no broken layer; repair finds the segments to keep in fp32 to meet a target."], "warn", [])
     return ([f"Every row is within the rule and within what {_within(ex)} explains "
              f"({plural(len(judged), 'judged row')})."], "pass", [])
+
+
+def sim_how(row: Any, ex: Any) -> str:
+    """How far ``row`` departs from its int8 simulation, in words (the finding, the text)."""
+    return (f"from the reference at its inputs it differs by {num(100 * row.sim_local_nrmse)} % of the "
+            f"signal, {ratio(row.sim_excess)} its int8 rounding, where a clean build stays under "
+            f"{ex.sim_factor:g}×")
 
 
 def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, list[str]]:
@@ -111,7 +138,9 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     # with an expectation that has local values the layers compare by their excess over rounding
     # (local_excess), and a layer adds error of its own when it is beyond what rounding explains
     excess = r.expected is not None and getattr(culprit, "local_excess", None) is not None
-    measure = (lambda x: getattr(x, "local_excess", None)) if excess else (lambda x: x.local_nrmse)
+    sim = excess and getattr(culprit, "sim_excess", None) is not None
+    measure = ((lambda x: getattr(x, "sim_excess", None)) if sim else
+               (lambda x: getattr(x, "local_excess", None)) if excess else (lambda x: x.local_nrmse))
     others = [measure(x) for x in loc if x is not culprit and measure(x) is not None]
     top = max(others, default=None)
     times = measure(culprit) / top if top else None
@@ -126,12 +155,14 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
                  f"{num(culprit.local_nrmse)}, at {culprit.name}): the divergence is reduced-precision "
                  f"error building up over the model; repair finds the segments to keep in fp32 to meet a "
                  f"target."], "warn", [culprit.name])
-    what = "more error beyond rounding" if excess else "more error"
-    value = (f"local excess {ratio(measure(culprit))}" if excess else f"local NRMSE {num(culprit.local_nrmse)}")
+    what = ("more departure from its int8 simulation" if sim else "more error beyond rounding" if excess
+            else "more error")
+    value = (f"sim excess {ratio(measure(culprit))}" if sim else f"local excess {ratio(measure(culprit))}" if excess
+             else f"local NRMSE {num(culprit.local_nrmse)}")
     shared = [x for x in loc if x is not culprit and x.name in own and measure(x) is not None
               and measure(x) * SHARED >= measure(culprit)]
     if shared:
-        return _shared_blame(culprit, shared, measure, excess)
+        return _shared_blame(culprit, shared, measure, excess, "sim excess" if sim else None)
     if times is not None and times >= STANDS_OUT:
         s = f"{culprit.name} adds {ratio(times)} {what} than any other layer ({value})"
     else:
@@ -147,12 +178,14 @@ def _local(r: Any, rows: dict[str, Any], led: bool) -> tuple[list[str], str, lis
     return ([s], "fail", [culprit.name] + own[:3])
 
 
-def _shared_blame(culprit: Any, shared: list[Any], measure: Any, excess: bool) -> tuple[list[str], str, list[str]]:
+def _shared_blame(culprit: Any, shared: list[Any], measure: Any, excess: bool,
+                  label: str | None = None) -> tuple[list[str], str, list[str]]:
     """Several rows add error of their own within SHARED× of the largest: no single one is named as
-    the layer that adds it; more than SPREAD of them is error spread over the model."""
+    the layer that adds it; more than SPREAD of them is error spread over the model. ``label``: what
+    ``measure`` is, when not the local excess or NRMSE (the departure from the int8 simulation)."""
     group = sorted([culprit, *shared], key=lambda x: -measure(x))
     lo, hi = measure(group[-1]), measure(group[0])
-    what = "local excess" if excess else "local NRMSE"
+    what = label or ("local excess" if excess else "local NRMSE")
     span = (f"{ratio(lo)}–{ratio(hi)}" if excess else f"{num(lo)}–{num(hi)}")
     if len(group) > SPREAD:
         return ([f"{plural(len(group), 'layer')} add error of their own within {SHARED:g}× of each other "
@@ -183,7 +216,15 @@ def verify_finding(r: Any) -> Finding:
                          .rstrip(".") + ".")
         status = "warn"
     lead = len(sentences)       # the sentences below read as if they came first
-    if r.expected is not None:
+    exp = getattr(r, "export_differs", None)
+    if exp is not None and exp.row:
+        sentences.append(f"The fp32 export already differs from torch at {exp.row} (nrmse {num(exp.nrmse)} on the "
+                         f"first sample): not an int8 effect; verify an ort build next (leapp-lab compile "
+                         f"{exp.onnx} --engine ort, then leapp-lab verify with the same reference).")
+        cited.append(exp.row)
+        status = "fail"
+        lead = len(sentences)
+    elif r.expected is not None:
         s, st, c = _expected_lead(r, rows)
         sentences += s
         cited += c

@@ -42,6 +42,16 @@ from .verify_rules import DivergenceRule, ExpectedRule
 from .verify_storage import HIST_FILE, SAMPLES_FILE, load_sample_hists, load_samples, save_arrays
 
 
+@dataclass
+class ExportDiffers(Plain):
+    """Where the prepared fp32 ONNX first departs from the reference (``verify --expected int8``,
+    its fp32 check on the first sample): ``row`` in model order, its ``nrmse``, the ``onnx`` file.
+    Not an int8 effect: the finding leads with it and names an fp32 (``ort``) verify as the next step."""
+    row: str = ""
+    nrmse: float = 0.0
+    onnx: str = ""
+
+
 @register
 @dataclass
 class VerifyReport(Viewable, Report, Plain):
@@ -61,7 +71,10 @@ class VerifyReport(Viewable, Report, Plain):
     ``first_locally_divergent`` / ``worst_local``: the first row in model order whose local error
     crosses ``rule``, and the row with the largest local nrmse (taps first). ``expected``: the
     ExpectedRule of ``verify --expected`` (None: not asked); ``beyond_expected``: the rows beyond
-    it, in model order; ``first_beyond_expected``: the first of them. ``graph``: the build's graph with each row placed on the node that
+    it, in model order; ``first_beyond_expected``: the first of them; ``export_differs``: the
+    row where the prepared fp32 ONNX already departs from the reference (``ExportDiffers``);
+    ``worst_excess``: the row with the largest local excess (taps first; ``worst_local`` is the
+    largest departure from the int8 simulation where one was measured). ``graph``: the build's graph with each row placed on the node that
     computes it (``leapp_lab.model.graph.EngineGraph``; what the accuracy graph view draws), None
     in reports written before it existed. ``metrics_backend``: what computed the metrics, ``numba``
     (the fused kernel) or ``numpy`` (its fallback; the same bits); None in reports written before it
@@ -97,6 +110,8 @@ class VerifyReport(Viewable, Report, Plain):
     expected: ExpectedRule | None = None
     first_beyond_expected: str | None = None
     beyond_expected: list[str] = field(default_factory=list)
+    export_differs: ExportDiffers | None = None
+    worst_excess: str | None = None
     graph: EngineGraph | None = None
     metrics_backend: str | None = None
     elements: bool = False
@@ -105,6 +120,11 @@ class VerifyReport(Viewable, Report, Plain):
     path: Path | None = field(default=None, repr=False, compare=False, metadata={"transient": True})
 
     # -- model API -----------------------------------------------------------------------------
+    @property
+    def sim(self) -> bool:
+        """Were rows judged against the engine's own int8 simulation (``--expected int8``)?"""
+        return bool(self.expected is not None and getattr(self.expected, "sim", False))
+
     def row(self, name: str) -> VerifyRow:
         for r in self.rows:
             if r.name == name:
@@ -131,6 +151,8 @@ class VerifyReport(Viewable, Report, Plain):
         out = self.rule.thresholds()
         if self.expected is not None and self.expected.local:
             out["local_excess"] = (self.expected.factor, "above")
+        if self.sim and self.expected.sim_factor is not None:
+            out["sim_excess"] = (self.expected.sim_factor, "above")
         return out
 
     def profile(self) -> list[VerifyRow]:
@@ -187,7 +209,9 @@ class VerifyReport(Viewable, Report, Plain):
             "exit_code": self.exit_code, "local": self.local,
             "first_locally_divergent": self.first_locally_divergent, "worst_local": self.worst_local,
             "expected": self.expected, "first_beyond_expected": self.first_beyond_expected,
-            "beyond_expected": self.beyond_expected, "metrics_backend": self.metrics_backend,
+            "worst_excess": self.worst_excess,
+            "beyond_expected": self.beyond_expected, "departs_sim": [r.name for r in self.rows if r.departs_sim],
+            "export_differs": self.export_differs, "metrics_backend": self.metrics_backend,
             "rows": self._json_records(verbose),
             "warnings": list(self.warnings)})
 

@@ -90,6 +90,12 @@ class VerifyRow(Metrics, TapEntry):
     local_excess: float | None = None
     beyond_expected: bool = False
     expected_note: str | None = None
+    # the engine against its own int8 simulation (verify --expected int8)
+    sim_nrmse: float | None = None
+    sim_local_nrmse: float | None = None
+    sim_excess: float | None = None
+    departs_sim: bool = False
+    sim_note: str | None = None
     # errors by meaning (steps/verify_elements.py)
     elements: list[ElementError] = field(default_factory=list)
     worst_element: str | None = None

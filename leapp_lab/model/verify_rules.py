@@ -40,18 +40,27 @@ class ExpectedRule(Plain):
     floor: float = 2.0 ** -11
     text: str = ""
     local: bool = False
+    #: int8: a row *departs from its own int8 simulation* when ``sim_excess = sim_local_nrmse /
+    #: max(expected_local_nrmse, floor) > sim_factor`` (the engine against the model rounded on its
+    #: grids, both from the reference at the row's inputs: their rounding cancels). None: no
+    #: simulation rule (fp16 / bf16, a report written before it). ``sim``: rows were judged by it.
+    sim_factor: float | None = None
+    sim: bool = False
 
     #: the floor of each dtype ``--expected`` takes
     FLOORS: ClassVar[dict[str, float]] = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8, "int8": 1e-3}
     #: the factor of each dtype
     FACTORS: ClassVar[dict[str, float]] = {"fp16": 4.0, "bf16": 4.0, "int8": 1.05}
+    #: the simulation rule's factor (int8 only; calibrated on clean builds, docs/verify.md)
+    SIM_FACTORS: ClassVar[dict[str, float]] = {"int8": 0.25}
 
     @classmethod
     def of(cls, dtype: str, factor: float | None = None, local: bool = False) -> "ExpectedRule":
         if dtype not in cls.FLOORS:
             raise ValueError(f"expected={dtype!r}: choose one of {', '.join(cls.FLOORS)}")
         r = cls(dtype=dtype, floor=cls.FLOORS[dtype],
-                factor=float(cls.FACTORS[dtype] if factor is None else factor), local=local)
+                factor=float(cls.FACTORS[dtype] if factor is None else factor), local=local,
+                sim_factor=cls.SIM_FACTORS.get(dtype))
         r.text = r.describe()
         return r
 
@@ -67,8 +76,17 @@ class ExpectedRule(Plain):
             return None
         return local_nrmse / max(expected_local_nrmse, self.floor)
 
+    def sim_excess(self, sim_local_nrmse: float | None, expected_local_nrmse: float | None) -> float | None:
+        """``sim_local_nrmse / max(expected_local_nrmse, floor)`` (None without both, or no rule)."""
+        if self.sim_factor is None or sim_local_nrmse is None or expected_local_nrmse is None:
+            return None
+        return sim_local_nrmse / max(expected_local_nrmse, self.floor)
+
     def judge(self, row: Any) -> bool:
-        """Is ``row`` beyond expected? By its local excess when it has one, else cumulatively."""
+        """Is ``row`` beyond expected? By its departure from the int8 simulation when it has one
+        (``sim_excess``), else by its local excess, else cumulatively."""
+        if self.sim_factor is not None and getattr(row, "sim_excess", None) is not None:
+            return row.sim_excess > self.sim_factor
         if getattr(row, "local_excess", None) is not None:
             return row.local_excess > self.factor
         return self.beyond(row.nrmse, row.expected_nrmse)
@@ -77,8 +95,12 @@ class ExpectedRule(Plain):
         cum = f"nrmse > {self.factor:g} x max(expected {self.dtype} nrmse, {self.floor:.3g})"
         if not self.local:
             return cum
-        return (f"local excess = local nrmse / max(expected {self.dtype} local nrmse, {self.floor:.3g}) "
-                f"> {self.factor:g}; rows without a local value: {cum}")
+        loc = f"local excess = local nrmse / max(expected {self.dtype} local nrmse, {self.floor:.3g}) > {self.factor:g}"
+        if not self.sim or self.sim_factor is None:
+            return f"{loc}; rows without a local value: {cum}"
+        return (f"{loc} where the simulation does not reproduce the engine's kernels, else sim excess = sim "
+                f"local nrmse / max(expected int8 local nrmse, {self.floor:.3g}) > {self.sim_factor:g} (departs "
+                f"from its own int8 simulation); rows without a local value: {cum}")
 
     def headline(self) -> str:
         """How the views lead with this rule's verdict: ``beyond what int8 rounding explains``."""

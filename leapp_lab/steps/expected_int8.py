@@ -28,7 +28,7 @@ from leapp_lab.compare.buildio import OpenBuild
 from leapp_lab.compare.npzio import NpzArrays
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.model.metrics import Metrics
-from leapp_lab.model.verify import ExpectedRule, VerifyReport
+from leapp_lab.model.verify import ExpectedRule, ExportDiffers, VerifyReport
 from leapp_lab.numerics.metrics import diff_sums_rows, merge_sums
 
 from .expected_drift import judge_expected
@@ -79,6 +79,11 @@ class Int8Job:
         self.got: dict[str, list] = {}
         self._thread = None
         self._error: BaseException | None = None
+        from .int8_sim import SimSums
+        self.sums = SimSums()
+        #: (row, its fp32 nrmse on sample 0, the prepared ONNX) where the fp32 export first departs
+        #: from the reference, when no candidate ONNX is the model of the reference
+        self.export_differs: tuple[str, float, Path] | None = None
 
     def start(self) -> None:
         build = self.build
@@ -102,8 +107,15 @@ class Int8Job:
         lg = self.local_job.lg if self.local_job is not None else None
         self.has_local = lg is not None          # the local chain (no cut: the whole model)
         self.cut_taps = {t for c in lg.cuts for t in c.taps} if lg is not None else set()
+        # read here, on the caller's thread: a damaged engine graph (truncated, a scale of 0 or NaN)
+        # is unusable input (exit 2, naming the file), never a traceback from the thread
+        from leapp_lab.engines.int8_grids import read_grids
+        key = ("grids", _stat(self.artifact))
+        self.grids = _CACHE.get(key) or _remember(key, read_grids(self.artifact))
         # a tap the engine shows as its float tensor (not the dequantized int8 value) is not rounded
-        self.unrounded = {t.name for t in build.report.manifest.taps if t.via in ("direct", "unfused")}
+        # (an unfused tap the engine reads through an extra DequantizeLinear is rounded)
+        self.unrounded = {t.name for t in build.report.manifest.taps if t.via in ("direct", "unfused")
+                          and not (t.via == "unfused" and t.bound_to in self.grids.dequantized)}
         for r in self.rows:                     # mapped here: the thread then only reads them
             self.ref[r.name]
         import threading
@@ -119,21 +131,19 @@ class Int8Job:
     def _work(self) -> None:
         import onnx
 
-        from leapp_lab.engines.int8_grids import read_grids
-        from leapp_lab.engines.ort_fakequant import expected_graph
+        from leapp_lab.engines.ort_fakequant import expected_graph, unreproduced
         from leapp_lab.engines.ort_session import OrtRunner
         from leapp_lab.onnxio.manifest import read_manifest
 
         inputs = load_npz(self.inputs_npz)
         ref, why = self.ref, []
-        grids = None
+        grids = self.grids
         for onnx_path in self.cands:
             trusted = _prepared_together(onnx_path, self.ref_path)
             key = (_stat(self.artifact), _stat(onnx_path), frozenset(self.cut_taps), frozenset(self.unrounded),
                    self.has_local, trusted)
             hit = _CACHE.get(key)
             if hit is None:
-                grids = read_grids(self.artifact) if grids is None else grids
                 if not len(grids):
                     self.skip = f"{self.artifact.name} holds no quantized tensor"
                     return
@@ -141,6 +151,8 @@ class Int8Job:
                 cuts = {t.name: t.tensor for t in read_manifest(model).taps if t.name in self.cut_taps and t.tensor}
                 eg = expected_graph(model, grids, cuts, local=self.has_local, unrounded=self.unrounded,
                                     fp32=not trusted)
+                eg.unreproduced = unreproduced(model, [r.name for r in self.rows], set(cuts.values()),
+                                               grids.kernels)
                 eg.unmapped = grids.unmapped
                 runner = OrtRunner(eg.model.SerializeToString(), optimize=False, spin=False).activate()
                 eg.model = None                  # the session holds the graph now
@@ -156,7 +168,9 @@ class Int8Job:
             rows = [r for r in self.rows if eg.cumulative.get(r.name) in names]
             bad = None if trusted else _check_fp32(runner, eg, rows, inputs, feed_names, ref)
             if bad:
-                why.append(f"{onnx_path}: {bad}")
+                why.append(f"{onnx_path}: {bad[0]}")
+                if bad[1] is not None and self.export_differs is None:
+                    self.export_differs = (bad[1], bad[2], onnx_path)
                 continue
             outs = list(dict.fromkeys([eg.cumulative[r.name] for r in rows]
                                       + [eg.local[r.name] for r in rows if r.name in eg.local]))
@@ -169,19 +183,36 @@ class Int8Job:
             self.eg = eg
             return
         self.skip = "; ".join(why) + " (not the model of this reference: re-run prepare)"
+        if self.export_differs is not None:
+            row, e, path = self.export_differs
+            self.skip = (f"{'; '.join(why)}: the fp32 export already differs from torch at {row} (not the model "
+                         f"of this reference, or an export fault): not an int8 effect; verify an ort build of "
+                         f"{path.name} next")
 
     def cancel(self) -> None:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
 
-    def finish(self, report: VerifyReport, rule: ExpectedRule) -> None:
+    def local_sink(self, i: int, name: str, value: np.ndarray) -> None:
+        """The teacher-forced engine's value of row ``name`` on sample ``i`` (``LocalJob.finish``'s
+        sink): its distance from the simulation's local value. Call ``cancel()`` first."""
+        if self.eg is None or self._error is not None:
+            return
+        o = self.eg.local.get(name)
+        if o is not None and o in self.got and i < len(self.got[o]):
+            self.sums.add("local", name, value, self.got[o][i], self.ref[name][i])
+
+    def finish(self, report: VerifyReport, rule: ExpectedRule, eng=None) -> None:
         """Score the expected values into ``report``'s rows and judge them."""
         report.expected = rule
         self.cancel()
         if self._error is not None:
             raise self._error
         if self.skip is not None:
+            if self.export_differs is not None:
+                row, e, path = self.export_differs
+                report.export_differs = ExportDiffers(row=row, nrmse=e, onnx=str(path))
             return _skip(report, self.skip)
         eg, ref = self.eg, self.ref
         rows = [r for r in report.rows if r.status == "compared"]
@@ -203,6 +234,22 @@ class Int8Job:
             report.warnings.append(f"[{report.build_name}]: expected int8: {len(self.unmapped)} int8 tensor(s) "
                                    f"of {self.artifact.name} have no float name in the prepared model and are "
                                    f"not rounded: {', '.join(self.unmapped[:5])}")
+        if eng is not None:
+            for r in rows:
+                o = eg.cumulative.get(r.name)
+                if o in self.got and r.name in eng:
+                    for i, v in enumerate(self.got[o]):
+                        self.sums.add("cumulative", r.name, eng[r.name][i], v, ref[r.name][i])
+        n = len(next(iter(self.got.values()), []))
+        for r in rows:
+            r.sim_nrmse = self.sums.value("cumulative", r.name, n)
+            r.sim_local_nrmse = self.sums.value("local", r.name, n)
+            k = eg.unreproduced.get(r.name)
+            if k is not None:
+                r.sim_note = (f"its int8 kernel {k} rounds in a way the simulation does not reproduce: judged by "
+                              "its local excess")
+            elif r.sim_local_nrmse is None and r.local_nrmse is not None:
+                r.sim_note = self.sums.bad.get(("local", r.name)) or "no simulated local value: judged by its local excess"
         rule.local = any(r.expected_local_nrmse is not None for r in rows)
         rule.text = rule.describe()
         judge_expected(report, rule)
@@ -212,7 +259,7 @@ class Int8Job:
 #: the files they come from (path, size, mtime) and the cuts: a verify of the same build again (a
 #: notebook re-running its cell) reuses them instead of building and opening them again
 _CACHE: dict = {}
-_CACHE_SIZE = 2
+_CACHE_SIZE = 4     # two builds: each its graph and session, and its grids
 
 
 def _stat(p: Path) -> tuple:
@@ -254,8 +301,10 @@ def _feed(eg, inputs, feed_names, ref, i: int) -> dict:
     return f
 
 
-def _check_fp32(runner, eg, rows, inputs, feed_names, ref) -> str | None:
-    """Why the prepared ONNX is not the model of the reference (its fp32 chain on sample 0), or None."""
+def _check_fp32(runner, eg, rows, inputs, feed_names, ref) -> tuple[str, str | None, float] | None:
+    """(why the prepared ONNX is not the model of the reference, the first row in model order whose
+    fp32 value departs from it or None for a shape, that row's nrmse), from its fp32 chain on
+    sample 0; None when it is the model."""
     if not rows or ref[rows[0].name].shape[0] == 0:
         return None
     outs = [eg.fp32[r.name] for r in rows]
@@ -263,10 +312,11 @@ def _check_fp32(runner, eg, rows, inputs, feed_names, ref) -> str | None:
     for r, o in zip(rows, outs):
         v = vals[o]
         if v.shape != ref[r.name].shape[1:]:
-            return f"its {r.name!r} has shape {tuple(v.shape)}, the reference {tuple(ref[r.name].shape[1:])}"
+            return (f"its {r.name!r} has shape {tuple(v.shape)}, the reference {tuple(ref[r.name].shape[1:])}",
+                    None, float("nan"))
         if not np.issubdtype(v.dtype, np.floating):
             continue
         e = _nrmse(v, ref[r.name][0])
         if not e <= SAME_MODEL_NRMSE:
-            return f"its fp32 {r.name!r} differs from the reference (nrmse {e:.3g} on sample 0)"
+            return f"its fp32 {r.name!r} differs from the reference (nrmse {e:.3g} on sample 0)", r.name, e
     return None

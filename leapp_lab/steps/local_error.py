@@ -169,8 +169,10 @@ class LocalJob:
             self._thread.join()
             self._thread = None
 
-    def finish(self, report: VerifyReport, progress=None) -> None:
-        """Score the local values into ``report``'s rows (the rows ``start`` saw, now scored)."""
+    def finish(self, report: VerifyReport, progress=None, sink=None) -> None:
+        """Score the local values into ``report``'s rows (the rows ``start`` saw, now scored).
+        ``sink(sample, row name, value)``: also handed each local value as it is taken (verify
+        --expected int8 compares it with its own simulation's), before it is scored."""
         from leapp_lab.engines.base import CompileError
 
         report.local = True
@@ -218,6 +220,8 @@ class LocalJob:
                     continue
                 pending.setdefault(r.name, []).append(v)
                 held += v.nbytes
+                if sink is not None:
+                    sink(i, r.name, v)
             if held > SCORE_BLOCK_BYTES:
                 score(i + 1)
                 held = 0

@@ -70,9 +70,20 @@ def render_verify(report, verbose: bool | None = None) -> str:
         ex = report.expected
         lines.append(f"beyond expected {ex.dtype} drift ({ex.text or ex.describe()}): "
                      + (", ".join(report.beyond_expected) if report.beyond_expected else "none"))
+        if getattr(report, "sim", False):
+            departs = [r for r in report.rows if r.departs_sim]
+            lines.append(f"departs from its own int8 simulation at: "
+                         f"{', '.join(r.name for r in departs) if departs else 'no row'}   largest sim excess "
+                         f"(sim local nrmse / max(expected local nrmse, {fmt(ex.floor, 'num')})): "
+                         f"{report.worst_local or 'none'}")
+            unsim = [r for r in report.rows if r.in_rule and r.sim_note]
+            for r in unsim[:3]:
+                lines.append(f"  {r.name}: not judged by the simulation: {r.sim_note}")
+            if len(unsim) > 3:
+                lines.append(f"  ... {len(unsim) - 3} more rows not judged by the simulation")
         if any(r.local_excess is not None for r in report.rows):
             lines.append(f"largest local excess (local nrmse / max(expected local nrmse, "
-                         f"{fmt(ex.floor, 'num')})): {report.worst_local or 'none'}")
+                         f"{fmt(ex.floor, 'num')})): {report.worst_excess or 'none'}")
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
     for r in report.table(verbose):

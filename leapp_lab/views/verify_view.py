@@ -140,7 +140,8 @@ def lead_columns(report: Any) -> list[str]:
     keys = ["name", "status"]
     if report.expected is not None:
         has_excess = any(getattr(r, "local_excess", None) is not None for r in report.rows)
-        keys += ["beyond_expected", "nrmse", "local_excess" if has_excess else "expected_nrmse"]
+        keys += ["beyond_expected", "nrmse", "sim_excess" if getattr(report, "sim", False) else
+                 "local_excess" if has_excess else "expected_nrmse"]
     if report.local:
         keys += ["local_nrmse", "local_share"]
     for k in LEAD_PLAIN:
@@ -218,6 +219,8 @@ def profile_view(report: Any) -> dict[str, Any] | None:
                     "worse": _limit(thresholds, c.key)[1],
                     **({"status": [None if p.local_excess is None else "fail" if p.beyond_expected else "pass"
                                    for p in prof]} if c.key == "local_excess" else
+                       {"status": [None if p.sim_excess is None else "fail" if p.departs_sim else "pass"
+                                   for p in prof]} if c.key == "sim_excess" else
                        {"status": [None if p.local_nrmse is None else "fail" if p.locally_diverged else "pass"
                                    for p in prof]} if c.key.startswith("local_") else {})}
                    for c in profile_columns(report)],
@@ -304,6 +307,12 @@ def verify_view(report: Any) -> dict[str, Any]:
                                "fail" if n_beyond else "pass", row=report.first_beyond_expected
                                if report.first_beyond_expected in shown else None,
                                title="rule: " + (report.expected.text or report.expected.describe())))
+        if getattr(report, "sim", False):
+            first = next((r.name for r in report.rows if r.departs_sim), None)
+            badges.insert(1, badge("departs from its own int8 simulation at", first or "no row",
+                                   "fail" if first else "pass", row=first if first in shown else None,
+                                   title="the engine against the model rounded onto its own int8 grids, both "
+                                         "fed the reference at the row's inputs: their rounding cancels"))
     if report.max_mape is not None:
         badge_status = "fail" if report.exceeded or report.exit_code else "pass"
         badges.append(badge("--max-mape", f"{report.max_mape}% → exit {report.exit_code}", badge_status))
