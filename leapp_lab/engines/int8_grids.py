@@ -196,9 +196,15 @@ def read_grids(engine: onnx.ModelProto | str | Path, label: str | None = None) -
                         found[o] = found[n.input[0]]
                         changed = True
     inits = {i.name for i in g.initializer}
+    dq_by_input = {n.input[0]: n.output[0] for n in g.node if n.op_type == "DequantizeLinear" and n.input
+                   and n.output and not n.output[0].endswith("_DequantizeLinear_Output")}
     out = Int8Grids(dequantized=dequantized)
     for tensor, grid in [*found.items(), *bias_grids.items()]:
         named = float_name(tensor)
+        if named is None and tensor not in inits and dq_by_input.get(tensor):
+            # an int8 value onnxruntime named itself (``QuantizeLinear_out0``), read back by a
+            # DequantizeLinear that writes a float name: that float tensor is stored on this grid
+            named = (dq_by_input[tensor], "activation")
         if named is None:
             # an int8 value the quantizer did not name (onnxruntime's own), or a float tensor a
             # DequantizeLinear reads (a weight it left as DQ): unmapped unless it is quantized data

@@ -97,6 +97,77 @@ def unreproduced(model: onnx.ModelProto, rows: list[str], cuts: set[str], kernel
     return out
 
 
+def _const(inits: list, name: str, value) -> str:
+    inits.append(numpy_helper.from_array(np.asarray(value), name))
+    return name
+
+
+def emulate_kernel(node: onnx.NodeProto, in_grids: list, out: str, grid: Grid, kernel: str | None,
+                   inits: list) -> list[onnx.NodeProto]:
+    """Nodes computing ``out`` (on ``grid``) from ``node``'s inputs (on ``in_grids``) as the engine's
+    int8 kernel rounds it, where its arithmetic differs from the float op followed by
+    QuantizeLinear at a tie; [] where it does not apply (the float op and a QuantizeLinear then).
+
+    * ``QLinearMatMul`` (MLAS): the int8 product summed exactly in int32, times the float32
+      multiplier ``a_scale * b_scale / y_scale``, rounded half to even: MatMulInteger, Cast, Mul,
+      QuantizeLinear with scale 1 and the output zero point;
+    * ``QLinearAdd`` (MLAS, AVX2): ``fma(a, a_scale / c_scale, fma(b, b_scale / c_scale, fixed))``
+      on the int8 values, ``fixed = c_zero_point - (ratio_a * a_zero_point + ratio_b * b_zero_point)``
+      in float32, rounded half to even. Each fma is one rounding of an exact sum: computed here in
+      float64 (the product of an int8 value and a float32 ratio is exact there) and cast to float32.
+
+    Per-tensor grids only (a per-channel weight of a MatMul goes through the float op)."""
+    if kernel not in ("QLinearMatMul", "QLinearAdd") or node.op_type not in ("MatMul", "Add") or len(node.input) != 2:
+        return []
+    ga, gb = in_grids
+    if ga is None or gb is None or any(g.scale.size != 1 for g in (ga, gb, grid)):
+        return []
+    if any(g.zero_point.dtype != np.int8 for g in (ga, gb, grid)):
+        return []
+    f32 = np.float32
+    sa, sb, sc = (f32(g.scale.reshape(())) for g in (ga, gb, grid))
+    za, zb, zc = (int(g.zero_point.reshape(())) for g in (ga, gb, grid))
+    t = f"{FQ}{out}/{kernel}"
+    nodes = []
+    qs = []
+    for i, g in enumerate((ga, gb)):
+        s_, z_ = _const(inits, f"{t}/s{i}", g.scale.reshape(()).astype(f32)), _const(inits, f"{t}/z{i}", g.zero_point.reshape(()))
+        nodes.append(helper.make_node("QuantizeLinear", [node.input[i], s_, z_], [f"{t}/q{i}"], name=f"{t}/Q{i}"))
+        qs.append((f"{t}/q{i}", z_))
+    one = _const(inits, f"{t}/one", f32(1.0))
+    zc_ = _const(inits, f"{t}/zc", np.int8(zc))
+    if kernel == "QLinearMatMul":
+        mult = _const(inits, f"{t}/multiplier", f32(f32(sa * sb) / sc))
+        nodes += [helper.make_node("MatMulInteger", [qs[0][0], qs[1][0], qs[0][1], qs[1][1]], [f"{t}/acc"],
+                                   name=f"{t}/MatMulInteger"),
+                  helper.make_node("Cast", [f"{t}/acc"], [f"{t}/accf"], to=onnx.TensorProto.FLOAT, name=f"{t}/Cast"),
+                  helper.make_node("Mul", [f"{t}/accf", mult], [f"{t}/scaled"], name=f"{t}/Mul")]
+    else:
+        ra, rb = f32(sa / sc), f32(sb / sc)
+        fixed = f32(f32(zc) - f32(f32(ra * f32(za)) + f32(rb * f32(zb))))
+        ra_, rb_ = _const(inits, f"{t}/ra", np.float64(ra)), _const(inits, f"{t}/rb", np.float64(rb))
+        fx = _const(inits, f"{t}/fixed", np.float64(fixed))
+        d = onnx.TensorProto.DOUBLE
+        nodes += [helper.make_node("Cast", [qs[0][0]], [f"{t}/a"], to=d, name=f"{t}/CastA"),
+                  helper.make_node("Cast", [qs[1][0]], [f"{t}/b"], to=d, name=f"{t}/CastB"),
+                  helper.make_node("Mul", [f"{t}/b", rb_], [f"{t}/b_r"], name=f"{t}/MulB"),
+                  helper.make_node("Add", [f"{t}/b_r", fx], [f"{t}/inner64"], name=f"{t}/AddB"),
+                  helper.make_node("Cast", [f"{t}/inner64"], [f"{t}/inner32"], to=onnx.TensorProto.FLOAT,
+                                   name=f"{t}/Round1"),
+                  helper.make_node("Cast", [f"{t}/inner32"], [f"{t}/inner"], to=d, name=f"{t}/Widen"),
+                  helper.make_node("Mul", [f"{t}/a", ra_], [f"{t}/a_r"], name=f"{t}/MulA"),
+                  helper.make_node("Add", [f"{t}/a_r", f"{t}/inner"], [f"{t}/outer64"], name=f"{t}/AddA"),
+                  helper.make_node("Cast", [f"{t}/outer64"], [f"{t}/scaled_zc"], to=onnx.TensorProto.FLOAT,
+                                   name=f"{t}/Round2")]
+        # the kernel's sum already holds the output zero point: round it with none
+        zc_ = _const(inits, f"{t}/z_none", np.int8(0))
+        nodes.append(helper.make_node("Identity", [f"{t}/scaled_zc"], [f"{t}/scaled"], name=f"{t}/Sum"))
+    sc_, zcd = _const(inits, f"{t}/sc", grid.scale.reshape(()).astype(f32)), _const(inits, f"{t}/zcd", grid.zero_point.reshape(()))
+    nodes += [helper.make_node("QuantizeLinear", [f"{t}/scaled", one, zc_], [f"{t}/qc"], name=f"{t}/Qc"),
+              helper.make_node("DequantizeLinear", [f"{t}/qc", sc_, zcd], [out], name=f"{t}/DQc")]
+    return nodes
+
+
 def kernel_rounding(src: str, tensor: str, grid: Grid, kernel: str | None,
                     inits: list) -> tuple[str, list[onnx.NodeProto]]:
     """(the value to round, the nodes making it) where the engine's int8 kernel that writes
@@ -176,9 +247,14 @@ def expected_graph(model: onnx.ModelProto, grids: Int8Grids, cuts: dict[str, str
                 and c.input and c.input[0] in raw):
             c.input[0] = raw[c.input[0]]
         after = []
+        in_grids = [rounded.get(x) or grids.weights.get(x) or grids.biases.get(x) for x in n.input]
         for j, o in enumerate(c.output):
             if o in raw:
                 c.output[j] = raw[o]
+                same = emulate_kernel(c, in_grids, o, rounded[o], grids.kernels.get(o), new_inits)
+                if same:
+                    after += same
+                    continue
                 src, fix = kernel_rounding(raw[o], o, rounded[o], grids.kernels.get(o), new_inits)
                 after += [*fix, *_qdq(src, o, rounded[o], o, new_inits)]
         cum_nodes += [c, *after]

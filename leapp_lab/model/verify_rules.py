@@ -52,7 +52,7 @@ class ExpectedRule(Plain):
     #: the factor of each dtype
     FACTORS: ClassVar[dict[str, float]] = {"fp16": 4.0, "bf16": 4.0, "int8": 1.05}
     #: the simulation rule's factor (int8 only; calibrated on clean builds, docs/verify.md)
-    SIM_FACTORS: ClassVar[dict[str, float]] = {"int8": 0.25}
+    SIM_FACTORS: ClassVar[dict[str, float]] = {"int8": 0.1}
 
     @classmethod
     def of(cls, dtype: str, factor: float | None = None, local: bool = False) -> "ExpectedRule":
