@@ -1,16 +1,20 @@
-"""Benchmark and study: ``verify --expected int8`` (issue 22).
+"""Benchmark and study: ``verify --expected int8``.
 
-Three parts (all by default; ``--part`` picks one):
+Parts (all by default; ``--part`` picks one):
 
-* ``study``: a MobileNetV2-class conv net (``tests/models/mobilenet_blocks.py``: stem, 14
-  inverted-residual blocks, a tap after each) built ``ort-int8`` from a copy of the prepared ONNX in
-  which one conv of one block is perturbed by a few percent (the reference untouched), over
-  ``--trials`` seeded trials cycling through the fault kinds and spread over the blocks. Per trial:
-  does the faulted block have the largest ``local_excess`` (``worst_local``), is it
-  ``first_beyond_expected``, and, for comparison, does the plain ranking (largest ``local_nrmse``,
-  first locally divergent, first divergent) name it. The unperturbed build: which rows are beyond.
-* ``calibrate``: clean ``ort-int8`` builds of the test models (manual and op taps): every row's
-  local excess, and how many rows a factor would flag (the false-alarm rate of ``INT8_FACTOR``).
+* ``study``: the fault study on two architectures: a MobileNetV2-class conv net
+  (``tests/models/mobilenet_blocks.py``: stem, ``--blocks`` inverted-residual blocks, a tap after
+  each) and a ViT (``tests/models/vit_blocks.py``: ``--layers`` pre-norm encoder layers, hidden
+  192, a tap after each). Each is built ``ort-int8`` from a copy of the prepared ONNX in which one
+  weight (a Conv, a MatMul) of one unit is perturbed by a few percent (three kinds; the reference
+  untouched), over ``--trials`` seeded trials cycling through the kinds and spread over the units.
+  Per trial: is the faulted unit ``worst_local`` AND ``first_beyond_expected`` (the report's
+  verdict: its departure from its own int8 simulation), beside the excess ratio's ranking (largest
+  ``local_excess``, first over its factor) and the plain ones (largest ``local_nrmse``, first
+  locally divergent, first divergent). The unperturbed build: which rows are beyond.
+* ``calibrate``: clean ``ort-int8`` builds of the test models (conv nets, MLPs, the ViT, a
+  recurrent policy; manual and op taps): every row's local excess and sim excess, and how many
+  rows each factor would flag (the false-alarm rates).
 * ``cost``: a ``verify --local`` and a ``verify --expected int8`` of the same build, alternating,
   best of ``--repeat``; the ratio (target <= 2).
 * ``repair``: ``repair --rank output`` against ``--rank excess`` on clean int8 builds.
@@ -44,23 +48,24 @@ STUDY_MODELS = {"mobilenet_blocks": ("blocks", "b", "LEAPP_LAB_MBV2_BLOCKS"),
                 "vit_blocks": ("layers", "l", "LEAPP_LAB_VIT_LAYERS")}
 
 
-def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator, axis: int = 0) -> tuple[np.ndarray, str]:
+def perturb_weight(w: np.ndarray, kind: str, rng: np.random.Generator, axis: int = 0,
+                   magnitude: float = 1.0) -> tuple[np.ndarray, str]:
     """``w`` with a fault of a few percent of its norm: ``scale`` the whole kernel x(1 +- 1..5 %);
     ``noise`` Gaussian noise of 2.5..5 % of its std; ``channel`` one output channel (along ``axis``:
     0 for a Conv kernel, 1 for a MatMul weight stored input x output) changed by 3..5 % of the
-    kernel's norm."""
+    kernel's norm. ``magnitude`` scales those percentages (0.3: faults of 0.3..1.5 %)."""
     w = w.astype(np.float32).copy()
     if kind == "scale":
-        f = 1 + rng.choice([-1, 1]) * rng.uniform(0.01, 0.05)
-        return (w * np.float32(f)).astype(np.float32), f"x{f:.3f}"
+        f = 1 + rng.choice([-1, 1]) * rng.uniform(0.01, 0.05) * magnitude
+        return (w * np.float32(f)).astype(np.float32), f"x{f:.4f}"
     if kind == "noise":
-        s = rng.uniform(0.025, 0.05)
+        s = rng.uniform(0.025, 0.05) * magnitude
         return (w + rng.standard_normal(w.shape).astype(np.float32) * np.float32(w.std() * s)), f"noise {s:.3f} std"
     if kind == "channel":
         wc = np.moveaxis(w, axis, 0)            # a view: scaling a channel of it scales w's
         norms = np.sqrt((wc.reshape(wc.shape[0], -1).astype(np.float64) ** 2).sum(1))
         c = int(rng.integers(wc.shape[0]))
-        r = rng.uniform(0.03, 0.05) * np.sqrt((norms ** 2).sum()) / max(norms[c], 1e-12)
+        r = rng.uniform(0.03, 0.05) * magnitude * np.sqrt((norms ** 2).sum()) / max(norms[c], 1e-12)
         f = 1 + rng.choice([-1, 1]) * r
         wc[c] *= np.float32(f)
         return w, f"channel {c} x{f:.3f}"
@@ -95,7 +100,8 @@ def block_convs(model_onnx: Path, block: int) -> list[str]:
     return [w for w, _ in unit_weights(model_onnx, "blocks", block)]
 
 
-def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int, axis: int = 0):
+def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int, axis: int = 0,
+                  magnitude: float = 1.0):
     """Compile ``ort-int8`` from a copy of ``prepared/model.onnx`` with ``weight`` perturbed."""
     import onnx
     from onnx import numpy_helper
@@ -105,7 +111,7 @@ def faulted_build(prepared: Path, out: Path, weight: str, kind: str, seed: int, 
     out.mkdir(parents=True, exist_ok=True)
     m = onnx.load(str(prepared / "model.onnx"))
     init = next(i for i in m.graph.initializer if i.name == weight)
-    w, what = perturb_weight(numpy_helper.to_array(init), kind, np.random.default_rng(seed), axis)
+    w, what = perturb_weight(numpy_helper.to_array(init), kind, np.random.default_rng(seed), axis, magnitude)
     init.CopyFrom(numpy_helper.from_array(w, weight))
     onnx.save(m, str(out / "model.onnx"))
     shutil.copy(prepared / "model.npz", out / "model.npz")
@@ -124,7 +130,7 @@ def excess_verdicts(v, factor: float | None = None) -> tuple[str | None, str | N
 
 
 def trial(prepared: Path, work: Path, seed: int, blocks: int, kind: str | None = None,
-          block: int | None = None, model: str = "mobilenet_blocks") -> dict:
+          block: int | None = None, model: str = "mobilenet_blocks", magnitude: float = 1.0) -> dict:
     """One seeded trial: a unit (block, layer), one of its weights and a fault kind; the verify's
     verdicts, and the excess ratio's beside them."""
     from leapp_lab.steps.verify import verify
@@ -135,7 +141,7 @@ def trial(prepared: Path, work: Path, seed: int, blocks: int, kind: str | None =
     kind = KINDS[seed % len(KINDS)] if kind is None else kind
     weights = unit_weights(prepared / "model.onnx", prefix, block)
     weight, axis = weights[int(rng.integers(len(weights)))]
-    build, what = faulted_build(prepared, work / f"t{seed}", weight, kind, seed, axis)
+    build, what = faulted_build(prepared, work / f"t{seed}", weight, kind, seed, axis, magnitude)
     v = verify(prepared / "model.reference.npz", build.path, save=False, expected="int8")
     name = f"{row}{block}"
     taps = [r for r in v.rows if r.in_rule and r.is_tap and r.local_nrmse is not None]
@@ -147,6 +153,7 @@ def trial(prepared: Path, work: Path, seed: int, blocks: int, kind: str | None =
             "beyond": v.beyond_expected, "worst_local_nrmse": by_local,
             "first_locally_divergent": v.first_locally_divergent, "first_divergent": v.first_divergent,
             "excess": v.row(name).local_excess, "sim_local": v.row(name).sim_local_nrmse,
+            "sim_excess": v.row(name).sim_excess,
             "excesses": {r.name: r.local_excess for r in v.rows if r.local_excess is not None},
             "sims": {r.name: r.sim_local_nrmse for r in v.rows if r.sim_local_nrmse is not None},
             "worst_excess": ex_worst, "first_excess": ex_first,
@@ -176,7 +183,7 @@ def prepare_model(name: str, root: Path, op: bool = False, env: dict | None = No
     return d
 
 
-def study(root: Path, trials: int, blocks: int, model: str = "mobilenet_blocks") -> dict:
+def study(root: Path, trials: int, blocks: int, model: str = "mobilenet_blocks", magnitude: float = 1.0) -> dict:
     """The fault study on ``model`` (``STUDY_MODELS``) of ``blocks`` units: ``trials`` seeded
     trials; the hit rate of the report's verdict (the faulted unit is ``worst_local`` AND
     ``first_beyond_expected``) beside the excess ratio's and the plain rankings'."""
@@ -185,7 +192,7 @@ def study(root: Path, trials: int, blocks: int, model: str = "mobilenet_blocks")
 
     t = time.perf_counter()
     d = prepare_model(model, root, env={STUDY_MODELS[model][2]: str(blocks)})
-    print(f"study: {model}, {blocks} units (prepared in {time.perf_counter() - t:.0f}s)")
+    print(f"study: {model}, {blocks} units, fault magnitude x{magnitude:g} (prepared in {time.perf_counter() - t:.0f}s)")
     clean = compile(d / "model.onnx", "ort-int8", out=d / "clean.ort-int8", naive_check=False)
     v = verify(d / "model.reference.npz", clean.path, save=False, expected="int8")
     ex = [r.local_excess for r in v.rows if r.local_excess is not None]
@@ -195,10 +202,11 @@ def study(root: Path, trials: int, blocks: int, model: str = "mobilenet_blocks")
           f"first divergent {v.first_divergent}, first locally divergent {v.first_locally_divergent}")
     rows = []
     for s in range(trials):
-        r = trial(d, root / "trials", s, blocks, model=model)
+        r = trial(d, root / "trials", s, blocks, model=model, magnitude=magnitude)
         rows.append(r)
         print(f"  trial {s:2d} {r['block']:>4} {r['weight']:<22} {r['fault']:<20} sim_local "
-              f"{r['sim_local'] if r['sim_local'] is not None else float('nan'):.2e} excess "
+              f"{r['sim_local'] if r['sim_local'] is not None else float('nan'):.2e} sim excess "
+              f"{r['sim_excess'] if r['sim_excess'] is not None else float('nan'):.3f} excess "
               f"{r['excess']:.3f} | worst_local {r['worst_local']:<5} first beyond {r['first_beyond'] or '-':<5}"
               f" | excess ranking {'hit' if r['hit_excess_both'] else 'miss'}")
     keys = ("hit", "hit_worst", "hit_first_beyond", "hit_excess_both", "hit_excess", "hit_excess_first",
@@ -211,6 +219,12 @@ def study(root: Path, trials: int, blocks: int, model: str = "mobilenet_blocks")
           f"({100 * score['hit_excess_both'] / n:.0f} %) [largest excess {score['hit_excess']}, first over "
           f"the factor {score['hit_excess_first']}]; plain: largest local_nrmse {score['hit_local_nrmse']}, "
           f"first locally divergent {score['hit_first_local']}, first divergent {score['hit_first_divergent']}")
+    fx = [r["excess"] for r in rows if r["excess"] is not None]
+    fs = [r["sim_excess"] for r in rows if r["sim_excess"] is not None]
+    if fx and fs:
+        print(f"  the faulted unit's local excess {min(fx):.3f}..{max(fx):.3f} (factor 1.05); its sim excess "
+              f"{min(fs):.3f}..{max(fs):.3f} (factor {v.expected.sim_factor:g}; clean rows up to "
+              f"{max([r.sim_excess for r in v.rows if r.sim_excess is not None], default=0):.3f})")
     for kind in KINDS:
         k = [r for r in rows if r["kind"] == kind]
         if k:
@@ -363,6 +377,7 @@ def main(argv=None) -> int:
     ap.add_argument("--trials", type=int, default=24)
     ap.add_argument("--blocks", type=int, default=14, help="the conv net's blocks")
     ap.add_argument("--layers", type=int, default=8, help="the ViT's encoder layers")
+    ap.add_argument("--magnitude", type=float, default=1.0, help="scale the study's faults (0.3: 0.3..1.5 %%)")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--dir", help="where to write models and builds (default: a temp folder, removed after)")
     ap.add_argument("--json", help="write the measurements here")
@@ -373,8 +388,8 @@ def main(argv=None) -> int:
     res = {}
     try:
         if args.part in ("all", "study"):
-            res["study"] = study(root, args.trials, args.blocks)
-            res["study_vit"] = study(root, args.trials, args.layers, "vit_blocks")
+            res["study"] = study(root, args.trials, args.blocks, magnitude=args.magnitude)
+            res["study_vit"] = study(root, args.trials, args.layers, "vit_blocks", args.magnitude)
         if args.part in ("all", "calibrate"):
             res["calibrate"] = calibrate(root)
         if args.part in ("all", "cost"):

@@ -84,6 +84,8 @@ class Int8Job:
         #: (row, its fp32 nrmse on sample 0, the prepared ONNX) where the fp32 export first departs
         #: from the reference, when no candidate ONNX is the model of the reference
         self.export_differs: tuple[str, float, Path] | None = None
+        self._waiting: list = []        # teacher-forced values handed over before the simulation ran
+        self._held = 0
 
     def start(self) -> None:
         build = self.build
@@ -196,7 +198,22 @@ class Int8Job:
 
     def local_sink(self, i: int, name: str, value: np.ndarray) -> None:
         """The teacher-forced engine's value of row ``name`` on sample ``i`` (``LocalJob.finish``'s
-        sink): its distance from the simulation's local value. Call ``cancel()`` first."""
+        sink), compared with the simulation's local value. While the simulation still runs on its
+        thread the values wait (up to ``SINK_BYTES``), so that the local scoring overlaps it."""
+        if self._thread is not None and self._thread.is_alive() and self._held < SINK_BYTES:
+            self._waiting.append((i, name, value))
+            self._held += value.nbytes
+            return
+        self.cancel()
+        self._drain()
+        self._compare(i, name, value)
+
+    def _drain(self) -> None:
+        waiting, self._waiting, self._held = self._waiting, [], 0
+        for item in waiting:
+            self._compare(*item)
+
+    def _compare(self, i: int, name: str, value: np.ndarray) -> None:
         if self.eg is None or self._error is not None:
             return
         o = self.eg.local.get(name)
@@ -209,6 +226,7 @@ class Int8Job:
         self.cancel()
         if self._error is not None:
             raise self._error
+        self._drain()
         if self.skip is not None:
             if self.export_differs is not None:
                 row, e, path = self.export_differs
@@ -254,6 +272,10 @@ class Int8Job:
         rule.text = rule.describe()
         judge_expected(report, rule)
 
+
+#: teacher-forced values held for the simulation's comparison while it still runs (then the local
+#: scoring waits for it instead)
+SINK_BYTES = 256 << 20
 
 #: the rounded model's graph and open session of the last builds verified in this process, keyed by
 #: the files they come from (path, size, mtime) and the cuts: a verify of the same build again (a

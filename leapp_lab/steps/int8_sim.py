@@ -37,20 +37,22 @@ class SimSums:
             self.bad[key] = (f"the engine's value has shape {tuple(engine.shape)}, the simulation's "
                              f"{tuple(sim.shape)}")
             return
-        e = np.asarray(engine, np.float64)
-        s = np.asarray(sim, np.float64)
-        r = np.asarray(ref, np.float64)
-        both = np.isfinite(e) & np.isfinite(s)
-        if not both.all():
+        e = np.asarray(engine, np.float64).ravel()
+        d = e - np.asarray(sim, np.float64).ravel()
+        r = np.asarray(ref, np.float64).ravel()
+        if not np.isfinite(d).all():
             # a value the engine or the simulation makes non-finite where the other does not is a
-            # departure no finite distance measures
+            # departure no finite distance measures; both non-finite at the same place: left out
+            s = np.asarray(sim, np.float64).ravel()
             if (np.isfinite(e) != np.isfinite(s)).any():
                 self.d2[key] = float("inf")
-            e, s, r = e[both], s[both], r[both]
-        d = e - s
-        self.d2[key] = self.d2.get(key, 0.0) + float(np.dot(d.ravel(), d.ravel()))
-        rf = r[np.isfinite(r)].ravel()
-        self.r2[key] = self.r2.get(key, 0.0) + float(np.dot(rf, rf))
+            both = np.isfinite(e) & np.isfinite(s)
+            d, r = d[both], r[both]
+        # einsum, not np.dot: the BLAS dot starts its thread pool per call (56 ms a row here on a
+        # loaded 2-core machine against 0.05 ms)
+        self.d2[key] = self.d2.get(key, 0.0) + float(np.einsum("i,i->", d, d))
+        r = r[np.isfinite(r)] if not np.isfinite(r).all() else r
+        self.r2[key] = self.r2.get(key, 0.0) + float(np.einsum("i,i->", r, r))
         self.n[key] = self.n.get(key, 0) + 1
 
     def value(self, chain: str, name: str, samples: int) -> float | None:

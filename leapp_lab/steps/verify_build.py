@@ -129,8 +129,6 @@ def verify_build(reference_npz, build, max_mape: float | None = None, max_mape_t
             report.inputs = _input_summaries(b, ref_path)
             add_elements(report, b, ref, eng, ref_path)
             report.graph = engine_graph(b, report.rows)
-            if int8 is not None:
-                int8.cancel()       # its values are ready before the local ones are taken
             if job is not None:
                 job.finish(report, progress, sink=None if int8 is None else int8.local_sink)
             if int8 is not None:

@@ -198,6 +198,8 @@ def test_study_the_faulted_block_is_ranked_first_by_local_excess(mbv2, tmp_path)
     got = [(r["block"], r["fault"], round(r["excess"], 3), r["worst_excess"], r["first_beyond"]) for r in rows]
     assert all(r["hit_excess"] for r in rows), got
     assert sum(r["hit_first_beyond"] for r in rows) >= 0.8 * TRIALS, got
+    # judged by the departure from its own int8 simulation: worst_local AND first beyond, every trial
+    assert all(r["hit"] for r in rows), [(r["block"], r["fault"], r["worst_local"], r["first_beyond"]) for r in rows]
     assert {r["kind"] for r in rows} == set(bench.KINDS)
     assert sum(r["hit_local_nrmse"] for r in rows) < TRIALS, got     # what excess adds over local nrmse
 
