@@ -12,7 +12,7 @@ from leapp_lab.model.build import BUILD_FILE, SAMPLE_OUTPUTS, BuildReport
 from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.fieldcheck import check_fields
 from leapp_lab.model.jsonio import read_json
-from leapp_lab.model.safepaths import check_input_file, check_input_path
+from leapp_lab.model.safepaths import check_input_file, check_input_path, present
 from leapp_lab.signals import signals_deferred
 
 from .buildtgz import check_room, extract_planned, plan_extraction
@@ -60,8 +60,8 @@ class OpenBuild:
             self.folder = Path(self._tmp)
         else:
             self.folder = self.path
-            for name in (SAMPLE_OUTPUTS, BUILD_FILE):    # a FIFO or a device there: named, never opened
-                if (self.folder / name).exists() and not (self.folder / name).is_file():
+            for name in (SAMPLE_OUTPUTS, BUILD_FILE):    # a FIFO, a device, a dangling link: named, never opened
+                if present(self.folder / name):
                     try:
                         check_input_file(self.folder / name, "a file of a build")
                     except UnusableInput as exc:

@@ -26,7 +26,8 @@ _FLOAT_SUFFIX = "__float"     # bind_taps renames a tapped float value aside whe
 
 def engine_graph(build: OpenBuild, rows: Iterable[Any]) -> EngineGraph:
     """The build's graph with ``rows`` (VerifyRow) placed on their nodes; never raises for a
-    missing or unreadable graph: the returned record's ``note`` says what went wrong."""
+    missing or unreadable graph: the returned record's ``note`` says what went wrong. An engine
+    graph that is no regular file (a FIFO, a device, a dangling link) is refused (``NotAFile``)."""
     engine_file = _engine_onnx(build)
     prepared = _prepared_onnx(build)
     path, source = (engine_file, "engine") if engine_file is not None else (prepared, "prepared")
@@ -171,9 +172,11 @@ def _scope_index(graph: Any) -> tuple[dict[str, str | None], dict[str, str | Non
 
 
 def _engine_onnx(build: OpenBuild) -> Path | None:
+    from leapp_lab.model.safepaths import check_input_file, present
     art = build.report.artifact if build.report is not None else ""
-    if art.endswith(".onnx") and (build.folder / art).is_file():
-        return build.folder / art
+    if art.endswith(".onnx") and present(build.folder / art):
+        # a FIFO, a device or a dangling link there is refused, never read nor passed over
+        return check_input_file(build.folder / art, "the build's engine graph (an ONNX file)")
     return None
 
 

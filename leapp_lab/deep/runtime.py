@@ -26,6 +26,9 @@ import numpy as np
 from leapp_lab.model.trace import GraphReport
 from leapp_lab.numerics.checks import to_numpy
 from leapp_lab.model.runs import sha256_of
+from leapp_lab.model.safepaths import (check_input_file, is_file_name, present, read_input_bytes,
+                                       read_input_text)
+from leapp_lab.model.safepaths.recognise import json_limit
 
 from .common import Unavailable
 
@@ -88,19 +91,27 @@ def check_loadable(graph: GraphReport) -> Path:
     if not graph.graph_dir or not graph.yaml_file:
         raise Unavailable(f"graph {graph.name!r} has no YAML to load (it was never written)")
     yaml_now = Path(graph.graph_dir) / f"{graph.name}.yaml"
-    if not yaml_now.is_file():
+    if not present(yaml_now):
         raise Unavailable(f"{yaml_now} is gone; trace the graph again")
+    # every file LEAPP's loader opens is checked first: a FIFO among them would block it for ever
+    check_input_file(yaml_now, "LEAPP's graph YAML", json_limit())
+    for n in graph.nodes:
+        if n.artifact and is_file_name(n.artifact) and present(Path(graph.graph_dir) / n.artifact):
+            check_input_file(Path(graph.graph_dir) / n.artifact, f"LEAPP's model of node {n.name!r}")
     if graph.run_dir:
         saved = Path(graph.run_dir) / graph.yaml_file
-        if saved.is_file() and saved.read_bytes() != yaml_now.read_bytes():
+        if present(saved) and (read_input_bytes(saved, "the run's copy of LEAPP's graph YAML", json_limit())
+                               != read_input_bytes(yaml_now, "LEAPP's graph YAML", json_limit())):
             raise Unavailable(
                 f"{yaml_now} is not the YAML of this run any more (a later trace of graph "
                 f"{graph.name!r} overwrote it); trace again, or replay the latest run")
         hashes = Path(graph.run_dir) / "models.sha256"
-        if hashes.is_file():
-            for line in hashes.read_text(encoding="utf-8").splitlines():
+        if present(hashes):
+            for line in read_input_text(hashes, "the run's list of model hashes", json_limit()).splitlines():
                 digest, _, rel = line.partition("  ")
                 p = Path(graph.graph_dir) / rel
+                if present(p):
+                    check_input_file(p, f"a model of graph {graph.name!r}")
                 if not p.is_file() or sha256_of(p) != digest:
                     raise Unavailable(
                         f"{p} is not the model of this run any more (missing or another sha256: a "

@@ -15,7 +15,15 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.safepaths import check_input_file
+
 from . import store
+
+
+#: what a rebuilt node that raises on a recorded sample means (prepare's message for a failing forward)
+TRACED_HINT = ("the node's traced graph (its module.json) does not run on the inputs the trace recorded: "
+               "the run folder was edited or damaged; trace the pipeline again")
 
 
 class NodeModelError(ValueError):
@@ -58,6 +66,17 @@ def _stacked(arrays: dict, node: Any, port: str, kind: str, run_dir: Path,
     return np.stack(vals)
 
 
+def quiet_calls(gm: Any) -> Any:
+    """``gm`` called as a plain ``nn.Module``. torch.fx's own call wrapper prints the generated
+    code around a failing line to stderr before the error propagates, so a node graph that fails
+    on a sample put a torch traceback above the one line the CLI prints for it. Each GraphModule
+    has a class of its own (a copy gets a new one: call this on copies too), and ``recompile``
+    sets the wrapper again, so this is applied after it."""
+    import torch
+    type(gm).__call__ = torch.nn.Module.__call__
+    return gm
+
+
 def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | None = None,
                taps: Iterable[str] | None = (), samples: list[int] | None = None) -> NodeModel:
     """``node``: the NodeReport; ``arrays``: the run's arrays.npz; ``taps``: names of the taps to
@@ -68,8 +87,15 @@ def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | 
         why = node.saved_graph_error or ("this run was recorded before leapp_lab saved traced graphs; "
                                          "trace the pipeline again")
         raise NodeModelError(f"node {node.name!r}: its traced graph is not in the run folder: {why}")
+    folder = run_dir / node.saved_graph
+    for name in (store.MODULE_FILE, store.WEIGHTS_FILE):
+        try:        # checked before store.load opens them: a FIFO there would block the load for ever
+            check_input_file(folder / name, f"a file of node {node.name!r}'s traced graph")
+        except UnusableInput as exc:    # NotAFile stays one: refused wherever it is met
+            raise type(exc)(f"node {node.name!r}: its traced graph cannot be read: {exc}; trace the "
+                            f"pipeline again") from None
     try:
-        gm, doc = store.load(run_dir / node.saved_graph)
+        gm, doc = store.load(folder)
     except store.FxStoreError as exc:
         raise NodeModelError(f"node {node.name!r}: its traced graph cannot be rebuilt: {exc}") from None
     ins = node.inputs()
@@ -92,6 +118,7 @@ def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | 
                              f"{len(outs)} outputs ({', '.join(outs)})")
     inserted = _put_taps(gm, doc.get("taps") or [], tap_fn, taps) if tap_fn is not None else []
     gm.recompile()
+    quiet_calls(gm)
     stacked = input_arrays(node, arrays, run_dir, samples)
     feeds = [tuple(torch.from_numpy(np.ascontiguousarray(stacked[n][i])) for n in names)
              for i in range(node.samples if samples is None else len(samples))]

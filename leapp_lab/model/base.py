@@ -135,7 +135,7 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
         return p.parent
     if any((p / f).is_file() for f in REPORT_FILES):
         return p
-    from .safepaths import check_input_file
+    from .safepaths import check_input_file, present
     for f in REPORT_FILES:      # a report.json that is a FIFO or a device: say what it is, never open it
         if os.path.lexists(p / f):
             check_input_file(p / f, "a report .json")
@@ -145,7 +145,8 @@ def resolve_report_path(path: str | os.PathLike) -> Path:
         if (root / "latest").exists() and not (root / "latest").is_file():    # a FIFO named latest
             check_input_file(root / "latest", "a runs folder's 'latest' pointer")
         run = latest_run(root)
-        if run is not None and (run / REPORT_FILE).is_file():
+        if run is not None and present(run / REPORT_FILE):
+            check_input_file(run / REPORT_FILE, "a report .json")   # the latest run's: say what it is
             return run
     if not p.exists():
         raise MissingInput(f"{p}: no such file or folder")

@@ -42,6 +42,7 @@ from .columns import Column, row_columns
 from .dc import Plain
 from .errors import UnusableInput
 from .fieldcheck import check_fields
+from .safepaths import present
 from .tap import TapEntry
 from .verify import VerifyReport, VerifyRow
 
@@ -312,7 +313,7 @@ class CompareReport(Viewable, Report, Plain):
                                         f"writes (A, B, …, S26, …); its copy is read from sides/<key>/ "
                                         f"only. Make the compare again (leapp-lab diff / verify)")
                 folder = Path(path) / SIDES_DIR / str(s.key)
-                if not (folder / "report.json").is_file():
+                if not present(folder / "report.json"):
                     raise UnusableInput(
                         f"{path}: side {s.key}'s verify run is missing ({folder}); a compare run keeps "
                         f"a copy of every run it compares; make it again (leapp-lab diff / verify)")

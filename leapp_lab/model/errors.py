@@ -26,3 +26,10 @@ class MissingInput(UnusableInput, FileNotFoundError):
     """An input path that does not exist (or holds nothing of what is asked for). An UnusableInput,
     so every reader raises one error type for unusable paths, and still a FileNotFoundError for the
     callers that caught that before."""
+
+
+class NotAFile(UnusableInput):
+    """An input path that holds something other than a regular file within its size bound: a FIFO,
+    a device, a socket, a folder, a dangling link, or a file too large. Refused wherever it is met
+    (exit 2), also where a missing or corrupt file only makes a check unavailable: what is there
+    is not data that went missing but something no reader should open."""

@@ -98,6 +98,11 @@ def _problem(tp: Any, value: Any, depth: int = 0) -> str | None:
     return None
 
 
+#: integer fields that count something: a negative value is no count, whatever its record (a
+#: sample count of -1 sliced the arrays from the end and failed deep inside a rebuild)
+_COUNTS = frozenset({"samples"})
+
+
 def _fields_problem(cls: type, data: dict, depth: int) -> str | None:
     try:
         fields = init_fields(cls)
@@ -105,9 +110,12 @@ def _fields_problem(cls: type, data: dict, depth: int) -> str | None:
         return None
     for name, tp in fields:
         if name in data:
-            p = _problem(tp, data[name], depth)
+            v = data[name]
+            p = _problem(tp, v, depth)
             if p:
                 return f"field {name!r}: {p}"
+            if name in _COUNTS and type(v) is int and v < 0:
+                return f"field {name!r}: a count, got {v}"
     return None
 
 

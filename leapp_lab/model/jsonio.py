@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import UnusableInput
 from .npzcheck import check_npz
-from .safepaths import check_input_file, writing
+from .safepaths import check_input_file, open_input, present, writing
 from .safepaths.recognise import JSON_LIMIT_VARIABLE, json_limit
 
 
@@ -163,7 +163,7 @@ def write_json(path: str | os.PathLike, obj: Any) -> int:
 
 def read_json(path: str | os.PathLike) -> Any:
     path = Path(path)
-    if not path.exists():
+    if not present(path):
         raise FileNotFoundError(f"{path}: no such file")
     check_input_file(path, "a JSON file")
     size, limit = path.stat().st_size, json_limit()
@@ -172,7 +172,8 @@ def read_json(path: str | os.PathLike) -> Any:
                             f"MiB leapp_lab parses from one file (what it writes is well under 1 MiB); not "
                             f"read. For a trusted larger file set {JSON_LIMIT_VARIABLE}=<MiB>")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_input(path, "a JSON file", "r", limit,
+                        f"; for a trusted larger file set {JSON_LIMIT_VARIABLE}=<MiB>") as fh:
             return json.load(fh)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:   # ValueError: also a 5,000-digit int
         raise UnusableInput(f"{path}: not valid JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
@@ -194,7 +195,7 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, Any]) -> Path:
 def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Load every array of an npz without ever unpickling. Errors name the file."""
     path = Path(path)
-    if not path.exists():
+    if not present(path):
         raise FileNotFoundError(f"{path}: no such file")
     stored = _stored_members(path)
     if stored is not None:
@@ -247,7 +248,7 @@ def _load_stored(path: Path, infos: list) -> dict[str, np.ndarray]:
 
     from .npzcheck import check_member, mapped_member_header, mapped_view
     out: dict[str, np.ndarray] = {}
-    with open(path, "rb") as fh:
+    with open_input(path, "an .npz file") as fh:
         try:
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError) as exc:

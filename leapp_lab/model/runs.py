@@ -154,8 +154,9 @@ def list_runs(root: str | os.PathLike) -> list[Path]:
 
 def sha256_of(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB pieces (artifacts can be large)."""
+    from .safepaths import open_input
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_input(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .jsonio import load_npz, read_json, save_npz, write_json
-from .safepaths import staged
+from .safepaths import check_input_file, present, staged
 
 SECTION_NAMES = ("replay", "parity", "adapters", "exporters", "isolation")
 STATUSES = ("ok", "diverged", "failed", "unavailable", "skipped")
@@ -72,15 +72,15 @@ def load_section(run_dir: str | Path | None, name: str):
     if not run_dir:
         return None
     p = Path(run_dir) / f"{name}.json"
-    if not p.is_file():
+    if not present(p):
         return None
     d = read_json(p)
     if not isinstance(d, dict):
         raise ValueError(f"{p}: not a {name} section (expected an object)")
     sec = section_from_dict(name, d)
     npz = Path(run_dir) / f"{name}.npz"
-    if npz.is_file():
-        sec._arrays_path = npz
+    if present(npz):
+        sec._arrays_path = check_input_file(npz, f"the arrays of the {name} section (an .npz file)")
     return sec
 
 

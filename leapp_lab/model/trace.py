@@ -21,6 +21,7 @@ from .base import Report, Viewable, register
 from .dc import Plain
 from .hist import Hist
 from .jsonio import load_npz
+from .safepaths import present
 from .semantics import ElementError, PortSemantics
 
 HAZARD_KINDS = (
@@ -359,7 +360,7 @@ class TraceReport(Viewable, Report, Plain):
         """The stored arrays (lazy): keys ``<node>/<port>/<sample>/<recorded|exported|fx|input>``."""
         if self._arrays is None:
             p = self.path / "arrays.npz" if self.path else None
-            self._arrays = load_npz(p) if p is not None and p.exists() else {}
+            self._arrays = load_npz(p) if p is not None and present(p) else {}
         return self._arrays
 
     def graph_arrays(self, graph: GraphReport) -> dict:
@@ -371,7 +372,7 @@ class TraceReport(Viewable, Report, Plain):
         key = id(graph)
         if key not in cache:
             p = Path(graph.run_dir) / "arrays.npz" if graph.run_dir else None
-            cache[key] = load_npz(p) if p is not None and p.exists() else {}
+            cache[key] = load_npz(p) if p is not None and present(p) else {}
         return cache[key]
 
 

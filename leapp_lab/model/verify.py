@@ -258,7 +258,7 @@ class VerifyReport(Viewable, Report, Plain):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], path: Path | None = None) -> "VerifyReport":
-        from .safepaths import check_input_file
+        from .safepaths import check_input_file, present
         r = super().from_dict(d, path)
         # reports written before rows carried a reason: the recorded rule gives it back
         for raw, row in zip(d.get("rows") or [], r.rows):
@@ -266,17 +266,13 @@ class VerifyReport(Viewable, Report, Plain):
                 row.reason = ", ".join(r.rule.reasons(row)) or None
         if path is not None and r.samples_file:
             f = Path(path) / r.samples_file
-            if f.exists() and not f.is_file():
-                check_input_file(f, "an .npz file")    # a FIFO or a device: named, never opened
-            if f.is_file():
-                load_samples(r, f)
+            if present(f):      # a FIFO, a device, a dangling link: named, never opened
+                load_samples(r, check_input_file(f, "an .npz file"))
             else:
                 r.warnings.append(f"{f}: missing; report.json keeps its per-sample records there, so "
                                   "this report shows none (copy the whole run folder, or verify again)")
-        if path is not None and (Path(path) / HIST_FILE).exists():
-            check_input_file(Path(path) / HIST_FILE, "an .npz file")
-        if path is not None and (Path(path) / HIST_FILE).is_file():
-            load_sample_hists(r, Path(path) / HIST_FILE)
+        if path is not None and present(Path(path) / HIST_FILE):
+            load_sample_hists(r, check_input_file(Path(path) / HIST_FILE, "an .npz file"))
         return r
 
     # -- views (str(self) and these: the registry's renderers for "verify", Report._render) -----

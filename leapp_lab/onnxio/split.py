@@ -49,7 +49,8 @@ def load_split(path: str | Path) -> SplitModel:
     weights' pieces stay views of the map (copying 45 MB out of the page cache took ~25 ms)."""
     import mmap
     path = Path(path)
-    with open(path, "rb") as fh:
+    from leapp_lab.model.safepaths import open_input
+    with open_input(path, "an ONNX model") as fh:
         try:
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):      # an empty file, or a file system without mmap

@@ -25,6 +25,7 @@ _MODEL_GRAPH = 7
 _G_NODE, _G_INITIALIZER, _G_INPUT, _G_OUTPUT = 1, 5, 11, 12
 _N_INPUT, _N_OUTPUT, _N_NAME, _N_OP_TYPE, _N_DOMAIN, _N_METADATA = 1, 2, 3, 4, 7, 9
 _VI_NAME, _T_NAME, _E_KEY, _E_VALUE = 1, 8, 1, 2
+_T_EXTERNAL_DATA = 13     # TensorProto.external_data: StringStringEntryProto (location, offset, length)
 _LEN = 2     # wire type of a length-delimited field (strings, messages, packed numbers)
 
 
@@ -65,7 +66,8 @@ def read_graph(path: str | os.PathLike) -> Graph:
     """The top-level graph of the ONNX file at ``path``. Raises OSError, or ValueError for bytes
     that are not a protobuf message (a truncated or foreign file). The file is memory-mapped: the
     weights' pages are never touched."""
-    with open(path, "rb") as fh:
+    from leapp_lab.model.safepaths import open_input
+    with open_input(path, "an ONNX model") as fh:
         try:
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):      # an empty file, or a file system without mmap
@@ -75,6 +77,48 @@ def read_graph(path: str | os.PathLike) -> Graph:
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
+
+
+def external_data_files(path: str | os.PathLike) -> list[str]:
+    """The ``location`` of every initializer of the top-level graph whose data lies in another file
+    (``TensorProto.external_data``), in file order, each once. Read from the wire format: no weight
+    and no external file is touched. Raises OSError, or ValueError for a file that is not protobuf."""
+    from leapp_lab.model.safepaths import open_input
+    with open_input(path, "an ONNX model") as fh:
+        try:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):      # an empty file, or a file system without mmap
+            data = fh.read()
+    try:
+        out: dict[str, None] = {}
+        for num, wt, _, vs, end in fields(data, 0, len(data)):
+            if num != _MODEL_GRAPH or wt != _LEN:
+                continue
+            for gnum, gwt, _, ts, te in fields(data, vs, end):
+                if gnum != _G_INITIALIZER or gwt != _LEN:
+                    continue
+                for tnum, twt, _, es, ee in fields(data, ts, te):
+                    if tnum == _T_EXTERNAL_DATA and twt == _LEN and _last_string(data, es, ee, _E_KEY) == "location":
+                        out[_last_string(data, es, ee, _E_VALUE)] = None
+        return list(out)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def check_external_data(path: str | os.PathLike) -> None:
+    """Every external-data file the ONNX model at ``path`` names is checked before onnx or
+    onnxruntime opens it (``safepaths.check_input_file``): a FIFO, a device or a dangling link
+    there is refused naming it, never read. A file that is not protobuf is left to its reader."""
+    from pathlib import Path
+
+    from leapp_lab.model.safepaths import check_input_file
+    try:
+        names = external_data_files(path)
+    except (ValueError, IndexError):
+        return
+    for name in names:
+        check_input_file(Path(path).parent / name, f"the external data of the ONNX model {path}")
 
 
 def parse_graph(data) -> Graph:

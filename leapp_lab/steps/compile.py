@@ -97,6 +97,8 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     if not onnx_path.exists():
         raise FileNotFoundError(f"{onnx_path}: no such ONNX model (run leapp-lab prepare first)")
     check_input_file(onnx_path, "an ONNX model")
+    from leapp_lab.onnxio.wire import check_external_data
+    check_external_data(onnx_path)
     check_prepared(onnx_path)
     npz_path = Path(npz) if npz is not None else default_npz(onnx_path)
     if not npz_path.exists():

@@ -17,9 +17,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from leapp_lab.model.errors import UnusableInput
+from leapp_lab.model.errors import NotAFile, UnusableInput
 from leapp_lab.model.jsonio import read_json
-from leapp_lab.model.safepaths import check_input_file
+from leapp_lab.model.safepaths import check_input_file, present, read_input_bytes
 from leapp_lab.model.metrics import Metrics
 from leapp_lab.model.verify import ExpectedRule, VerifyReport
 
@@ -44,12 +44,14 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
     working folder or sys.path. UnusableInput when that file is gone or changed, or the record
     (an older leapp_lab's) has no hash: nothing is run that cannot be checked."""
     reports = [c.parent / f"{c.stem}{PREPARE_SUFFIX}" / "report.json" for c in _onnx_candidates(build, ref_path)]
-    found = next((r for r in reports if r.is_file()), None)
+    found = next((r for r in reports if present(r)), None)
     if found is None:
         return None, ("no prepare report (" + ", ".join(str(r) for r in reports[:2]) +
                       "): the model that made the reference is unknown; prepare writes it beside the ONNX")
     try:
         d = read_json(found)
+    except NotAFile:
+        raise
     except (OSError, ValueError) as exc:
         return None, f"{found}: unreadable ({exc})"
     if isinstance(d, dict) and isinstance(d.get("from_trace"), dict):
@@ -69,9 +71,9 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
         raise UnusableInput(f"{model}: the MODEL.py prepare recorded (in {found}) is not there any more "
                             "(moved or deleted?); --expected runs only that file: put it back, re-run "
                             "prepare, or verify without --expected")
-    check_input_file(model, "a Python model file (MODEL.py)")     # a FIFO is never read
+    check_input_file(model, "a Python model file (MODEL.py)")
     try:
-        data = model.read_bytes()
+        data = read_input_bytes(model, "a Python model file (MODEL.py)")
     except OSError as exc:
         raise UnusableInput(f"{model}: cannot be read ({exc.strerror or exc})") from None
     if hashlib.sha256(data).hexdigest() != digest:
@@ -92,6 +94,8 @@ def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz, forced=
     try:
         src = traced_node_source(o["run"], o["node"], [t for t in prep.get("requested_taps") or []
                                                        if t != "all"])
+    except NotAFile:
+        raise
     except (UserError, ValueError, KeyError, OSError) as exc:
         raise ExpectedUnavailable(f"node {o.get('node')!r} of trace run {o.get('run')}: cannot be "
                                   f"rebuilt ({exc})") from None

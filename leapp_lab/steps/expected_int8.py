@@ -28,6 +28,7 @@ from leapp_lab.compare.buildio import OpenBuild
 from leapp_lab.compare.npzio import NpzArrays
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.model.metrics import Metrics
+from leapp_lab.model.safepaths import check_input_file, present
 from leapp_lab.model.verify import ExpectedRule, ExportDiffers, VerifyReport
 from leapp_lab.numerics.metrics import diff_sums_rows, merge_sums
 
@@ -95,9 +96,10 @@ class Int8Job:
                          "round the model onto")
             return
         self.artifact = build.folder / (build.report.artifact or "engine.onnx")
-        if not self.artifact.is_file():
+        if not present(self.artifact):
             self.skip = f"the engine graph {self.artifact.name} is not in the build"
             return
+        check_input_file(self.artifact, "the build's engine graph (an ONNX file)")
         if self.inputs_npz is None:
             self.skip = "the input samples (build.json npz, or <stem>.npz beside the reference) were not found"
             return

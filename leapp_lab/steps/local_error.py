@@ -17,6 +17,7 @@ import numpy as np
 
 from leapp_lab.model.jsonio import load_npz
 from leapp_lab.model.metrics import Metrics
+from leapp_lab.model.safepaths import check_input_file, present
 from leapp_lab.model.verify import VerifyReport, VerifyRow
 
 from leapp_lab.compare.buildio import OpenBuild
@@ -78,9 +79,10 @@ class LocalJob:
             self.skip = str(exc)
             return
         artifact = build.folder / (build.report.artifact or "engine.onnx")
-        if not artifact.is_file():
+        if not present(artifact):
             self.skip = f"the engine graph {artifact.name} is not in the build"
             return
+        check_input_file(artifact, "the build's engine graph (an ONNX file)")
         if self.inputs_npz is None:
             self.skip = (f"the input samples (build.json npz {build.report.npz!r}, or "
                          "<stem>.npz beside the reference) were not found")

@@ -28,11 +28,11 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from leapp_lab.fxio.node_model import NodeModelError, input_arrays, node_model, output_arrays
+from leapp_lab.fxio.node_model import TRACED_HINT, NodeModelError, input_arrays, node_model, output_arrays
 from leapp_lab.fxio.store import FxStoreError, read_taps
 from leapp_lab.model.errors import UserError
 from leapp_lab.model.prepare import PrepareReport, TraceOrigin
-from leapp_lab.model.safepaths import is_file_name
+from leapp_lab.model.safepaths import check_input_file, is_file_name, present
 
 ONNX_BACKENDS = ("onnx-dynamo", "onnx-torchscript")
 
@@ -68,8 +68,12 @@ class TracedNode:
         if not is_file_name(name):      # LEAPP writes a file of graph_dir
             return None, f"the artifact {name!r} that report.json names is not a file name (the run was edited)"
         p = Path(self.graph.graph_dir) / name
-        if not p.is_file():
+        if not present(p):
             return p, f"LEAPP's artifact {p} is gone"
+        try:
+            check_input_file(p, f"LEAPP's artifact of node {self.node.name!r}")
+        except UserError as exc:
+            raise TraceInputError(str(exc)) from None
         if self.node.sha256 and _sha256(p) != self.node.sha256:
             return p, f"LEAPP's artifact {p} changed since the trace (a later run of the graph rewrote it)"
         return p, None
@@ -77,18 +81,34 @@ class TracedNode:
     def arrays(self) -> dict:
         from leapp_lab.model.jsonio import load_npz
         p = self.run_dir / "arrays.npz"
-        if not p.is_file():
+        if not present(p):
             raise TraceInputError(f"{self.run_dir}: the trace's samples are gone (arrays.npz is missing); "
                                   f"trace the pipeline again to record them")
         try:
+            check_input_file(p, "the trace's samples (an .npz file)")
             return load_npz(p)
+        except UserError as exc:
+            raise TraceInputError(str(exc)) from None
         except (OSError, ValueError) as exc:
             raise TraceInputError(f"{p}: unreadable ({exc}); trace the pipeline again") from None
 
     def tap_values(self) -> dict:
+        """The tap values the trace recorded. The trace writes taps.npz whenever a tap() fired, so
+        with taps in the report a missing file is the file's loss, never a branch not taken."""
         from leapp_lab.model.jsonio import load_npz
         p = self.run_dir / "taps.npz"
-        return load_npz(p) if p.is_file() else {}
+        if not present(p):
+            fired = [n.name for n in self.graph.nodes if n.taps]
+            if fired:
+                raise TraceInputError(f"{p}: missing: the trace's tap values (tap() fired in node "
+                                      f"{fired[0]!r} while tracing, and the trace wrote them here); "
+                                      f"trace the pipeline again to record them")
+            return {}
+        try:
+            check_input_file(p, "the trace's tap values (an .npz file)")
+            return load_npz(p)
+        except UserError as exc:
+            raise TraceInputError(str(exc)) from None
 
 
 def port_semantics(node: Any) -> dict:
@@ -98,8 +118,9 @@ def port_semantics(node: Any) -> dict:
 
 
 def _sha256(p: Path) -> str:
+    from leapp_lab.model.safepaths import open_input
     h = hashlib.sha256()
-    with open(p, "rb") as fh:
+    with open_input(p, "LEAPP's artifact") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -150,6 +171,11 @@ def traced_node(run: Any, node: str | None = None) -> TracedNode:
         raise TraceInputError(f"--node {node}: graph {g.name!r} has no such node; its nodes: "
                               f"{', '.join(names) or 'none'}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     nr = g.node(node)
+    if nr.samples < 1:
+        where = Path(report.path) / "report.json" if report.path else "the trace report"
+        raise TraceInputError(f"{where}: node {node!r} records {nr.samples} samples; a node LEAPP exported "
+                              f"holds at least sample 0, so the file was edited or is not a trace of this "
+                              f"run: trace the pipeline again")
     if not nr.backend:
         raise TraceInputError(f"--node {node}: LEAPP did not export this node (export_with=None, a dry "
                               f"run or non_traced); exported nodes: {', '.join(exportable) or 'none'}")
@@ -282,7 +308,7 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
         nm = node_model(tn.run_dir, tn.node, arrays, tap_at, put_back, tn.samples)
     except NodeModelError as exc:
         raise TraceInputError(str(exc)) from None
-    src = ModelSource(label=tn.label, base_dir=None, make_model=lambda: nm.gm,
+    src = ModelSource(label=tn.label, base_dir=None, raised_hint=TRACED_HINT, make_model=lambda: nm.gm,
                       get_samples=lambda: list(nm.samples))
 
     def finish(proto, manifest):

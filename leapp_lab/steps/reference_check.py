@@ -23,6 +23,10 @@ def check_reference_for_model(ref_path: Path, onnx_path: Path, npz_path: Path) -
     ValueError) for an ONNX without a readable manifest."""
     import onnx
 
+    from leapp_lab.model.safepaths import check_input_file
+    from leapp_lab.onnxio.wire import check_external_data
+    check_input_file(onnx_path, "an ONNX model")
+    check_external_data(onnx_path)
     try:
         model = onnx.load(str(onnx_path), load_external_data=False)
     except Exception as exc:  # noqa: BLE001 - any parse error of a corrupt file
@@ -83,8 +87,9 @@ def _declared_dims(value_info) -> list[int | None] | None:
 def is_zip(path) -> bool:
     """``path`` starts as a zip archive does (an npz): what a file passed as an ONNX model
     most likely is when it does not parse."""
+    from leapp_lab.model.safepaths import open_input
     try:
-        with open(path, "rb") as f:
+        with open_input(path) as f:
             return f.read(4) == b"PK\x03\x04"
-    except OSError:
+    except (OSError, ValueError):
         return False

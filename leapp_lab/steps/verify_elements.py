@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from leapp_lab.model.errors import NotAFile
 from leapp_lab.model.jsonio import read_json
+from leapp_lab.model.safepaths import present
 from leapp_lab.model.semantics import ElementSums, PortSemantics, element_layout
 from leapp_lab.model.verify import VerifyReport
 
@@ -27,10 +29,12 @@ def trace_semantics(build: Any, ref_path: Path) -> dict[str, PortSemantics | Non
     from .expected_drift import PREPARE_SUFFIX, _onnx_candidates
     for onnx in _onnx_candidates(build, ref_path):
         rec = onnx.parent / f"{onnx.stem}{PREPARE_SUFFIX}" / "report.json"
-        if not rec.is_file():
+        if not present(rec):
             continue
         try:
             d = read_json(rec)
+        except NotAFile:
+            raise
         except (OSError, ValueError):
             return None
         origin = d.get("from_trace") if isinstance(d, dict) else None

@@ -107,7 +107,7 @@ def eager_runs(net: nn.Module, samples: list[tuple], expose: frozenset[str] | No
                         raise PrepareError(f"{src.label}: {branch}") from exc
                     raise PrepareError(f"{src.label}: the model's forward raised on sample {i}"
                                        f"{_user_frame(exc, src)}: {type(exc).__name__}: {first_line(exc)}; "
-                                       f"check get_fwd_args()/get_samples() against forward()") from exc
+                                       f"{src.raised_hint}") from exc
             if i == 0:      # timed after the capture run, which warmed the model up
                 t0 = time.perf_counter()
                 net(*s)

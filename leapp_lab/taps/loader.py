@@ -38,6 +38,8 @@ class ModelSource:
     sha256: str | None = None           # of the bytes that were executed (of ``file`` for a module)
     output_names: list[str] | None = None   # given names of the outputs (a traced LEAPP node's ports)
     namespace: dict | None = None       # MODEL.py's globals (or the given dict): where the key's code walk starts
+    #: what to check when forward() raises on a sample (the default speaks of a MODEL.py)
+    raised_hint: str = "check get_fwd_args()/get_samples() against forward()"
 
 
 def source_digest(source: bytes) -> str:

@@ -20,7 +20,8 @@ final paths, folders made and removed) and ``oserrors`` (one line for an OSError
 """
 from __future__ import annotations
 
-from .inputs import check_input_file, check_input_path, is_file_name, kind_of, real_path
+from .inputs import (check_input_file, check_input_path, is_file_name, kind_of, open_input, optional_input,
+                     present, read_input_bytes, read_input_text, real_path)
 from .recognise import (HTML_MARKER, PURPOSES, Purpose, is_build, is_html_report, is_latest_pointer,
                         is_node_data, json_kind, npz_has_member)
 from .prepare_record import PREPARE_WRITTEN, prepare_purposes, prepare_written
@@ -30,7 +31,8 @@ from .staging import (make_folders, remove_made, remove_path, replace_path, room
 from .oserrors import ENVIRONMENT_ERRNOS, oserror_line
 
 __all__ = [
-    "check_input_file", "check_input_path", "is_file_name", "kind_of", "real_path", "HTML_MARKER", "PURPOSES",
+    "check_input_file", "check_input_path", "is_file_name", "kind_of", "open_input", "optional_input",
+    "present", "read_input_bytes", "read_input_text", "real_path", "HTML_MARKER", "PURPOSES",
     "Purpose", "is_build", "is_html_report", "is_latest_pointer", "is_node_data", "json_kind",
     "npz_has_member", "PREPARE_WRITTEN", "prepare_purposes", "prepare_written", "check_outputs",
     "check_replaceable", "check_writable", "enclosing_build", "make_folders", "remove_made",
