@@ -22,6 +22,7 @@ TIMING = (
     "tests/integration/test_safety_egress.py",         # a traced sweep of 20 s with two pool workers
     "tests/integration/test_safety_check_first.py",    # refusals within 60 s
     "tests/integration/test_safety_exits.py",          # exits within 30 s
+    "tests/integration/test_safety_files.py",          # special files refused within 5 s each
     "tests/integration/test_repair.py",                # two-worker pool and Dask LocalCluster sweeps
     "tests/integration/test_bench_verify.py",          # the benchmarks: timings of fresh processes
     "tests/integration/test_bench_local.py",

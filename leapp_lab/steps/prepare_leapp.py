@@ -33,7 +33,8 @@ def leapp_artifact_build(tn, artifact, inputs, outputs, onnx_out, npz_out, refer
                    (record if save_report else None, "prepare-report", "(prepare record)")],
                   inputs_to_spare(tn), inside_ok=[tn.run_dir])
     say(f"using LEAPP's artifact {artifact}", 0.1)
-    data = artifact.read_bytes()
+    from leapp_lab.model.safepaths import read_input_bytes
+    data = read_input_bytes(artifact, f"LEAPP's artifact of node {tn.node.name!r}")
     try:
         proto = onnx.load_from_string(data)
     except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and onnx's own: not an ONNX model

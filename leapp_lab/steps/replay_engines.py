@@ -52,8 +52,10 @@ def _engines(engine: Any) -> list[str]:
 
 def _sha256(p: Path) -> str:
     import hashlib
+
+    from leapp_lab.model.safepaths import open_input
     h = hashlib.sha256()
-    with open(p, "rb") as f:
+    with open_input(p, "LEAPP's model of a node (an ONNX file)") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -99,6 +101,8 @@ def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Ca
             pass
     eng = get_engine(engine)
     eng.check_available()
+    from leapp_lab.onnxio.wire import check_external_data
+    check_external_data(src)
     model = onnx.load(str(src))
     inits = {i.name for i in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in inits]

@@ -93,9 +93,10 @@ class ScriptBody(Body):
 
 def _digest(path: Path) -> str | None:
     import hashlib
+    from leapp_lab.model.safepaths import read_input_bytes
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_input_bytes(path)).hexdigest()
+    except (OSError, ValueError):       # ValueError: UnusableInput, a FIFO or a device is never read
         return None
 
 

@@ -93,9 +93,14 @@ sys.__stdout__.write("\n@@results@@\n" + json.dumps(done))
 def _run_cases(cases: list[tuple[Path, list[str]]], timeout: float = 400) -> list[tuple]:
     e = dict(os.environ)
     e.pop("LEAPP_LAB_DEBUG", None)
-    r = subprocess.run([sys.executable, "-c", _DRIVER], input=json.dumps([[str(c), [str(a) for a in v]]
-                                                                          for c, v in cases]),
-                       capture_output=True, text=True, env=e, timeout=timeout)
+    try:
+        r = subprocess.run([sys.executable, "-c", _DRIVER], input=json.dumps([[str(c), [str(a) for a in v]]
+                                                                              for c, v in cases]),
+                           capture_output=True, text=True, env=e, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:     # a read the alarm could not end (native code)
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        started = [ln for ln in err.splitlines() if ln.startswith("@@start")]
+        pytest.fail(f"hung for {timeout} s in {started[-1] if started else 'the first case'}")
     assert r.returncode == 0 and "@@results@@" in r.stdout, r.stderr[-4000:]
     return json.loads(r.stdout.rsplit("\n@@results@@\n", 1)[1])
 
