@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from leapp_lab.model.errors import UnusableInput
-from leapp_lab.model.safepaths import check_input_file
+from leapp_lab.model.safepaths import check_input_file, present
 
 from . import store
 
@@ -89,10 +89,13 @@ def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | 
         raise NodeModelError(f"node {node.name!r}: its traced graph is not in the run folder: {why}")
     folder = run_dir / node.saved_graph
     for name in (store.MODULE_FILE, store.WEIGHTS_FILE):
+        if not present(folder / name):
+            raise NodeModelError(f"node {node.name!r}: its traced graph cannot be rebuilt: {folder / name}: "
+                                 f"missing; trace the pipeline again")
         try:        # checked before store.load opens them: a FIFO there would block the load for ever
             check_input_file(folder / name, f"a file of node {node.name!r}'s traced graph")
         except UnusableInput as exc:    # NotAFile stays one: refused wherever it is met
-            raise type(exc)(f"node {node.name!r}: its traced graph cannot be read: {exc}; trace the "
+            raise type(exc)(f"node {node.name!r}: its traced graph cannot be rebuilt: {exc}; trace the "
                             f"pipeline again") from None
     try:
         gm, doc = store.load(folder)
