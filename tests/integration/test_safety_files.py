@@ -166,7 +166,9 @@ def test_a_special_file_in_any_slot_is_refused_naming_it_within_seconds(fixture,
         cases.append((w, argv))
         expect.append((what, slot, names))
     bad = []
-    for (argv, rc, secs, out, err), (what, slot, names) in zip(_run_cases(cases), expect):
+    results = _run_cases(cases)
+    print(f"{how}: {len(results)} cases, the slowest answered in {max(r[2] for r in results):.2f} s")
+    for (argv, rc, secs, out, err), (what, slot, names) in zip(results, expect):
         lines = [ln for ln in err.splitlines() if ln.strip()]
         tail = Path(slot).name if "/nodes/" not in slot else "/".join(Path(slot).parts[-2:])
         ok = (rc == 2 and secs < LIMIT_S and len(lines) == 1 and "Traceback" not in err
