@@ -30,6 +30,11 @@ class NodeModelError(ValueError):
     """The node cannot be rebuilt from its run folder; the message says why and what to do."""
 
 
+class NodeGraphRefused(NodeModelError):
+    """The node's saved graph is not one leapp_lab wrote (a malformed or crafted module.json):
+    unusable input, never a finding."""
+
+
 @dataclass
 class NodeModel:
     gm: Any                                 # torch.fx.GraphModule, eval mode
@@ -100,7 +105,7 @@ def node_model(run_dir: str | Path, node: Any, arrays: dict, tap_fn: Callable | 
     try:
         gm, doc = store.load(folder)
     except store.FxStoreError as exc:
-        raise NodeModelError(f"node {node.name!r}: its traced graph cannot be rebuilt: {exc}") from None
+        raise NodeGraphRefused(f"node {node.name!r}: its traced graph cannot be rebuilt: {exc}") from None
     ins = node.inputs()
     by_traced = {(p.traced_name or p.name): p.name for p in ins}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]

@@ -86,6 +86,7 @@ def find_model(build: OpenBuild, ref_path: Path) -> tuple[Path | None, dict[str,
 def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz, forced=None):
     """lowprec_values of a ``prepare --from-trace`` build: the node's traced graph, rebuilt from
     the trace run folder with the taps prepare put back (data only: in this process)."""
+    from leapp_lab.fxio.node_model import NodeGraphRefused
     from leapp_lab.model.errors import UserError
     from leapp_lab.model.jsonio import load_npz
     from leapp_lab.taps.lowprec import ExpectedUnavailable, lowprec_values
@@ -96,6 +97,8 @@ def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz, forced=
                                                        if t != "all"])
     except NotAFile:
         raise
+    except NodeGraphRefused as exc:     # an edited run folder is refused, not skipped as unavailable
+        raise UnusableInput(f"trace run {o.get('run')}: {exc}") from None
     except (UserError, ValueError, KeyError, OSError) as exc:
         raise ExpectedUnavailable(f"node {o.get('node')!r} of trace run {o.get('run')}: cannot be "
                                   f"rebuilt ({exc})") from None

@@ -28,9 +28,10 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from leapp_lab.fxio.node_model import TRACED_HINT, NodeModelError, input_arrays, node_model, output_arrays
+from leapp_lab.fxio.node_model import (TRACED_HINT, NodeGraphRefused, NodeModelError, input_arrays,
+                                       node_model, output_arrays)
 from leapp_lab.fxio.store import FxStoreError, read_taps
-from leapp_lab.model.errors import UserError
+from leapp_lab.model.errors import UnusableInput, UserError
 from leapp_lab.model.prepare import PrepareReport, TraceOrigin
 from leapp_lab.model.safepaths import check_input_file, is_file_name, present
 
@@ -39,6 +40,11 @@ ONNX_BACKENDS = ("onnx-dynamo", "onnx-torchscript")
 
 class TraceInputError(UserError):
     """RUN / NODE cannot be prepared; the message says why and what to do (exit 2)."""
+
+
+class TraceGraphRefused(TraceInputError, UnusableInput):
+    """The node's saved graph is not one leapp_lab wrote (fxio/schema.py refused it): unusable
+    input wherever it is read, never one failed build among others."""
 
 
 @dataclass
@@ -306,6 +312,8 @@ def _reexport(tn, arrays, inputs, outputs, requested, plugin_taps, op_taps, onnx
     put_back = list(tap_refs)
     try:
         nm = node_model(tn.run_dir, tn.node, arrays, tap_at, put_back, tn.samples)
+    except NodeGraphRefused as exc:
+        raise TraceGraphRefused(str(exc)) from None
     except NodeModelError as exc:
         raise TraceInputError(str(exc)) from None
     src = ModelSource(label=tn.label, base_dir=None, raised_hint=TRACED_HINT, make_model=lambda: nm.gm,

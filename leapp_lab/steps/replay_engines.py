@@ -26,6 +26,7 @@ from leapp_lab.engines.base import EngineUnavailable
 from leapp_lab.deep.common import Progress, failed_reason, report_progress, resolve
 from leapp_lab.deep.engine_replay import DEFAULT_MAX_NRMSE, engine_replay
 from leapp_lab.deep.replay import run_replay
+from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.replay import EngineNode, EngineReplay, ReplayResult
 from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import GraphReport
@@ -198,13 +199,16 @@ def node_runners(graph: GraphReport, arrays: dict, engine: str, say: Callable[[s
 def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict[str, np.ndarray],
                 engines: list[str], *, steps: int | None, max_nrmse: float, teacher_forcing: bool,
                 progress: Progress | None) -> None:
-    """Each engine's entry into ``res.engines`` (a failure is that entry's status, never raised)."""
+    """Each engine's entry into ``res.engines`` (a failure is that entry's status, never raised;
+    an unusable input, such as a node graph the run folder holds that is refused, is raised)."""
     for name in engines:
         report_progress(progress, f"replay: building the pipeline for {name}", 0, 1)
         log: list[str] = []
         probes: dict = {}
         try:
             runners, infos, t_build = node_runners(graph, arrays, name, log.append, progress, max_nrmse, probes)
+        except UnusableInput:
+            raise
         except EngineUnavailable as exc:     # TensorRT without a GPU: this machine lacks the engine
             res.engines.append(EngineReplay(engine=name, status="unavailable", reason=str(exc)))
             continue
