@@ -242,17 +242,13 @@ def encode_value(a: Any) -> Any:
     for kind, cls in (("dtype", torch.dtype), ("memory_format", torch.memory_format),
                       ("layout", torch.layout)):
         if isinstance(a, cls):
-            name = next((n for n, v in enumerate_kind(kind) if v is a), None)
+            name = next((n for n, v in enums()[kind].items() if v is a), None)
             if name is None:
                 raise FxStoreError(f"the {kind} {a} is not one this format carries")
             return {kind: name}
     if isinstance(a, torch.device):
         return {"device": str(a)}
     raise FxStoreError(f"an argument of type {type(a).__module__}.{type(a).__qualname__}")
-
-
-def enumerate_kind(kind: str) -> list[tuple[str, Any]]:
-    return list(enums()[kind].items())
 
 
 def _int_or_refuse(a: int) -> int:
@@ -286,7 +282,8 @@ def record(rec: Any, env: dict, attrs: set[str]) -> tuple[str, str, Any, tuple, 
     if len({k for k, _ in kwargs}) != len(kwargs):
         raise Bad("kwargs", "a keyword given twice")
     if op in ("placeholder", "get_attr", "output"):
-        return op, name, _plain_node(op, target, args, kwargs, env, attrs), *_plain_args(op, args, kwargs, env)
+        target = _plain_node(op, target, args, kwargs, attrs)
+        return op, name, target, tuple(value(a, env, f"args[{j}]") for j, a in enumerate(args)), {}
     if op == "call_method":
         if not isinstance(target, str) or target not in ops.TENSOR_METHODS:
             raise Bad("target", f"{_short(target)} is not a tensor method this format allows "
@@ -303,7 +300,7 @@ def record(rec: Any, env: dict, attrs: set[str]) -> tuple[str, str, Any, tuple, 
     return op, name, fn, *_call_args(target, args, kwargs, env)
 
 
-def _plain_node(op: str, target: Any, args: list, kwargs: list, env: dict, attrs: set[str]) -> str:
+def _plain_node(op: str, target: Any, args: list, kwargs: list, attrs: set[str]) -> str:
     if op == "placeholder":
         bare = target.lstrip("*") if isinstance(target, str) else target
         if not is_name(bare) or len(target) - len(bare) > 2:
@@ -318,10 +315,6 @@ def _plain_node(op: str, target: Any, args: list, kwargs: list, env: dict, attrs
     if op == "output" and len(args) != 1:
         raise Bad("args", f"an output node takes one argument, got {len(args)}")
     return target
-
-
-def _plain_args(op: str, args: list, kwargs: list, env: dict) -> tuple[tuple, dict]:
-    return (tuple(value(a, env, f"args[{j}]") for j, a in enumerate(args)), {})
 
 
 def _call_args(target: str, args: list, kwargs: list, env: dict) -> tuple[tuple, dict]:

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import fx_payloads  # noqa: E402
-from node_pipelines import tapped_policy  # noqa: E402
+from node_pipelines import many_ops, tapped_policy  # noqa: E402
 from safety_helpers import cli_many  # noqa: E402
 
 
@@ -96,3 +96,61 @@ def test_the_pristine_run_folder_still_prepares(traced, tmp_path):
     rep = leapp_lab.prepare(None, tmp_path / "p.onnx", tmp_path / "p.npz", tmp_path / "p.reference.npz",
                             from_trace=str(run), node="policy", debug_taps="all")
     assert rep.from_trace is not None and (tmp_path / "p.onnx").is_file()
+
+
+def _malform(node_dir: Path, pristine: str, how: str) -> None:
+    doc = json.loads(pristine)
+    call = next(n for n in doc["nodes"] if n["op"] == "call_function")
+    if how == "size":
+        call["args"][-1] = {"size": "abc"}
+    else:
+        call["kwargs"] = {"dim": 1}
+    (node_dir / "module.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("how, field", [("size", "args["), ("kwargs", "field 'kwargs'")])
+def test_a_malformed_node_graph_is_one_line_exit_2(traced, tmp_path, how, field):
+    """A size that is not a list of integers, keywords that are not [name, value] pairs: exit 2,
+    one line naming the file and the field (they ended in a ValueError traceback, exit 3)."""
+    run, node_dir, build, pristine = traced
+    _malform(node_dir, pristine, how)
+    try:
+        out = tmp_path / "out"
+        results = cli_many([
+            ["prepare", "--from-trace", run, "--node", "policy", "--debug-taps", "all",
+             "--onnx-out", out / "x.onnx", "--npz-out", out / "x.npz", "--reference-out",
+             out / "x.reference.npz", "--quiet"],
+            ["verify", build / "policy.reference.npz", build / "policy.ort-fp16", "--expected", "fp16",
+             "--out", tmp_path / "v"]], timeout=600)
+    finally:
+        (node_dir / "module.json").write_text(pristine)
+    for r in results:
+        _one_line(r, str(node_dir / "module.json"), field)
+    assert not out.exists() and not (tmp_path / "v").exists()
+
+
+def test_leapps_graphs_of_many_ops_save_and_rebuild(tmp_path):
+    """What LEAPP really traces (getitem on chunk / split tuples with int indices, __setitem__ as
+    index_put, einsum's equation, dtype casts, NumPy mapped to torch) is inside the closed list:
+    every node is saved, rebuilt from its module.json, and computes the outputs the trace recorded."""
+    import numpy as np
+    import torch
+
+    from leapp_lab.fxio.node_model import node_model, output_arrays
+    from leapp_lab.model.jsonio import load_npz
+    with leapp_lab.trace(many_ops.NAME, save_path=str(tmp_path), **many_ops.OPTIONS) as t:
+        many_ops.body()
+    g = t.report.graph
+    run = Path(g.run_dir)
+    arrays = load_npz(run / "arrays.npz")
+    for name in ("net", "np_ops"):
+        nr = g.node(name)
+        assert nr.saved_graph and not nr.saved_graph_error, (name, nr.saved_graph_error)
+        nm = node_model(run, nr, arrays)
+        want = output_arrays(nr, arrays, run)
+        for k, sample in enumerate(nm.samples):
+            with torch.no_grad():
+                got = nm.gm(*sample)
+            got = got if isinstance(got, (tuple, list)) else (got,)
+            for port, v in zip(nm.output_names, got):
+                np.testing.assert_allclose(v.numpy(), want[port][k], rtol=1e-5, atol=1e-6)
