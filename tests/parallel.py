@@ -36,6 +36,7 @@ TIMING = (
 FIRST = ("browser", "timing", "tests/integration/test_notebooks.py", "tests/integration/test_hazards.py",
          "tests/integration/test_safety_bounds.py", "tests/integration/test_node_engines.py",
          "tests/integration/test_verify_expected.py", "tests/integration/test_safety_exec.py",
+         "tests/integration/test_safety_fx_graphs.py",
          "tests/integration/test_node_taps.py", "tests/integration/test_run_cli.py",
          "tests/unit/test_metrics_backends.py", "tests/integration/test_replay_taps.py",
          "tests/integration/test_prepare_from_trace.py", "tests/integration/test_safety_commit.py",

@@ -56,3 +56,12 @@ def body(steps: int = 3):
             r = np.clip(yn, -0.5, 0.5) * 2 + np.sqrt(np.abs(yn))
             r = np.concatenate([r, r[:, :1]], axis=1).astype(np.float32)
             annotate.output_tensors("np_ops", {"r": torch.from_numpy(r)}, export_with="onnx")
+
+
+if __name__ == "__main__":
+    import sys
+    import leapp
+    leapp.start(NAME, save_path=sys.argv[1] if len(sys.argv) > 1 else ".", **OPTIONS)
+    body()
+    leapp.stop()
+    leapp.compile_graph(visualize=False, validate=True, strict=False)
