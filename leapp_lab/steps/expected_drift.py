@@ -98,7 +98,8 @@ def _traced_node_runs(prep: dict, dtype: str, rows, outputs, inputs_npz, forced=
     except NotAFile:
         raise
     except NodeGraphRefused as exc:     # an edited run folder is refused, not skipped as unavailable
-        raise UnusableInput(f"trace run {o.get('run')}: {exc}") from None
+        from .prepare_node import TraceGraphRefused
+        raise TraceGraphRefused(f"trace run {o.get('run')}: {exc}") from None
     except (UserError, ValueError, KeyError, OSError) as exc:
         raise ExpectedUnavailable(f"node {o.get('node')!r} of trace run {o.get('run')}: cannot be "
                                   f"rebuilt ({exc})") from None

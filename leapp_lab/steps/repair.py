@@ -31,7 +31,7 @@ import numpy as np
 from .reference_check import check_reference_for_model
 from leapp_lab.engines.base import CompileError
 from leapp_lab.executor import InlineExecutor, sweep_executor
-from leapp_lab.model.errors import InvalidOption, UnusableInput
+from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
@@ -39,6 +39,7 @@ from leapp_lab.model.safepaths import check_input_file, check_outputs, make_fold
 
 from . import REPAIRABLE  # engines repair can rebuild with segments in fp32 (sweeps/__init__)
 from .repair_segments import keep_fp32, segments
+from .prepare_node import TraceGraphRefused
 from .repair_tasks import build_and_verify
 
 ProgressFn = Callable[[str, int, int], None]
@@ -226,7 +227,7 @@ class _Sweep:
             nonlocal done
             try:
                 results[i] = f.result()
-            except UnusableInput:     # an input every build reads (a refused node graph): no trial can use it
+            except TraceGraphRefused:     # every build reads that node graph: no trial can use it
                 raise
             except Exception as exc:  # noqa: BLE001 - a worker's failure is one failed trial
                 results[i] = {"ok": False, "outputs": {}, "reasons": [], "growth": {}, "seconds": 0.0,

@@ -26,10 +26,11 @@ from leapp_lab.engines.base import EngineUnavailable
 from leapp_lab.deep.common import Progress, failed_reason, report_progress, resolve
 from leapp_lab.deep.engine_replay import DEFAULT_MAX_NRMSE, engine_replay
 from leapp_lab.deep.replay import run_replay
-from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.replay import EngineNode, EngineReplay, ReplayResult
 from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import GraphReport
+
+from .prepare_node import TraceGraphRefused
 
 BUILDS_DIR = "replay_engines"
 
@@ -207,7 +208,7 @@ def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict
         probes: dict = {}
         try:
             runners, infos, t_build = node_runners(graph, arrays, name, log.append, progress, max_nrmse, probes)
-        except UnusableInput:
+        except TraceGraphRefused:
             raise
         except EngineUnavailable as exc:     # TensorRT without a GPU: this machine lacks the engine
             res.engines.append(EngineReplay(engine=name, status="unavailable", reason=str(exc)))
