@@ -134,12 +134,18 @@ def collect(graph: Any, live: dict[str, Any], recorder: Any = None) -> dict[str,
 
 def read_taps(folder: str | Path) -> list[dict]:
     """The taps a saved node graph records (``{name, site, fx_node}``), without loading weights."""
+    path = Path(folder) / MODULE_FILE
     doc = _read_doc(Path(folder))
     taps = doc.get("taps") if isinstance(doc, dict) else None
-    if not isinstance(taps, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str)
-                                             for t in taps):
-        raise FxStoreError(f"{Path(folder) / MODULE_FILE}: not a node graph")
+    if not _taps_ok(taps):
+        raise FxStoreError(f"{path}: field 'taps': expected a list of {{name, site, fx_node}} strings{_AGAIN}")
     return taps
+
+
+def _taps_ok(taps: Any) -> bool:
+    return isinstance(taps, list) and all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) and
+        all(t.get(k) is None or isinstance(t.get(k), str) for k in ("site", "fx_node")) for t in taps)
 
 
 def _read_doc(folder: Path) -> Any:
@@ -189,10 +195,7 @@ def _check(doc: Any, path: Path, make: Any) -> dict:
         if not schema.is_name(name, dotted=True) or kind not in _ATTR_KINDS:
             raise FxStoreError(f"{path}: field 'attrs': {name!r}: {kind!r} is not a tensor attribute "
                                f"(a dotted Python name, one of {', '.join(_ATTR_KINDS)}){_AGAIN}")
-    taps = doc.get("taps", [])
-    if not isinstance(taps, list) or not all(
-            isinstance(t, dict) and isinstance(t.get("name"), str) and
-            all(t.get(k) is None or isinstance(t.get(k), str) for k in ("site", "fx_node")) for t in taps):
+    if not _taps_ok(doc.get("taps", [])):
         raise FxStoreError(f"{path}: field 'taps': expected a list of {{name, site, fx_node}} "
                            f"strings{_AGAIN}")
     env: dict[str, Any] = {}

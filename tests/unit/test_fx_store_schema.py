@@ -214,3 +214,10 @@ def test_a_graph_with_an_unlisted_target_is_not_saved():
 def test_string_arguments_are_modes_not_names():
     assert schema.plain_string("bij,bjk->bik") and schema.plain_string("nearest-exact")
     assert not schema.plain_string("__import__") and not schema.plain_string("os.system('x')")
+
+
+def test_taps_read_alone_are_typed_too(saved):
+    """prepare reads the taps before the graph: a site that is not a string is named there."""
+    _edit(saved, lambda doc, nodes: doc.update(taps=[{"name": "hidden", "site": 3, "fx_node": "add"}]))
+    with pytest.raises(FxStoreError, match=r"module.json: field 'taps'"):
+        fx_store.read_taps(saved)
