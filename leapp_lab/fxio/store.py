@@ -87,7 +87,10 @@ def encode(gm: Any, taps: list[dict] | None = None) -> tuple[dict, dict]:
                       "args": [schema.encode_value(a) for a in n.args],
                       "kwargs": [[k, schema.encode_value(v)] for k, v in n.kwargs.items()]})
     doc = {"version": FORMAT_VERSION, "nodes": nodes, "attrs": attrs, "taps": list(taps or [])}
-    _check(doc, Path(MODULE_FILE), lambda env, name, *_: name)
+    try:
+        _check(doc, Path(MODULE_FILE), lambda env, name, *_: name)
+    except FxStoreError as exc:         # the graph as traced, not a file anyone edited
+        raise FxStoreError(str(exc).removeprefix(f"{MODULE_FILE}: ").removesuffix(_AGAIN)) from None
     return doc, tensors
 
 

@@ -221,3 +221,15 @@ def test_taps_read_alone_are_typed_too(saved):
     _edit(saved, lambda doc, nodes: doc.update(taps=[{"name": "hidden", "site": 3, "fx_node": "add"}]))
     with pytest.raises(FxStoreError, match=r"module.json: field 'taps'"):
         fx_store.read_taps(saved)
+
+
+def test_a_graph_that_cannot_be_saved_says_why_without_blaming_a_file():
+    """LEAPP names a node after a dunder method it traced (floor_div_export.py): not saved, and the
+    reason is the graph's, not an edited module.json's."""
+    root = torch.nn.Module()
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.create_node("call_method", "__floordiv__", (x, 2), name="__floordiv__"))
+    with pytest.raises(FxStoreError) as err:
+        fx_store.encode(fx.GraphModule(root, g))
+    assert str(err.value) == "nodes[1] ('__floordiv__'): field 'name': '__floordiv__' is not a Python name"
