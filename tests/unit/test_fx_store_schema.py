@@ -233,3 +233,20 @@ def test_a_graph_that_cannot_be_saved_says_why_without_blaming_a_file():
     with pytest.raises(FxStoreError) as err:
         fx_store.encode(fx.GraphModule(root, g))
     assert str(err.value) == "nodes[1] ('__floordiv__'): field 'name': '__floordiv__' is not a Python name"
+
+
+def test_a_rebuilt_graph_that_fails_in_torch_prints_nothing(tmp_path, capfd):
+    """torch.fx prints the generated source and a traceback to stderr before re-raising; the CLI's
+    one line would come after it. The rebuilt module (also copied, also recompiled) raises quietly."""
+    import copy
+    root = torch.nn.Module()
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(torch.matmul, (x, x)))
+    fx_store.save(tmp_path / "m", fx.GraphModule(root, g))
+    gm, _ = fx_store.load(tmp_path / "m")
+    gm.recompile()
+    for m in (gm, copy.deepcopy(gm)):
+        with pytest.raises(RuntimeError):
+            m(torch.randn(2, 3))
+    assert capfd.readouterr().err == ""
