@@ -27,7 +27,7 @@ from .semantics import ElementError, PortSemantics
 HAZARD_KINDS = (
     "frozen-constant", "export-mismatch", "mutated-after-trace", "unfilled-cache", "single-sample",
     "identical-samples", "constant-output", "trace-loss", "dropped-input", "tolerance-only",
-    "trace-refused", "adapter-mismatch", "warm-start",
+    "trace-refused", "adapter-mismatch", "warm-start", "undeclared-state",
 )
 PERCENTILE_KEYS = ("p50", "p75", "p90", "p99", "p995", "max", "mean")
 
@@ -176,6 +176,19 @@ class Hazard(Plain):
     port: str | None
     samples: list[int]
     message: str
+    # every output port one root cause touches (``port`` is the first of them); [] for one port
+    ports: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StateChange(Plain):
+    """A module buffer or parameter that changed between ``leapp.start()`` and ``compile_graph()``
+    (trace/hazard_state.py): running statistics updated while LEAPP recorded."""
+    module: str                     # the root module's class and the path inside it: MLPModel.obs_normalizer
+    name: str                       # the buffer / parameter: _mean
+    how: str                        # "in place" | "reassigned"
+    updates: int | None = None      # in-place updates counted by torch's version counter
+    nodes: list[str] = field(default_factory=list)   # the nodes whose traced graph reads it
 
 
 @dataclass
@@ -220,6 +233,7 @@ class GraphReport(Plain):
     graph_outputs: list[str] = field(default_factory=list)
     checks: list[SampleCheck] = field(default_factory=list)
     hazards: list[Hazard] = field(default_factory=list)
+    state_changes: list[StateChange] = field(default_factory=list)
     log: list[LogRecord] = field(default_factory=list)
     pipeline_engines: list[PipelineEngine] = field(default_factory=list)   # with --engine
     yaml_file: str | None = None    # copy inside the run folder

@@ -53,6 +53,7 @@ class _Session:
     compiled: bool = False
     adapters: Any = None         # trace.adapters.AdapterCapture of the script's patching= list
     taps: NodeTapRecorder = field(default_factory=NodeTapRecorder)   # tap() calls in the nodes
+    watch: Any = None            # trace.hazard_state.StateWatch: module state at start()
 
 
 @dataclass
@@ -123,6 +124,8 @@ class Attachment:
         self.session = _Session(mgr.get_graph_name(), mgr.get_save_path(),
                                 {k: v for k, v in opts.items() if k != "name"}, cap, adapters=adapters)
         self.session.taps.install()
+        from .hazard_state import StateWatch
+        self.session.watch = StateWatch.begin()
 
     def stop(self, *args, **kwargs):
         return self._orig["stop"](*args, **kwargs)
@@ -140,25 +143,28 @@ class Attachment:
             s = self.session = _Session(mgr.get_graph_name() or "graph", mgr.get_save_path() or ".",
                                         dict(s.start_options) if s else {}, cap)
         s.taps.uninstall()           # the traced passes are over
+        from .hazard_state import state_changes
+        changes = state_changes(s.watch)
         outcome = compile_captured(self._orig["compile_graph"], s.capture, **opts)
         s.compiled = True
         lifecycle.flush_file_log()
         if outcome.compile_error is not None:
             self.dirty = True
         status, msg = compiled_status(outcome, s.capture.records, s.start_options.get("dry_run"))
-        self._save(s, outcome, status, msg, opts)
+        self._save(s, outcome, status, msg, opts, changes)
         if outcome.raised is not None:
             raise outcome.raised
         return outcome.result
 
     # -- graphs --------------------------------------------------------------------------------
     def _save(self, s: _Session, outcome: CompileOutcome, status: str, msg: str | None,
-              compile_opts: dict) -> None:
+              compile_opts: dict, changes: list | None = None) -> None:
         graph, arrays = build_graph(s.graph_name, s.graph_dir, outcome, s.capture.records,
                                     status=status, error=msg, rtol=compile_opts.get("rtol", 1e-3),
                                     atol=compile_opts.get("atol", 1e-5),
                                     options=_jsonable_options({**s.start_options, **compile_opts}),
                                     taps=s.taps)
+        graph.state_changes = list(changes or [])
         diagnose(graph, arrays)
         from .adapters import after_trace
         from leapp_lab.model.sections import save_section

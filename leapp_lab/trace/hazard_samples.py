@@ -235,7 +235,11 @@ def node_sample_hazards(node: NodeReport, ports: list[_Port], excluded: set[int]
     return out
 
 
-def port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = "") -> list[Hazard]:
+def port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = "",
+                 explained: bool = False) -> list[Hazard]:
+    """The per-port rules. ``explained``: a node-level hazard (undeclared-state, a watched state
+    change) already explains why this port's FX replay differs: no mutated-after-trace or
+    frozen-constant of its own."""
     ks = [k for k in sorted(p.checks) if k not in excluded]
     if not ks:
         return []
@@ -246,7 +250,7 @@ def port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = "
 
     # mutated-after-trace: the trace no longer reproduces its own first pass
     mutated: list[int] = []
-    if 0 in ks and p.fx_agrees(0) is False:
+    if 0 in ks and not explained and p.fx_agrees(0) is False:
         mutated = [k for k in ks if p.fx_agrees(k) is False]
         out.append(Hazard(
             "mutated-after-trace", p.node, p.port, mutated,
@@ -261,7 +265,7 @@ def port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = "
 
     # frozen-constant: sample 0 passes, later ones fail, and there the export equals the FX replay
     frozen: list[int] = []
-    if c0 is not None and 0 in ks and c0.passed is True:
+    if c0 is not None and 0 in ks and c0.passed is True and not explained:
         frozen = [k for k in fails if k >= 1 and p.export_agrees_fx(k) is True
                   and p.fx_agrees(k) is False]
         if frozen:
@@ -278,7 +282,7 @@ def port_hazards(p: _Port, excluded: set[int], unfilled: bool, suspects: str = "
 
     # tolerance-only: every sample would pass with atol <= 10x the given one
     tol_only = False
-    if fails and not unfilled and not frozen:
+    if fails and not unfilled and not frozen and not explained:
         need = [p.min_atol(k) for k in ks]
         if all(m is not None and m <= TOLERANCE_FACTOR * p.checks[k].atol for m, k in zip(need, ks)):
             tol_only = True

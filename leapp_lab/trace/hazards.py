@@ -28,9 +28,10 @@ from leapp_lab.model.trace import GraphReport, Hazard
 from .hazard_log import dropped_inputs, suspect_literals, trace_loss, trace_refused
 from .hazard_samples import (node_sample_hazards, placeholders, port_hazards, ports_of, unfilled_cache,
                              warm_start)
+from .hazard_state import mutated_state, undeclared_state
 
 KIND_ORDER = ("trace-refused", "trace-loss", "adapter-mismatch", "dropped-input", "single-sample", "identical-samples",
-              "unfilled-cache", "mutated-after-trace", "frozen-constant", "export-mismatch",
+              "unfilled-cache", "undeclared-state", "mutated-after-trace", "frozen-constant", "export-mismatch",
               "tolerance-only", "constant-output", "warm-start")
 
 
@@ -56,12 +57,37 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
         hazards += unfilled_cache(graph, node, found, arrays) if found else []
         hazards += node_sample_hazards(node, nports, excluded, arrays)
         suspects = suspect_literals(graph, node.name, prefix=" Suspect literals")
+        # one root cause, one hazard: the ports an undeclared state or watched state change explain
+        # get no per-port frozen-constant / mutated-after-trace of their own
+        found_state, claimed = undeclared_state(node, nports, excluded)
+        found_mut, claimed_mut = mutated_state(node, [p for p in nports if p.port not in claimed],
+                                               excluded, graph.state_changes)
+        hazards += found_state + found_mut
+        claimed |= claimed_mut
+        per_port = []
         for p in nports:
-            hazards += port_hazards(p, excluded, unfilled=p.port in found, suspects=suspects)
+            per_port += port_hazards(p, excluded, unfilled=p.port in found, suspects=suspects,
+                                     explained=p.port in claimed)
+        hazards += merge_mutated(per_port)
     if not refused:     # after the placeholders are marked: a reset is never read from them
         hazards += warm_start(graph, arrays)
 
     return sort_hazards(graph, hazards)
+
+
+def merge_mutated(hazards: list[Hazard]) -> list[Hazard]:
+    """The per-port ``mutated-after-trace`` hazards of one node as one hazard (one root cause: the
+    node's module state), its samples the union, its message the evidence of every port."""
+    mut = [h for h in hazards if h.kind == "mutated-after-trace"]
+    if len(mut) < 2:
+        return hazards
+    first = mut[0]
+    ports = [h.port for h in mut]
+    merged = Hazard(first.kind, first.node, first.port, sorted({k for h in mut for k in h.samples}),
+                    first.message + " The same holds on " + ", ".join(
+                        f"{h.port!r} ({', '.join(map(str, h.samples))})" for h in mut[1:]) + ".",
+                    ports=ports)
+    return [h for h in hazards if h.kind != "mutated-after-trace"] + [merged]
 
 
 def sort_hazards(graph: GraphReport, hazards: list[Hazard]) -> list[Hazard]:

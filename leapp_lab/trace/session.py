@@ -97,6 +97,8 @@ class TraceSession:
         self._started = True
         self.graph_dir = lifecycle.manager().get_save_path() or self.graph_dir  # as LEAPP resolved it
         self._taps.install()
+        from .hazard_state import StateWatch
+        self._watch = StateWatch.begin()
         self.capture.attach()
         if not self.start_options["verbose"]:
             lifecycle.quiet_console()
@@ -130,6 +132,8 @@ class TraceSession:
             self._save(partial, status, msg)
             return None
 
+        from .hazard_state import state_changes
+        self._changes = state_changes(getattr(self, "_watch", None))
         outcome, refusal = None, None
         try:
             leapp.stop()
@@ -153,6 +157,7 @@ class TraceSession:
                                     status=status, error=msg, rtol=co["rtol"], atol=co["atol"],
                                     options=_jsonable_options({**self.start_options, **co}),
                                     taps=self._taps)
+        graph.state_changes = list(getattr(self, "_changes", None) or [])
         diagnose(graph, arrays)
         from .adapters import after_trace
         from leapp_lab.model.sections import save_section

@@ -4,7 +4,8 @@ The same GRU policy as ``gru_module_state.py``, but the loop forgets ``annotate.
 registered buffer ``h_state`` is read while tracing as a plain tensor, so the export bakes in the
 state of the first pass (zeros) as a constant and never carries it. Every later step of the exported
 pipeline starts from that constant state: the closed-loop replay must diverge from step 1 on
-``policy/action`` (docs/deep-checks.md).
+``policy/action`` (docs/deep-checks.md), and the hazard is ``undeclared-state`` naming the frozen
+tensor fed to ``torch.gru_cell`` as its hidden state (docs/hazards.md).
 """
 import torch
 from leapp import annotate
@@ -12,7 +13,7 @@ from leapp import annotate
 NAME = "gru_undeclared_state"
 OPTIONS = {"max_cached_io": 5}
 EXPECTED = [
-    ("frozen-constant", "policy", "action", [1, 2, 3, 4]),
+    ("undeclared-state", "policy", "action", [1, 2, 3, 4]),
 ]
 
 
