@@ -37,6 +37,9 @@ _RE_NP_SCALAR = re.compile(r"TracedNpArray '(?P<value>[^']*)'\.(?P<method>tolist
                            r"during tracing")
 _RE_SCRIPTFN = re.compile(r"Detected pre-compiled TorchScript ScriptFunction\(s\) in scope: [ \t]*"
                           r"(?P<what>.*?)[ \t]*$", re.M)
+# LEAPP 0.7.2 tries to trace into a torch.jit.script'ed module (TS2EPConverter); when that fails
+# the module's whole computation is missing from the graph
+_RE_SCRIPTMETHOD = re.compile(r"Failed to decompose TorchScript (?P<what>ScriptMethod|ScriptFunction|ScriptModule)")
 # The other trace-loss hints: (regex, hint key, hint text), key and text formatted with the
 # match's groups. A hint whose regex names no node is charged to the node being traced.
 _LOSS_HINTS = (
@@ -47,6 +50,11 @@ _LOSS_HINTS = (
                                   "Python values"),
     (_RE_SCRIPTFN, "j:script", "pre-compiled TorchScript function(s) in scope ({what}) bypass "
                                "tracing"),
+    (_RE_SCRIPTMETHOD, "j:decompose", "a TorchScript {what} (a module compiled with torch.jit.script) "
+                                      "could not be traced into, so its computation is missing from the "
+                                      "graph: call torch.jit._state.disable() before importing the "
+                                      "library that scripts it (as Isaac Lab's export scripts do), or use "
+                                      "the plain nn.Module"),
 )
 _RE_NODE_INIT = re.compile(r"Node context initialized: (?P<node>.+)$")
 _RE_NODE_DONE = re.compile(r"Compiled graph module for (?P<node>.+?):")

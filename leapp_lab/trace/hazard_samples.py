@@ -327,12 +327,16 @@ def warm_start(graph: GraphReport, arrays: dict) -> list[Hazard]:
         init = arrays.get(f"{dst}/0/input")
         if init is None or _is_all_zero(init) or not np.all(np.isfinite(np.asarray(init, np.float64))):
             continue
+        node, port = dst.split("/", 1)
+        big = float(np.max(np.abs(np.asarray(init, np.float64))))
+        if not resets:
+            if not _reset_like(init):
+                out.append(_warm_no_reset(node, port, src, big))
+            continue
         ks = [k for k in resets if (dst, k) not in skip and arrays.get(f"{dst}/{k}/input") is not None
               and _is_all_zero(arrays[f"{dst}/{k}/input"])]
         if not ks:
             continue
-        node, port = dst.split("/", 1)
-        big = float(np.max(np.abs(np.asarray(init, np.float64))))
         when = ("step " if len(ks) == 1 else "steps ") + ", ".join(map(str, ks))
         out.append(Hazard(
             "warm-start", node, port, ks,
@@ -343,3 +347,24 @@ def warm_start(graph: GraphReport, arrays: dict) -> list[Hazard]:
             f"state than the Python policy's. Start tracing at an episode start (reset the policy "
             f"before the first traced pass), then trace again."))
     return out
+
+
+def _reset_like(a) -> bool:
+    """A value a reset gives: zeros, one constant, or one row broadcast along the first axis (the
+    backfill of a history buffer's first push, as Isaac Lab's CircularBuffer does)."""
+    a = np.asarray(a, np.float64)
+    if a.size == 0 or np.all(a == a.flat[0]):
+        return True
+    return a.ndim >= 1 and a.shape[0] > 1 and bool(np.all(a == a[:1]))
+
+
+def _warm_no_reset(node: str, port: str, src: str, big: float) -> Hazard:
+    return Hazard(
+        "warm-start", node, port, [0],
+        f"node {node!r} / {port!r}: the trace most likely started mid-episode (warm start): the "
+        f"value LEAPP saved as its initial value (sample 0, max |value| {fmt(big)}, fed back from "
+        f"{src!r}) is not a reset state (not zeros, one constant or a broadcast row), and the "
+        f"recording holds no episode reset to compare with. A deployed runtime starts every episode "
+        f"from this value, the Python policy from its reset state (if this value is the intended "
+        f"initial state, nothing is wrong: the recording alone cannot tell). Reset the policy (its state and "
+        f"previous action) before the first traced pass, then trace again.")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import re
+import warnings
 import weakref
 from typing import Any
 
@@ -35,7 +36,9 @@ def _version(t) -> int | None:
 def _roots() -> list:
     import torch
     from torch.fx import GraphModule
-    mods = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module) and not isinstance(o, GraphModule)]
+    with warnings.catch_warnings():     # isinstance() on some deprecated torch objects warns
+        warnings.simplefilter("ignore")
+        mods = [o for o in gc.get_objects() if isinstance(o, torch.nn.Module) and not isinstance(o, GraphModule)]
     inner = {id(c) for m in mods for c in m.children()}
     return [m for m in mods if id(m) not in inner]
 
@@ -171,15 +174,24 @@ def _fmt(ks) -> str:
     return ("sample " if len(ks) == 1 else "samples ") + ", ".join(map(str, ks))
 
 
-def _diverging(ports: list, excluded: set[int]) -> dict[str, list[int]]:
-    """Per output port (declared static ones aside): the samples whose FX replay does not
-    reproduce the recorded output."""
+def _diverging(ports: list, excluded: set[int], nonfinite: bool = False) -> dict[str, list[int]]:
+    """Per output port: the samples whose FX replay does not reproduce the recorded output (and,
+    with ``nonfinite``, those whose recorded output holds NaN / Inf)."""
     out = {}
     for p in ports:
-        ks = [k for k in sorted(p.checks) if k not in excluded and p.fx_agrees(k) is False]
+        ks = [k for k in sorted(p.checks) if k not in excluded
+              and (p.fx_agrees(k) is False or (nonfinite and bool(p.checks[k].nonfinite_recorded)))]
         if ks:
             out[p.port] = ks
     return out
+
+
+def _ordered(node: NodeReport, ports: list, evidence: dict[str, list[int]]) -> list[str]:
+    """The evidence ports in the node's port order, a port LEAPP fails first: the finding starts
+    from the first failing row, so the hazard's ``port`` is that row's port when it has one."""
+    order = {q.name: i for i, q in enumerate(node.ports)}
+    failing = {p.port for p in ports if any(c.passed is False for c in p.checks.values())}
+    return sorted(evidence, key=lambda name: (name not in failing, order.get(name, 1 << 20)))
 
 
 def _by_port(evidence: dict[str, list[int]]) -> str:
@@ -193,17 +205,20 @@ def mutated_state(node: NodeReport, ports: list, excluded: set[int],
     with the evidence of every port; returns it and the ports it explains."""
     mine = [c for c in changes if node.name in c.nodes]
     static = {q.name for q in node.outputs() if q.static}
-    evidence = _diverging([p for p in ports if p.port not in static], excluded)
+    # statistics updated from a single sample (a variance of one value) turn NaN: a recorded
+    # output that is not finite is evidence too, though the FX replay computes the same NaN
+    evidence = _diverging([p for p in ports if p.port not in static], excluded, nonfinite=True)
     if not mine or not evidence:
         return [], set()
-    ports_hit = list(evidence)
+    ports_hit = _ordered(node, ports, evidence)
+    evidence = {p: evidence[p] for p in ports_hit}
     samples = sorted({k for ks in evidence.values() for k in ks})
     what = describe(mine)
     return [Hazard(
         "mutated-after-trace", node.name, ports_hit[0], samples,
         f"node {node.name!r}: module state that its traced graph reads was updated while LEAPP "
-        f"recorded: {what}. The FX replay of the trace does not reproduce the recorded output on "
-        f"{_by_port(evidence)} ({_fmt(samples)} in all): each pass was recorded with other statistics than the graph holds, "
+        f"recorded: {what}. The recorded output is not reproduced by the FX replay of the trace, or is "
+        f"not finite, on {_by_port(evidence)} ({_fmt(samples)} in all): each pass was recorded with other statistics than the graph holds, "
         f"and the export uses those of compile time. Freeze that state while tracing (eval mode, no "
         f"update or train=True call between leapp.start() and compile_graph()), then trace again.",
         ports=ports_hit)], set(ports_hit)
@@ -246,7 +261,8 @@ def undeclared_state(node: NodeReport, ports: list, excluded: set[int]) -> tuple
     if not evidence:
         return [], set()
     op, hx = frozen[0]
-    ports_hit = list(evidence)
+    ports_hit = _ordered(node, ports, evidence)
+    evidence = {p: evidence[p] for p in ports_hit}
     samples = sorted({k for ks in evidence.values() for k in ks})
     tensors = ", ".join(hx)
     return [Hazard(

@@ -40,7 +40,9 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
     arrays = arrays or {}
     hazards: list[Hazard] = []
     hazards += trace_refused(graph)
-    hazards += trace_loss(graph)
+    loss = trace_loss(graph)
+    hazards += loss
+    lossy = {h.node for h in loss}
     hazards += dropped_inputs(graph)
     refused = graph.status in ("refused", "error")
 
@@ -55,20 +57,25 @@ def diagnose(graph: GraphReport, arrays: dict[str, np.ndarray] | None) -> list[H
         if refused:
             continue   # an incomplete session: its samples are not evidence of anything
         hazards += unfilled_cache(graph, node, found, arrays) if found else []
-        hazards += node_sample_hazards(node, nports, excluded, arrays)
+        sample_level = node_sample_hazards(node, nports, excluded, arrays)
         suspects = suspect_literals(graph, node.name, prefix=" Suspect literals")
         # one root cause, one hazard: the ports an undeclared state or watched state change explain
         # get no per-port frozen-constant / mutated-after-trace of their own
         found_state, claimed = undeclared_state(node, nports, excluded)
         found_mut, claimed_mut = mutated_state(node, [p for p in nports if p.port not in claimed],
                                                excluded, graph.state_changes)
-        hazards += found_state + found_mut
         claimed |= claimed_mut
+        # an output made constant (all NaN) by the same cause is not a second finding
+        hazards += [h for h in sample_level if not (h.kind == "constant-output" and h.port in claimed)]
         per_port = []
         for p in nports:
             per_port += port_hazards(p, excluded, unfilled=p.port in found, suspects=suspects,
                                      explained=p.port in claimed)
-        hazards += merge_mutated(per_port)
+        if node.name in lossy and not found_mut:
+            # a computation missing from the graph (a TorchScript module LEAPP could not trace
+            # into) also makes the FX replay differ on sample 0: that is the trace-loss, not state
+            per_port = [h for h in per_port if h.kind != "mutated-after-trace"]
+        hazards += found_state + found_mut + merge_mutated(per_port)
     if not refused:     # after the placeholders are marked: a reset is never read from them
         hazards += warm_start(graph, arrays)
 
