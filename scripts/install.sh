@@ -35,6 +35,9 @@ fi
 
 if [ "$dev" = 1 ]; then
   pip_install -e ".[dev]"
+  # the corpus's RL libraries (pyproject's `corpus` extra) without their declared dependencies:
+  # torchvision / tensorboard / an old psutil would pull a CUDA torch or downgrade packages
+  pip_install --no-deps "rsl-rl-lib==5.0.1" "skrl==2.1.0" "stable-baselines3>=2.6" "rl-games==1.6.5"
   need=()
   [ -x /usr/bin/chromium ] || need+=(chromium)
   command -v dot >/dev/null || need+=(graphviz)

@@ -34,6 +34,7 @@ TIMING = (
 #: units that start first, heaviest first (measured with the suite on two workers; the rest follow
 #: in collection order, which keeps the light unit tests for the end, to even the two workers out)
 FIRST = ("browser", "timing", "tests/integration/test_notebooks.py", "tests/integration/test_hazards.py",
+         "tests/integration/test_corpus.py",
          "tests/integration/test_safety_bounds.py", "tests/integration/test_node_engines.py",
          "tests/integration/test_verify_expected.py", "tests/integration/test_safety_exec.py",
          "tests/integration/test_safety_fx_graphs.py",
