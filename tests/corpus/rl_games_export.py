@@ -45,10 +45,9 @@ def make_model(rnn: bool):
     return model
 
 
-def rescale_actions(low, high, action):
-    d = (high - low) / 2.0
-    m = (high + low) / 2.0
-    return action * d + m
+def to_bounds(low, high, action):
+    """[-1, 1] mapped onto [low, high] (the player's action rescaling)."""
+    return low + (action + 1.0) * (high - low) / 2.0
 
 
 def main() -> None:
@@ -86,7 +85,7 @@ def main() -> None:
                 if states is not None:
                     states = res["rnn_states"]
                     annotate.update_state(node, {f"actor_state_{i}": s for i, s in enumerate(states)})
-                actions = rescale_actions(low, high, torch.clamp(mu, -1.0, 1.0))
+                actions = to_bounds(low, high, mu.clamp(-1.0, 1.0))
                 ie.apply_action(env, node, actions, args.export_method)
                 env.step(actions)
 

@@ -57,20 +57,22 @@ def make_agent():
     return policy, vec_normalize
 
 
-def _normalize_tensor(value, running_stats, vec_normalize):
-    mean = torch.as_tensor(running_stats.mean, device=value.device, dtype=value.dtype)
-    variance = torch.as_tensor(running_stats.var, device=value.device, dtype=value.dtype)
-    normalized = (value - mean) / torch.sqrt(variance + vec_normalize.epsilon)
-    return torch.clamp(normalized, -vec_normalize.clip_obs, vec_normalize.clip_obs)
+def normalized(obs, vec_normalize):
+    """The saved VecNormalize statistics applied in torch (traceable): centre, scale, clip."""
+    rms = vec_normalize.obs_rms
+    scale = torch.rsqrt(torch.as_tensor(rms.var, dtype=obs.dtype) + vec_normalize.epsilon)
+    centred = obs - torch.as_tensor(rms.mean, dtype=obs.dtype)
+    bound = vec_normalize.clip_obs
+    return (centred * scale).clamp(-bound, bound)
 
 
-def _scale_or_clip_actions(policy, actions):
-    space = policy.action_space
-    low = torch.as_tensor(space.low, dtype=actions.dtype)
-    high = torch.as_tensor(space.high, dtype=actions.dtype)
+def box_action(policy, actions):
+    """A Box action as predict() returns it: rescaled from [-1, 1] when squashed, else clipped."""
+    lo, hi = (torch.as_tensor(b, dtype=actions.dtype) for b in (policy.action_space.low,
+                                                                 policy.action_space.high))
     if policy.squash_output:
-        return low + 0.5 * (actions + 1.0) * (high - low)
-    return torch.maximum(torch.minimum(actions, high), low)
+        return lo + (hi - lo) * (actions + 1.0) / 2.0
+    return actions.clamp(lo, hi)
 
 
 def main() -> None:
@@ -87,9 +89,9 @@ def main() -> None:
             env.reset()
             for _ in range(num_steps):
                 with torch.inference_mode():
-                    obs = _normalize_tensor(ie.observe(env, node), vec_normalize.obs_rms, vec_normalize)
+                    obs = normalized(ie.observe(env, node), vec_normalize)
                     policy.set_training_mode(False)
-                    actions = _scale_or_clip_actions(policy, policy._predict(obs, deterministic=True))
+                    actions = box_action(policy, policy._predict(obs, deterministic=True))
                     ie.apply_action(env, node, actions, args.export_method)
                     env.step(actions)
                     if vec_normalize.training and vec_normalize.norm_obs:
