@@ -75,11 +75,13 @@ def main() -> None:
             states = [torch.zeros((s.size()[0], 1, s.size()[2])) for s in model.get_default_rnn_state()]
         for _ in range(num_steps):
             with torch.inference_mode():
+                # the observation comes first: in Isaac Lab the env computed it through the
+                # annotating proxies (the node's inputs) before the policy's state is registered
+                obs = ie.observe(env, node)
                 if states is not None:
                     names = [f"actor_state_{i}" for i in range(len(states))]
                     reg = annotate.state_tensors(node, dict(zip(names, states)))
                     states = list(reg) if isinstance(reg, (list, tuple)) else [reg]
-                obs = ie.observe(env, node)
                 res = model({"is_train": False, "prev_actions": None, "obs": obs, "rnn_states": states})
                 mu = res["mus"]
                 if states is not None:
