@@ -93,8 +93,13 @@ def run_one(label: dict, workdir: Path, timeout: float = 600, code: Path = ROOT)
 
 
 def line(label: dict, got: dict, right: dict[str, bool]) -> str:
-    wrong = [f"{f}: {label[f]!r} -> {got.get(f, '(keyword missing)') if f != 'fix' else '(keyword missing)'}"
-             for f in FIELDS if not right[f]]
+    def why(f: str) -> str:
+        if f == "fix":
+            return f"fix: keyword {label['fix']!r} missing"
+        if f == "cause" and got["cause"] == label["cause"]:
+            return f"cause: evidence {label.get('evidence')!r} missing"
+        return f"{f}: {label[f]!r} -> {got.get(f)!r}"
+    wrong = [why(f) for f in FIELDS if not right[f]]
     kind = "clean" if label["status"] == "pass" else "bug  "
     return (f"{label['id']:<32} {kind} {got.get('seconds', 0):6.1f}s  "
             + ("ok" if not wrong else "WRONG " + "; ".join(wrong)))
