@@ -215,3 +215,16 @@ def test_inside_a_node_notebook(tmp_path_factory, artifacts_dir):
     assert "largest local error cell" in text
     html = (work / "inside_a_node.html").read_text(encoding="utf-8")
     assert '"layers"' in html and "Layers of actor on ort-int8" in html and '"pipeline_engines"' in html
+
+
+@pytest.mark.slow
+def test_isaac_lab_tutorial(tmp_path_factory, artifacts_dir):
+    """An Isaac Lab-style export: clean (its declared static PD gains raise nothing), then the actor
+    left in train mode, named by the normaliser buffer it updated."""
+    nb, _, _ = execute(ROOT / "notebooks" / "07_isaac_lab_export.ipynb", tmp_path_factory, artifacts_dir)
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in _outputs(c))
+    assert "ISAAC-DONE" in text and "report written: True" in text
+    clean, buggy = text.split("finding:")[1], text.split("finding:")[2]
+    assert "no hazard" in clean and "verdict: pass" in clean
+    assert "declared static: ['joint_pos_kp_gains', 'joint_pos_kd_gains']" in clean
+    assert "mutated-after-trace" in buggy and "obs_normalizer" in buggy and "verdict: fail" in buggy
