@@ -16,12 +16,14 @@ from .trace import graph_labels
 
 #: which hazard explains a failing row best, most specific first (the sample-level diagnoses before
 #: the log's general ones)
-EXPLAINS = ("frozen-constant", "mutated-after-trace", "unfilled-cache", "export-mismatch", "tolerance-only",
-            "trace-loss", "adapter-mismatch", "dropped-input", "warm-start", "constant-output",
+EXPLAINS = ("undeclared-state", "frozen-constant", "mutated-after-trace", "unfilled-cache", "export-mismatch",
+            "tolerance-only", "trace-loss", "adapter-mismatch", "dropped-input", "warm-start", "constant-output",
             "identical-samples", "single-sample", "trace-refused")
 
 #: the fix of each hazard kind, in a few words (the hazard's own message has the long form)
 FIXES = {
+    "undeclared-state": "declare the recurrent state of {node}: annotate.state_tensors() before the forward "
+                        "pass and annotate.update_state() with the new state after it, then trace again",
     "frozen-constant": "keep that value in torch operations on the traced tensors (no .item(), float(), "
                        "NumPy call or Python branch), or declare it with annotate.input_tensors() for {node}, "
                        "then trace again",
@@ -38,6 +40,7 @@ FIXES = {
 }
 #: the fix of each hazard kind in a table cell (the trace view's "advice" column)
 ADVICE = {
+    "undeclared-state": "annotate.state_tensors() / update_state()",
     "frozen-constant": "torch ops, or annotate.input_tensors()",
     "trace-loss": "torch ops, not .item() / if",
     "mutated-after-trace": "freeze the state while tracing, or annotate.state_tensors()",
@@ -61,6 +64,7 @@ def advice(kinds: list[str]) -> str | None:
 
 #: a hazard kind in a few words (the views' reason words)
 HAZARD_WORDS = {
+    "undeclared-state": "a recurrent state that is not declared was frozen into the graph as a constant",
     "frozen-constant": "a value that changes from pass to pass was frozen into the graph as a constant",
     "trace-loss": "a value left the traced graph while tracing",
     "mutated-after-trace": "module state changed after it was traced",
