@@ -18,6 +18,7 @@ from __future__ import annotations
 #: modules of the "timing" unit (run one after another on one worker)
 TIMING = (
     "tests/integration/test_safety_signals.py",        # SIGTERM to a pool sweep: pipes closed within 6 s
+    "tests/integration/test_safety_interrupts.py",     # Ctrl-C / SIGTERM at exact points of prepare, compile
     "tests/integration/test_safety_new_commands.py",   # Ctrl-C into a pool sweep as it writes a build
     "tests/integration/test_safety_egress.py",         # a traced sweep of 20 s with two pool workers
     "tests/integration/test_safety_check_first.py",    # refusals within 60 s

@@ -127,8 +127,23 @@ def _end_process(status: int) -> None:
     if os.environ.get("LEAPP_LAB_FULL_EXIT", "") not in ("", "0"):
         return
     import atexit
+    import signal
     import threading
 
+    from leapp_lab.signals import exit_status
+
+    late: list[int] = []
+
+    def hold(sig: int, frame) -> None:
+        # the command is done and committed; the hooks below only clean up (temporary folders,
+        # pools), so a Ctrl-C or SIGTERM now lets them finish, and the exit says it came. A second
+        # one stops waiting for them (a thread that never ends).
+        if late:
+            os._exit(exit_status(late[0]))
+        late.append(sig)
+
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, hold)
     try:
         shutdown = getattr(threading, "_shutdown", None)   # what Py_FinalizeEx calls first
         if shutdown is not None:
@@ -136,6 +151,10 @@ def _end_process(status: int) -> None:
         atexit._run_exitfuncs()
     except BaseException:   # noqa: BLE001 - a hook that fails: let the interpreter exit its own way
         return
+    if late and status not in (exit_status(signal.SIGINT), exit_status(signal.SIGTERM)):
+        print("leapp-lab: interrupted after the command had finished and saved its outputs",
+              file=sys.stderr)
+        status = exit_status(late[0])
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -154,12 +173,19 @@ def _run(argv: list[str] | None) -> int:
         parser.print_help()
         return 2
     debug = bool(getattr(args, "debug", False)) or os.environ.get("LEAPP_LAB_DEBUG", "") not in ("", "0")
-    from leapp_lab.signals import terminate_as_interrupt
+    from leapp_lab.signals import interruption, received, terminate_as_interrupt
+    sig = None
     try:
         with terminate_as_interrupt():      # SIGTERM unwinds like Ctrl-C: nothing left behind, exit 143
-            return int(handlers[args.command](args) or 0)
+            try:
+                status = int(handlers[args.command](args) or 0)
+            finally:
+                sig = received()
     except BaseException as exc:  # noqa: BLE001 - every way out gets one exit status
-        return _failed(args.command, exc, debug)
+        return _failed(args.command, exc, debug, sig)
+    if sig is not None:     # a library swallowed the interrupt: the command still was interrupted
+        return _failed(args.command, interruption(sig), debug, sig)
+    return status
 
 
 def unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: list[str]) -> None:
@@ -174,23 +200,27 @@ def unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: li
     p.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {like[0]}?)" if like else ""))
 
 
-def _failed(command: str, exc: BaseException, debug: bool) -> int:
-    """Exit status and stderr for an exception that left a command (see the module docstring)."""
+def _failed(command: str, exc: BaseException, debug: bool, sig: int | None = None) -> int:
+    """Exit status and stderr for an exception that left a command (see the module docstring).
+    ``sig``: the signal that reached the command meanwhile, whatever exception it became (a Ctrl-C
+    during ``import onnxruntime`` leaves as an ImportError from its native initialiser)."""
+    import signal
+
     from leapp_lab._compat import UnsupportedLeapp
     from leapp_lab.model.errors import UserError
     from leapp_lab.model.safepaths import ENVIRONMENT_ERRNOS, oserror_line
-    from leapp_lab.signals import EXIT_TERMINATED, Terminated
+    from leapp_lab.signals import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated
 
     if isinstance(exc, SystemExit):
         raise exc
     if debug:
         traceback.print_exception(exc)
-    if isinstance(exc, Terminated):
+    if isinstance(exc, Terminated) or sig == signal.SIGTERM:
         print("leapp-lab: terminated (SIGTERM); nothing half-written was left behind", file=sys.stderr)
         return EXIT_TERMINATED
-    if isinstance(exc, KeyboardInterrupt):
-        print("leapp-lab: interrupted", file=sys.stderr)
-        return 130
+    if isinstance(exc, KeyboardInterrupt) or sig == signal.SIGINT:
+        print("leapp-lab: interrupted; nothing half-written was left behind", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if isinstance(exc, (UsageError, UserError, UnsupportedLeapp)):
         say(f"leapp-lab {command}: error: {exc}", file=sys.stderr)
         return 2

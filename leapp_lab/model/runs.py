@@ -16,6 +16,8 @@ import uuid
 from pathlib import Path
 from typing import Callable, Sequence
 
+from leapp_lab.signals import commit_guard
+
 from .jsonio import atomic_file, atomic_write_text
 from .safepaths import check_replaceable, make_folders, remove_made, staged, writing
 
@@ -72,20 +74,22 @@ class RunFolder:
         if self.committed:
             return self.final_path
         moved = False
-        try:
-            # 'latest' is written to its temporary sibling first (the step that can fill a disk);
-            # then the two renames, which need no space
-            with atomic_file(self.root / LATEST) as fh:
-                fh.write((self.run_id + "\n").encode("utf-8"))
-                fh.flush()
-                os.replace(self.path, self.final_path)
-                moved = True
-        except BaseException:
-            if moved and self.final_path.is_dir():
-                os.replace(self.final_path, self.path)     # the caller removes it; latest unchanged
-            raise
-        self.path = self.final_path
-        self.committed = True
+        # a Ctrl-C in here waits for the end: the run and its 'latest' move together, or neither
+        with commit_guard():
+            try:
+                # 'latest' is written to its temporary sibling first (the step that can fill a
+                # disk); then the two renames, which need no space
+                with atomic_file(self.root / LATEST) as fh:
+                    fh.write((self.run_id + "\n").encode("utf-8"))
+                    fh.flush()
+                    os.replace(self.path, self.final_path)
+                    moved = True
+            except BaseException:
+                if moved and self.final_path.is_dir():
+                    os.replace(self.final_path, self.path)     # the caller removes it; latest unchanged
+                raise
+            self.path = self.final_path
+            self.committed = True
         return self.final_path
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -237,13 +237,15 @@ def unfused_warning(taps) -> str:
 
 def _replace(tmp: Path, final: Path) -> None:
     """Put ``tmp`` where ``final`` is; the old build is removed only once the new one is in place."""
-    if final.exists() or final.is_symlink():
-        old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
-        os.replace(final, old)
-        os.replace(tmp, final)
-        shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
-    else:
-        os.replace(tmp, final)
+    from leapp_lab.signals import commit_guard
+    with commit_guard():    # a Ctrl-C between the two renames would leave no build at --out
+        if final.exists() or final.is_symlink():
+            old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
+            os.replace(final, old)
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
+        else:
+            os.replace(tmp, final)
 
 
 def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: Path, say, progress,

@@ -30,8 +30,9 @@ LEAVES = ("taps", "engines", "compare", "trace", "deep")
 #: LEAPP node's traced FX graph saved and rebuilt) and the process-wide modules (egress, _compat,
 #: signals: how Ctrl-C and SIGTERM unwind)
 BELOW_LEAVES = ("model", "onnxio", "numerics", "fxio", "egress", "_compat", "signals")
-#: each lower package and what it may import of leapp_lab (model: nothing but the display call)
-LOWER = {"model": set(), "onnxio": {"model"}, "numerics": {"model"}, "fxio": {"model"}, "egress": set(),
+#: each lower package and what it may import of leapp_lab (model: nothing but the display call and
+#: signals, which imports nothing: its commits hold Ctrl-C back until every output is renamed)
+LOWER = {"model": {"signals"}, "onnxio": {"model"}, "numerics": {"model"}, "fxio": {"model"}, "egress": set(),
          "_compat": set(), "signals": set()}
 #: the packages that compose leaves (steps) and the shells over them (cli, magics)
 ORCHESTRATORS = ("steps", "cli", "magics")

@@ -1,5 +1,6 @@
 """leapp_lab.signals.signals_deferred: a Ctrl-C or SIGTERM that lands inside the block is delivered
 after it, to the handler in place before, so a temporary folder is always made *and* recorded."""
+import os
 import signal
 
 import pytest
@@ -61,3 +62,63 @@ def test_a_signal_right_after_the_extraction_folder_is_made_leaves_no_folder(tmp
     with terminate_as_interrupt(), pytest.raises(exc):
         OpenBuild(archive)
     assert list(scratch.iterdir()) == []
+
+
+def test_a_ctrl_c_during_a_commit_waits_until_every_rename_is_done(tmp_path):
+    """``staged``: the renames that commit several outputs. A Ctrl-C after the first one used to
+    leave the first output new and the others old."""
+    from leapp_lab.model.safepaths import staged
+    finals = [tmp_path / n for n in ("a", "b", "c")]
+    for f in finals:
+        f.write_text("old")
+    real = os.replace
+
+    def replace_then_signal(src, dst, *a, **kw):
+        real(src, dst, *a, **kw)
+        if str(dst).endswith("/a"):
+            signal.raise_signal(signal.SIGINT)
+
+    with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(os, "replace", replace_then_signal)
+            with staged(finals) as tmps:
+                for t in tmps:
+                    t.write_text("new")
+    assert [f.read_text() for f in finals] == ["new", "new", "new"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "c"]
+
+
+def test_a_run_folder_committed_inside_staged_holds_ctrl_c_until_the_files_are_renamed(tmp_path):
+    """save_run_with: the run commits inside the block whose --json is renamed at its end. A Ctrl-C
+    as the run committed left the run and 'latest' without the --json."""
+    from leapp_lab.model.runs import RunFolder
+    from leapp_lab.model.safepaths import staged
+    js = tmp_path / "out.json"
+    with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):
+        with staged([js]) as (tmp,):
+            with RunFolder(tmp_path / "lab", label="t") as run:
+                (run.path / "report.json").write_text("{}")
+                tmp.write_text("{}")
+                run.commit()
+                signal.raise_signal(signal.SIGINT)      # the run has committed: the rest must too
+    assert js.read_text() == "{}"
+    assert (tmp_path / "lab" / "latest").is_file()
+
+
+def test_a_signal_swallowed_by_a_library_still_stops_the_next_commit(tmp_path):
+    """onnxruntime's native initialiser turns a Ctrl-C into an ImportError; code that catches that
+    and goes on must not commit anything afterwards."""
+    from leapp_lab.model.safepaths import staged
+    from leapp_lab.signals import received
+    final = tmp_path / "out"
+    with terminate_as_interrupt():
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except Terminated:
+            pass                                  # what a library that swallows it does
+        assert received() == signal.SIGTERM
+        with pytest.raises(Terminated):
+            with staged([final]) as (tmp,):
+                tmp.write_text("new")
+    assert not final.exists() and list(tmp_path.iterdir()) == []
+    assert received() is None                     # the next command in this process starts afresh

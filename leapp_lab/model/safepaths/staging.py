@@ -11,6 +11,8 @@ import uuid
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from leapp_lab.signals import commit_guard, transaction
+
 
 @contextlib.contextmanager
 def writing(path: str | os.PathLike, *, rename: bool = False) -> Iterator[None]:
@@ -103,10 +105,12 @@ def staged(finals: Sequence[str | os.PathLike]) -> Iterator[list[Path]]:
         f.parent.mkdir(parents=True, exist_ok=True)
     tmps = [stage_path(f) for f in finals]
     try:
-        yield tmps
-        for t, f in zip(tmps, finals):
-            if t.exists():
-                replace_path(t, f)
+        with transaction():     # a run folder committed in the block holds Ctrl-C to its end
+            yield tmps
+            with commit_guard():    # every output renamed, or none: a Ctrl-C here waits for the last
+                for t, f in zip(tmps, finals):
+                    if t.exists():
+                        replace_path(t, f)
     except OSError as exc:
         for t, f in zip(tmps, finals):     # name the output the user asked for, not its temp sibling
             if exc.errno is not None and exc.filename is not None and str(t) in str(exc.filename):
