@@ -100,11 +100,13 @@ def _process_context():
 
 
 @contextlib.contextmanager
-def sweep_executor(jobs: int | None = None, dask: Any = None,
-                   executor: cf.Executor | None = None) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
+def sweep_executor(jobs: int | None = None, dask: Any = None, executor: cf.Executor | None = None,
+                   work: int | None = None) -> Iterator[tuple[cf.Executor, ExecutorInfo]]:
     """``(executor, info)`` for a sweep (module doc); shut down (and a client we opened closed) on
     exit. ``executor``: use this one as is (the caller owns it; ``jobs`` says how many it runs
-    at once, default 1)."""
+    at once, default 1). ``work``: the most tasks the sweep ever has at once; a local pool starts
+    no more workers than that (``--jobs 1000`` for four builds a round started 121 processes that
+    had nothing to do), and one task at a time runs in this process."""
     if executor is not None:
         yield executor, ExecutorInfo(type(executor).__name__, int(jobs or 1))
         return
@@ -116,6 +118,8 @@ def sweep_executor(jobs: int | None = None, dask: Any = None,
     n = default_jobs() if jobs is None else int(jobs)
     if n < 1:
         raise ValueError(f"jobs={n}: must be >= 1 (1 runs the builds in this process)")
+    if work is not None:
+        n = max(1, min(n, int(work)))
     if n == 1:
         yield InlineExecutor(), ExecutorInfo("inline", 1)
         return

@@ -25,6 +25,7 @@ TIMING = (
     "tests/integration/test_safety_exits.py",          # exits within 30 s
     "tests/integration/test_safety_files.py",          # special files refused within 5 s each
     "tests/integration/test_repair.py",                # two-worker pool and Dask LocalCluster sweeps
+    "tests/integration/test_repair_jobs.py",           # repair --jobs 1000: the pool's workers counted
     "tests/integration/test_bench_verify.py",          # the benchmarks: timings of fresh processes
     "tests/integration/test_bench_local.py",
     "tests/integration/test_bench_repair.py",          # one worker against two

@@ -38,7 +38,7 @@ from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
 from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made, staged
 
 from . import REPAIRABLE  # engines repair can rebuild with segments in fp32 (sweeps/__init__)
-from .repair_segments import keep_fp32, segments
+from .repair_segments import keep_fp32, most_at_once, segments
 from .prepare_node import TraceGraphRefused
 from .repair_tasks import build_and_verify
 
@@ -58,7 +58,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     (default ``<onnx stem>.npz``). ``engine``: ort-int8 | ort-fp16 | trt-fp16. ``target_nrmse``:
     every model output's nrmse (a fraction) must end at or below it. ``budget``: most builds in all
     (None: no limit). ``jobs``: builds at once in a local process pool (default: the CPU count, at
-    most 8; 1: in this process); ``dask``: a Dask scheduler address or ``distributed.Client`` (default
+    most 8; 1: in this process; never more than the sweep has builds at once, ``most_at_once``); ``dask``: a Dask scheduler address or ``distributed.Client`` (default
     ``$LEAPP_LAB_DASK``); ``executor``: any ``concurrent.futures.Executor`` instead (``jobs`` = how
     many it runs at once). ``progress(stage, done, total)``: after each build. ``rank``: ``output``
     (default: a sweep build per segment, ranked by the output error left) or ``excess`` (by each
@@ -105,7 +105,7 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
                           segments=segs, warnings=warnings, rank=rank)
     made: list[Path] = []
     try:
-        with sweep_executor(jobs, dask, executor) as (ex, info):
+        with sweep_executor(jobs, dask, executor, work=most_at_once(len(segs), budget, rank)) as (ex, info):
             # made once the executor is up: an unreachable cluster leaves no folder behind
             made = make_folders(sweep_dir)
             report.workers, report.executor, report.address = info.workers, info.kind, info.address

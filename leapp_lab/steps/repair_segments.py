@@ -75,3 +75,11 @@ def keep_fp32(segs: list[Segment], names) -> list[str]:
     """The node names to keep in fp32 for the segments named ``names``."""
     want = set(names)
     return sorted({n for s in segs if s.name in want for n in s.keep})
+
+
+def most_at_once(segments: int, budget: int | None, rank: str) -> int:
+    """The most builds a repair has at once: ``output``, its first round (one build per segment, or
+    what the budget leaves beside the baseline and the proof); ``excess``, one at a time."""
+    if rank == "excess":
+        return 1
+    return max(1, segments if budget is None else min(segments, int(budget) - 2))
