@@ -29,7 +29,8 @@ from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, Buil
                                    ObserverEffect)
 from leapp_lab.model.errors import UnusableInput
 from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
-from leapp_lab.model.safepaths import check_input_file, check_outputs, room_problem, writing
+from leapp_lab.model.safepaths import (check_input_file, check_outputs, make_folders, no_room_error,
+                                      remove_made, room_problem, writing)
 from leapp_lab.onnxio.manifest import read_manifest, strip_taps
 
 from leapp_lab.engines import get_engine
@@ -170,7 +171,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     tmp = out_path.with_name(f".{out_path.name}.tmp-{uuid.uuid4().hex[:8]}")
     work = tmp if not archive else tmp.with_name(tmp.name + ".d")
     with writing(out_path, rename=True):
-        work.mkdir(parents=True)
+        made = make_folders(work)       # removed again on failure, --out's new parents included
     try:
         report = _build(eng, model, manifest, feeds, work, onnx_path, npz_path, say, progress, naive_check)
         report.keep_fp32 = keep
@@ -190,13 +191,18 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
             shutil.rmtree(work)
         _replace(tmp, out_path)
     except BaseException as exc:
-        # an engine that could not write its files says only "serialization failed": a full or
-        # read-only location is the user's to fix (exit 2), not a failed build
+        # an engine that could not write its files says only "serialization failed", and onnx's
+        # own save an EFBIG / ENOSPC that names no file: a full or read-only location is the
+        # user's to fix (exit 2, naming the build), not a failed build
         room = (room_problem(work if work.is_dir() else out_path.parent, onnx_path.stat().st_size)
                 if isinstance(exc, CompileError) else None)
+        full = no_room_error(exc, out_path)
         shutil.rmtree(work, ignore_errors=True)
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True) if tmp.is_dir() else tmp.unlink()
+        remove_made(made)
+        if full is not None:
+            raise full from exc
         if room is not None:
             raise OSError(room.errno, room.strerror, str(out_path)) from exc
         raise

@@ -144,8 +144,17 @@ def build_node_engine(run: Any, node: str, engine: str, *, taps: list[str] | Non
     except EngineUnavailable as exc:
         out.status, out.error = "unavailable", _why(exc)
     except (UserError, ValueError, RuntimeError, OSError) as exc:
+        _machine(exc)
         out.status, out.error = "failed", f"compile: {_why(exc)}"
     return out
+
+
+def _machine(exc: BaseException) -> None:
+    """Re-raise a write that found no room (a full disk, ``ulimit -f``): the machine's to fix, exit 2
+    naming the path, never a node's failed step."""
+    from leapp_lab.model.safepaths import no_room
+    if no_room(exc) is not None:
+        raise exc
 
 
 def _graph_of(run: Any) -> GraphReport:
@@ -169,6 +178,7 @@ def verify_node(b: NodeBuild, local: bool = False, progress: Progress | None = N
     try:
         v = verify(b.reference, b.build.path, local=local, progress=progress)
     except (UserError, ValueError, RuntimeError, OSError) as exc:
+        _machine(exc)
         entry.status, entry.error = "failed", f"verify: {_why(exc)}"
         return entry
     entry.verify_run = str(Path(v.path).resolve()) if v.path else None
@@ -182,14 +192,30 @@ def run_node_engines(graph: GraphReport, opts: NodeOptions, progress: Progress |
     """Every exported node of ``graph`` (a compiled trace with a run folder) prepared, built for
     each engine of ``opts`` and verified; fills ``node.engines`` and ``graph.pipeline_engines``
     and writes the run's report.json again. Returns ``{(node, engine): NodeBuild}``."""
-    from .pipeline_engines import pipeline_engines
     if not opts.wanted or graph.status != "compiled" or not graph.run_dir:
         return {}
     nodes = [n for n in graph.nodes if n.backend]
     total = len(nodes) * len(opts.engines)
-    done = 0
     say = progress or (lambda stage, d, t: None)
     builds: dict = {}
+    # the node build folders this call makes: on a full disk (or Ctrl-C) they go again, since the
+    # report.json that would name them is never written
+    made = [node_folder(graph, nr) for nr in nodes if not node_folder(graph, nr).exists()]
+    try:
+        _all_nodes(graph, opts, nodes, builds, say, total)
+    except BaseException:
+        from leapp_lab.model.safepaths import remove_path
+        for d in made:
+            remove_path(d)
+        raise
+    return builds
+
+
+def _all_nodes(graph: GraphReport, opts: NodeOptions, nodes: list, builds: dict, say, total: int) -> None:
+    """The loop of :func:`run_node_engines`: each node prepared, built and verified, then the
+    pipeline on each engine, and the run's report.json written again."""
+    from .pipeline_engines import pipeline_engines
+    done = 0
     for nr in nodes:
         nr.engines = []
         say(f"node {nr.name}: prepare from the trace", done, total)
@@ -197,6 +223,7 @@ def run_node_engines(graph: GraphReport, opts: NodeOptions, progress: Progress |
             prepared = prepare_node(graph, nr, opts.taps, opts.op_taps)
             perr = None
         except (UserError, ValueError) as exc:
+            _machine(exc)
             prepared, perr = None, f"prepare: {_why(exc)}"
         for engine in opts.engines:
             say(f"node {nr.name}: compile {engine}", done, total)
@@ -212,13 +239,13 @@ def run_node_engines(graph: GraphReport, opts: NodeOptions, progress: Progress |
     try:
         graph.pipeline_engines = pipeline_engines(graph, builds, opts.engines)
     except Exception as exc:  # noqa: BLE001 - the node entries stand; the pipeline says what failed
+        _machine(exc)
         from leapp_lab.model.trace import LogRecord
         graph.pipeline_engines = []
         graph.log.append(LogRecord("ERROR", 40, f"leapp_lab: the pipeline on {', '.join(opts.engines)} "
                                                 f"could not run: {_why(exc)}", "leapp_lab engines"))
     say("done", total, total)
     save_graph_report(graph)
-    return builds
 
 
 def save_graph_report(graph: GraphReport) -> None:

@@ -35,7 +35,7 @@ from leapp_lab.model.errors import InvalidOption
 from leapp_lab.model.jsonio import write_json
 from leapp_lab.model.repair import Proof, RepairReport, Trial, sort_key, worst
 from leapp_lab.model.runs import LATEST, RUNS_DIRNAME, RunFolder, lab_dir
-from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, remove_made, staged
+from leapp_lab.model.safepaths import check_input_file, check_outputs, make_folders, no_room, remove_made, staged
 
 from . import REPAIRABLE  # engines repair can rebuild with segments in fp32 (sweeps/__init__)
 from .repair_segments import keep_fp32, most_at_once, segments
@@ -57,8 +57,8 @@ def repair(reference, onnx, engine: str = "ort-int8", target_nrmse: float = 0.01
     ``reference``: prepare's model.reference.npz; ``onnx``: the prepared model; ``npz``: its inputs
     (default ``<onnx stem>.npz``). ``engine``: ort-int8 | ort-fp16 | trt-fp16. ``target_nrmse``:
     every model output's nrmse (a fraction) must end at or below it. ``budget``: most builds in all
-    (None: no limit). ``jobs``: builds at once in a local process pool (default: the CPU count, at
-    most 8; 1: in this process; never more than the sweep has builds at once, ``most_at_once``); ``dask``: a Dask scheduler address or ``distributed.Client`` (default
+    (None: no limit). ``jobs``: builds at once in a local pool (default: the CPU count, at most 8;
+    1: in this process; at most ``most_at_once``); ``dask``: a Dask scheduler address or ``distributed.Client`` (default
     ``$LEAPP_LAB_DASK``); ``executor``: any ``concurrent.futures.Executor`` instead (``jobs`` = how
     many it runs at once). ``progress(stage, done, total)``: after each build. ``rank``: ``output``
     (default: a sweep build per segment, ranked by the output error left) or ``excess`` (by each
@@ -230,6 +230,8 @@ class _Sweep:
             except TraceGraphRefused:     # every build reads that node graph: no trial can use it
                 raise
             except Exception as exc:  # noqa: BLE001 - a worker's failure is one failed trial
+                if no_room(exc) is not None:    # but a full disk is the machine's: exit 2 naming it
+                    raise
                 results[i] = {"ok": False, "outputs": {}, "reasons": [], "growth": {}, "seconds": 0.0,
                               "reason": f"the build raised {type(exc).__name__}: {str(exc)[:400]}"}
             done += 1

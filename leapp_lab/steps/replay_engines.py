@@ -27,6 +27,7 @@ from leapp_lab.deep.common import Progress, failed_reason, report_progress, reso
 from leapp_lab.deep.engine_replay import DEFAULT_MAX_NRMSE, engine_replay
 from leapp_lab.deep.replay import run_replay
 from leapp_lab.model.replay import EngineNode, EngineReplay, ReplayResult
+from leapp_lab.model.safepaths import no_room
 from leapp_lab.model.sections import save_section
 from leapp_lab.model.trace import GraphReport
 
@@ -116,20 +117,28 @@ def build_node(graph: GraphReport, arrays: dict, node: Any, engine: str, say: Ca
         from leapp_lab.engines.feeds import check_calibration
         for note in check_calibration(feeds, src, engine):
             say(note)
+    from leapp_lab.model.safepaths import make_folders, no_room_error, remove_made
+    from leapp_lab.signals import commit_guard
     tmp = root.with_name(f".{root.name}.tmp-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir(parents=True)
+    made = make_folders(tmp)
     try:
         say(f"{engine}: building node {node.name!r} from {src.name} ({len(feeds)} recorded samples"
             + (" as int8 calibration" if eng.precision == "int8" else "") + ")")
         eng.build(model, [], feeds, tmp, say, progress)
         (tmp / "source.json").write_text(json.dumps({"artifact": str(src), "sha256": sha, "engine": engine,
                                                      "calibration_samples": len(feeds)}))
-        if root.exists():
-            shutil.rmtree(root)
-        root.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, root)
-    except BaseException:
+        with commit_guard():
+            if root.exists():
+                shutil.rmtree(root)
+            os.replace(tmp, root)
+    except BaseException as exc:
+        # a full disk is the machine's, never the engine's failure: named (exit 2), and the folders
+        # this build made go with it (no replay_engines/<engine>/ that no section names)
+        full = no_room_error(exc, root, probe=tmp.parent, nbytes=src.stat().st_size)
         shutil.rmtree(tmp, ignore_errors=True)
+        remove_made(made)
+        if full is not None:
+            raise full from exc
         raise
     return art, "built here"
 
@@ -214,6 +223,8 @@ def run_engines(graph: GraphReport, arrays: dict, res: ReplayResult, saved: dict
             res.engines.append(EngineReplay(engine=name, status="unavailable", reason=str(exc)))
             continue
         except Exception as exc:
+            if no_room(exc) is not None:    # the disk, not the engine: exit 2 naming the path
+                raise
             res.engines.append(EngineReplay(engine=name, status="failed",
                                             reason=failed_reason(f"building the pipeline for {name}", exc)))
             continue

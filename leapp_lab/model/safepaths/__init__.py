@@ -26,9 +26,9 @@ from .recognise import (HTML_MARKER, PURPOSES, Purpose, is_build, is_html_report
                         is_node_data, json_kind, npz_has_member)
 from .prepare_record import PREPARE_WRITTEN, prepare_purposes, prepare_written
 from .outputs import check_outputs, check_replaceable, check_writable, enclosing_build
-from .staging import (make_folders, remove_made, remove_path, replace_path, room_problem, stage_path, staged,
-                      writing)
-from .oserrors import ENVIRONMENT_ERRNOS, oserror_line
+from .staging import (make_folders, no_room_error, remove_made, remove_path, replace_path, room_problem,
+                      stage_path, staged, writing)
+from .oserrors import ENVIRONMENT_ERRNOS, NO_ROOM_ERRNOS, no_room, oserror_line
 
 __all__ = [
     "check_input_file", "check_input_path", "is_file_name", "kind_of", "open_input", "optional_input",
@@ -37,5 +37,5 @@ __all__ = [
     "npz_has_member", "PREPARE_WRITTEN", "prepare_purposes", "prepare_written", "check_outputs",
     "check_replaceable", "check_writable", "enclosing_build", "make_folders", "remove_made",
     "remove_path", "replace_path", "room_problem", "stage_path", "staged", "writing",
-    "ENVIRONMENT_ERRNOS", "oserror_line",
+    "ENVIRONMENT_ERRNOS", "oserror_line", "NO_ROOM_ERRNOS", "no_room", "no_room_error",
 ]

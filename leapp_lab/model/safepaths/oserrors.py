@@ -22,6 +22,22 @@ _HINTS = {
 }
 #: errnos that describe the machine (disk, permissions, paths), never a bug: exit 2, one line
 ENVIRONMENT_ERRNOS = frozenset(_HINTS)
+#: a write that found no room: a full disk, a quota, the file size limit (``ulimit -f``)
+NO_ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def no_room(exc: BaseException | None) -> OSError | None:
+    """The OSError of a write that found no room, in ``exc`` or in what caused it (a library that
+    wraps it in an error of its own keeps it as the cause or the context); None when there is none.
+    Such an error is the machine's, never a finding about a model: callers that record a failed
+    step as a result re-raise it (exit 2 naming the path)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in NO_ROOM_ERRNOS:
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def oserror_line(exc: OSError) -> str:

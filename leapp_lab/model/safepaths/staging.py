@@ -48,6 +48,29 @@ def room_problem(folder: Path, nbytes: int) -> OSError | None:
             probe.unlink()
 
 
+def no_room_error(exc: BaseException, where: str | os.PathLike, probe: Path | None = None,
+                  nbytes: int = 1 << 20) -> OSError | None:
+    """``exc`` as the OSError of a write that found no room, naming the file it names or else
+    ``where`` (the output the user knows: never a hidden ``.NAME.tmp-*`` sibling), or None when it
+    is something else. ``probe``: a folder
+    to try writing ``nbytes`` into when ``exc`` says nothing about the disk (onnxruntime reports a
+    full disk as "serialization failed" or a protobuf error): no room there is the cause."""
+    from .oserrors import NO_ROOM_ERRNOS, no_room
+    full = no_room(exc)
+    if full is None and probe is not None and isinstance(exc, Exception) and not isinstance(exc, OSError):
+        while not probe.is_dir() and probe != probe.parent:
+            probe = probe.parent
+        full = room_problem(probe, nbytes)
+        if full is not None and full.errno not in NO_ROOM_ERRNOS:
+            full = None
+    if full is None:
+        return None
+    named = full.filename
+    if named is None or any(part.startswith(".") and ".tmp" in part for part in Path(str(named)).parts):
+        named = str(where)
+    return OSError(full.errno, full.strerror or os.strerror(full.errno), named)
+
+
 def make_folders(path: str | os.PathLike) -> list[Path]:
     """``mkdir -p path``; returns the folders it made, innermost first (for :func:`remove_made`)."""
     p = Path(path)
