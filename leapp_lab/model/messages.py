@@ -35,7 +35,14 @@ _NOT_USER = tuple({_OURS, *(os.path.join(os.path.realpath(sysconfig.get_paths()[
 def failed_reason(what: str, exc: BaseException) -> str:
     """The reason of a section whose check raised: the error and where it came from, the innermost
     line of the user's own code (a step_fn, a model); none when leapp_lab raised it itself (its
-    message already says what to fix) and no user code was running."""
+    message already says what to fix) and no user code was running.
+
+    A write that found no room (a full disk, ``ulimit -f``) is never a section's reason: it is
+    raised again here, where every check turns its failure into a result, and the command exits 2
+    naming the path (docs/safety.md, "A full disk is never a finding")."""
+    from .safepaths.oserrors import no_room
+    if no_room(exc) is not None:
+        raise exc
     tb = traceback.extract_tb(exc.__traceback__)
     # only what leapp_lab called: the frames of whoever caught it (outside the check) are not the cause
     first = next((i for i, fr in enumerate(tb) if os.path.realpath(fr.filename).startswith(_OURS)), -1)

@@ -73,6 +73,21 @@ def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
         raise ValueError(f"graph {graph.name!r} has no graph directory to write its run into")
     gdir = Path(graph.graph_dir)
     report = new_report([graph], **report_kw)
+    before = (graph.run_id, graph.run_dir)
+    try:
+        run = _commit_run(graph, gdir, report, arrays, log_file, tap_arrays, node_graphs)
+    except BaseException:
+        # no run folder: nothing may write into the one that was not committed (the deep checks,
+        # the node builds would make runs/<id>/ again, a folder without its report.json)
+        graph.run_id, graph.run_dir = before
+        raise
+    report.path = run.final_path
+    report._arrays = dict(arrays)
+    return report
+
+
+def _commit_run(graph: GraphReport, gdir: Path, report: TraceReport, arrays: dict, log_file: str | None,
+                tap_arrays: dict | None, node_graphs: dict | None) -> RunFolder:
     with RunFolder(lab_dir(gdir), label=graph.name) as run:
         graph.run_id = run.run_id
         graph.run_dir = str(run.final_path)
@@ -104,6 +119,4 @@ def save_graph_run(graph: GraphReport, arrays: dict[str, np.ndarray], *,
             if n.saved_graph and n.name in (node_graphs or {}):
                 fx_store.write(run.path / n.saved_graph, *node_graphs[n.name])
         report.save(run.path)
-    report.path = run.final_path
-    report._arrays = dict(arrays)
-    return report
+    return run

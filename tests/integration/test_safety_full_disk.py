@@ -124,3 +124,15 @@ def test_repair_at_the_file_size_limit_names_the_path_and_leaves_no_repair_folde
     line = assert_refused(r, str(w["dir"] / "rep" / "repair"), "File too large")
     assert "cannot be built" not in line
     assert tree(w["dir"]) == before                    # no rep/, no repair/<id>/, no run
+
+
+def test_a_trace_run_that_could_not_be_written_gets_no_deep_check_files(tmp_path):
+    """``run --replay --exporters`` at a file size limit that the run folder's report.json exceeds.
+    Before: the run folder was not committed, yet the exporter re-runs and exporters.json were
+    written into runs/<id>/ anyway: a run folder without report.json, named by nothing."""
+    r = cli("run", PIPELINES / "clean_mlp.py", "--replay", "2", "--exporters", "policy", "--quiet", "--",
+            tmp_path / "out", fsize=24 * 1024, timeout=600)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert "could not write the run folder of graph 'clean_mlp'" in r.stderr and "File too large" in r.stderr
+    lab = tmp_path / "out" / "clean_mlp" / "leapp_lab"
+    assert not lab.exists(), sorted(str(p.relative_to(lab)) for p in lab.rglob("*"))

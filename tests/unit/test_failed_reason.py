@@ -33,3 +33,25 @@ def test_leapp_labs_own_check_of_what_the_step_fn_returned_names_no_leapp_lab_li
     # before: "KeyError: step_fn returned 'nope' ... (at stepfn.py:134)", a line of leapp_lab
     reason = _reason(lambda inputs, reset: {"nope": 1.0})
     assert "'nope'" in reason and "(at " not in reason, reason
+
+
+def test_a_full_disk_is_raised_again_never_a_sections_reason():
+    """Every deep check records its failure through failed_reason; a write that found no room is
+    the machine's (exit 2 naming the path), never "the replay raised OSError: … No space left"."""
+    import errno
+
+    import pytest
+
+    full = OSError(errno.ENOSPC, "No space left on device", "/run/replay.npz")
+    with pytest.raises(OSError) as got:
+        failed_reason("the replay", full)
+    assert got.value is full
+    try:            # a library's own error with the full disk as its cause
+        try:
+            raise OSError(errno.EFBIG, "File too large")
+        except OSError as e:
+            raise RuntimeError("serialization failed") from e
+    except RuntimeError as wrapped:
+        with pytest.raises(RuntimeError):
+            failed_reason("the exporter matrix", wrapped)
+    assert "PermissionError" in failed_reason("x", PermissionError(errno.EACCES, "denied"))
