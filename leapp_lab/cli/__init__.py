@@ -7,8 +7,8 @@ only removes its own subcommand.
 Exit status shared by every command (docs/safety.md): 2 and one line on stderr for input or output
 the user can fix (a ``UserError``, or an ``OSError`` of the machine: a full or read-only disk, a
 file where a folder is needed); 130 on Ctrl-C, 143 on SIGTERM (unwound the same way,
-``leapp_lab.signals``); 3 and the traceback for anything else, which is a
-bug in leapp_lab. ``--debug`` (or ``LEAPP_LAB_DEBUG=1``) prints the traceback in every case.
+``leapp_lab.signals``), wherever the signal landed and whatever exception a library made of it;
+3 and the traceback for anything else, which is a bug in leapp_lab. ``--debug`` (or ``LEAPP_LAB_DEBUG=1``) prints the traceback in every case.
 """
 from __future__ import annotations
 
