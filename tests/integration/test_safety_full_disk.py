@@ -108,7 +108,7 @@ def test_compile_at_the_file_size_limit_names_the_build_and_keeps_the_old_one(tm
     w = copy_prepared(tmp_path_factory, tmp_path / "w")
     before = tree(w["dir"])
     r = cli("compile", "build/model.onnx", "--engine", engine, "--out", "build/model.ort", "--force",
-            "--quiet", cwd=w["dir"], fsize=20 * 1024)
+            "--quiet", cwd=w["dir"], fsize=6 * 1024)
     assert_refused(r, "build/model.ort", "File too large")
     assert tree(w["dir"]) == before
 
