@@ -25,7 +25,7 @@ from .dc import Plain
 CACHE_FILE = "cache.json"
 CACHE_KIND = "leapp-lab-cache"
 #: bump when what a key covers changes meaning: every older record is then a miss
-KEY_VERSION = 1
+KEY_VERSION = 2
 _CHUNK = 1 << 20
 
 

@@ -233,3 +233,82 @@ def _checked_varint(b, i: int, end: int) -> tuple[int, int]:
     if j > end:
         raise ValueError("truncated protobuf varint")
     return v, j
+
+
+# ModelProto.functions / training_info; FunctionProto.node; TrainingInfoProto.initialization /
+# algorithm; GraphProto.sparse_initializer; NodeProto.attribute; AttributeProto.t / g / tensors /
+# graphs / sparse_tensor / sparse_tensors; SparseTensorProto.values / indices; TensorProto.external_data
+_MODEL_FUNCTIONS, _MODEL_TRAINING = 25, 20
+_F_NODE, _TI_GRAPHS = 7, (1, 2)
+_G_SPARSE, _N_ATTRIBUTE = 15, 5
+_A_TENSORS, _A_GRAPHS, _A_SPARSE = (5, 10), (6, 11), (22, 23)
+_S_TENSORS, _T_EXTERNAL = (1, 2), 13
+
+
+def external_data_locations(path: str | os.PathLike) -> list[str]:
+    """The ``location`` of every tensor of the ONNX file at ``path`` whose data lies in another file
+    (initializers, sparse initializers, node attributes, subgraphs and functions at any depth),
+    sorted, each once. Raises OSError, or ValueError for bytes that are not a protobuf message."""
+    with open(path, "rb") as fh:
+        try:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):
+            data = fh.read()
+    try:
+        found: set[str] = set()
+        for num, wt, _, vs, ve in fields(data, 0, len(data)):
+            if wt != _LEN:
+                continue
+            if num == _MODEL_GRAPH:
+                _graph_external(data, vs, ve, found)
+            elif num == _MODEL_FUNCTIONS:
+                _nodes_external(data, vs, ve, _F_NODE, found)
+            elif num == _MODEL_TRAINING:
+                for n2, w2, _, s2, e2 in fields(data, vs, ve):
+                    if n2 in _TI_GRAPHS and w2 == _LEN:
+                        _graph_external(data, s2, e2, found)
+        return sorted(found)
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def _graph_external(b, start: int, end: int, found: set[str]) -> None:
+    for num, wt, _, vs, ve in fields(b, start, end):
+        if wt != _LEN:
+            continue
+        if num == _G_INITIALIZER:
+            _tensor_external(b, vs, ve, found)
+        elif num == _G_SPARSE:
+            _sparse_external(b, vs, ve, found)
+    _nodes_external(b, start, end, _G_NODE, found)
+
+
+def _nodes_external(b, start: int, end: int, node_field: int, found: set[str]) -> None:
+    for num, wt, _, vs, ve in fields(b, start, end):
+        if num != node_field or wt != _LEN:
+            continue
+        for n2, w2, _, s2, e2 in fields(b, vs, ve):
+            if n2 != _N_ATTRIBUTE or w2 != _LEN:
+                continue
+            for n3, w3, _, s3, e3 in fields(b, s2, e2):
+                if w3 != _LEN:
+                    continue
+                if n3 in _A_TENSORS:
+                    _tensor_external(b, s3, e3, found)
+                elif n3 in _A_GRAPHS:
+                    _graph_external(b, s3, e3, found)
+                elif n3 in _A_SPARSE:
+                    _sparse_external(b, s3, e3, found)
+
+
+def _sparse_external(b, start: int, end: int, found: set[str]) -> None:
+    for num, wt, _, vs, ve in fields(b, start, end):
+        if num in _S_TENSORS and wt == _LEN:
+            _tensor_external(b, vs, ve, found)
+
+
+def _tensor_external(b, start: int, end: int, found: set[str]) -> None:
+    for num, wt, _, vs, ve in fields(b, start, end):
+        if num == _T_EXTERNAL and wt == _LEN and _last_string(b, vs, ve, _E_KEY) == "location":
+            found.add(_last_string(b, vs, ve, _E_VALUE))

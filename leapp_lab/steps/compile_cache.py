@@ -1,8 +1,9 @@
 """compile's cache: an unchanged prepared ONNX, input npz, engine and options reuse the previous build.
 
-The key covers the sha256 of the ONNX and of the npz, the engine, ``keep_fp32`` and the naive check,
-and the software (Python, onnx, onnxruntime, onnxruntime-extensions, numpy, leapp_lab's version and
-code). The record is ``cache.json`` in the build folder; a hit needs the same key and every file of
+The key covers the sha256 of the ONNX, of every external data file it names (weights saved beside
+it: onnxruntime reads them at build time) and of the npz, the engine, ``keep_fp32`` and the naive
+check, and the software (Python, onnx, onnxruntime, onnxruntime-extensions, numpy, leapp_lab's
+version and code). The record is ``cache.json`` in the build folder; a hit needs the same key and every file of
 the build as compile wrote it (size and sha256). An archive build (``--archive``) and the TensorRT
 engines (a plan belongs to the GPU it was built on) are always built (docs/taps.md).
 """
@@ -36,7 +37,11 @@ def check(onnx_path: Path, npz_path: Path, out_path: Path, engine: str, archive:
     if engine.startswith("trt"):
         return Check(CacheInfo(reason="not cached: a TensorRT engine is built for the GPU at hand"))
     keep = sorted({keep_fp32} if isinstance(keep_fp32, str) else set(map(str, keep_fp32 or ())))
-    parts = {"onnx": digest_file(onnx_path), "npz": digest_file(npz_path),
+    external = external_data_digest(onnx_path)
+    if external is None:
+        return Check(CacheInfo(reason=f"not cached: {onnx_path} cannot be read for the external data files "
+                                      f"it names"))
+    parts = {"onnx": digest_file(onnx_path), "external data": external, "npz": digest_file(npz_path),
              "engine": digest_bytes(engine.encode()),
              "options": digest_bytes(json.dumps({"keep_fp32": keep, "naive_check": bool(naive_check)}
                                                 | ({"quantizer": quantizer} if quantizer not in (None, "ort") else {})
@@ -51,6 +56,24 @@ def check(onnx_path: Path, npz_path: Path, out_path: Path, engine: str, archive:
                          reused_from=rec.get("created") if rec else None)
     info.checked_s = round(time.perf_counter() - t, 4)
     return Check(info, parts)
+
+
+def external_data_digest(onnx_path: Path) -> str | None:
+    """sha256 of every external data file the ONNX names (its location, and its bytes or that it is
+    missing); None when the ONNX cannot be parsed (the build then says what is wrong with it)."""
+    from leapp_lab.onnxio.wire import external_data_locations
+    try:
+        locations = external_data_locations(onnx_path)
+    except (OSError, ValueError):
+        return None
+    files = {}
+    for loc in locations:
+        p = onnx_path.parent / loc
+        try:
+            files[loc] = digest_file(p) if p.is_file() else "not a file"
+        except OSError as exc:
+            files[loc] = f"unreadable: {exc.strerror or exc}"
+    return digest_bytes(json.dumps(files, sort_keys=True).encode())
 
 
 def reuse(chk: Check, out_path: Path, onnx_path: Path, npz_path: Path, t_start: float):

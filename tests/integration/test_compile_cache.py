@@ -114,3 +114,37 @@ def test_force_and_edited_build(work, capsys):
 def test_archive_is_always_built(work):
     r, _ = _compile(work, out=work / "m.tgz", archive=True)
     assert not r.cache.hit and r.cache.reason.startswith("not cached: an archive")
+
+
+def test_changed_external_data_builds_again(work):
+    """An ONNX whose weights lie in an external data file: editing only that file is a change, and
+    the build made then computes what the current ONNX computes (a fresh build in another folder)."""
+    from onnx.external_data_helper import ExternalDataInfo
+
+    m = onnx.load(str(work / "m.onnx"))
+    onnx.save_model(m, str(work / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="m.onnx.data", size_threshold=256)
+    external = [t for t in onnx.load(str(work / "m.onnx"), load_external_data=False).graph.initializer
+                if t.data_location == onnx.TensorProto.EXTERNAL]
+    assert external and all(t.data_type == onnx.TensorProto.FLOAT for t in external)
+
+    old = {}
+
+    def change():       # the weights' bytes in m.onnx.data, in place; m.onnx stays as it is
+        old.update(np.load(work / "m.build" / "sample_outputs.npz"))
+        data = bytearray((work / "m.onnx.data").read_bytes())
+        for t in external:
+            info = ExternalDataInfo(t)
+            lo, hi = info.offset or 0, (info.offset or 0) + info.length
+            data[lo:hi] = (np.frombuffer(bytes(data[lo:hi]), np.float32) * -3).tobytes()
+        (work / "m.onnx.data").write_bytes(bytes(data))
+
+    r = _changed(work, "changed: external data", change)
+    reused = np.load(work / "m.build" / "sample_outputs.npz")
+    fresh, _ = _compile(work, out=work / "fresh.build")
+    assert not fresh.cache.hit
+    fresh_out = np.load(work / "fresh.build" / "sample_outputs.npz")
+    assert r.samples and reused.files and set(reused.files) == set(fresh_out.files)
+    for k in fresh_out.files:
+        assert np.array_equal(reused[k], fresh_out[k]), k
+    assert not np.array_equal(old["output_0"], reused["output_0"])     # the edit changed the outputs

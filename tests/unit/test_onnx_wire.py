@@ -116,3 +116,38 @@ def test_truncated_or_foreign_bytes_fail_where_onnx_fails():
     assert failed > len(cuts) // 2
     with pytest.raises(ValueError, match="wire type"):
         parse_graph(b"not an onnx file")
+
+
+def _external(name: str, location: str) -> onnx.TensorProto:
+    t = helper.make_tensor(name, TensorProto.FLOAT, [4], [0.0] * 4)
+    t.ClearField("float_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", "0"), ("length", "16")):
+        t.external_data.add(key=k, value=v)
+    return t
+
+
+def test_external_data_locations_are_those_onnx_finds_at_any_depth(tmp_path):
+    """compile's key covers every external data file: an initializer's, a sparse initializer's, a
+    node attribute's, one inside an If's subgraph and one in a local function, as onnx lists them."""
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    from leapp_lab.onnxio.wire import external_data_locations
+
+    m = _everything()
+    m.graph.sparse_initializer[0].values.CopyFrom(_external("sp_values", "sparse.bin"))
+    if_node = next(n for n in m.graph.node if n.op_type == "If")
+    if_node.attribute[0].g.initializer.append(_external("deep", "deep/branch.bin"))
+    m.graph.node[0].attribute.append(helper.make_attribute("ext_t", _external("attr_t", "attr.bin")))
+    m.functions[0].node[0].attribute.append(helper.make_attribute("fn_t", _external("fn_t", "fn.bin")))
+    path = tmp_path / "m.onnx"
+    path.write_bytes(m.SerializeToString())
+    found = external_data_locations(path)
+    assert found == ["attr.bin", "deep/branch.bin", "fn.bin", "sparse.bin", "weights.bin"]
+    listed = {e.value for t in _get_all_tensors(onnx.load_from_string(path.read_bytes())) if uses_external_data(t)
+              for e in t.external_data if e.key == "location"}
+    assert listed <= set(found)          # onnx's own walk (it skips functions and sparse tensors)
+    assert external_data_locations(tmp_path / "m.onnx") == found
+    (tmp_path / "cut.onnx").write_bytes(path.read_bytes()[:-7])
+    with pytest.raises(ValueError):
+        external_data_locations(tmp_path / "cut.onnx")
