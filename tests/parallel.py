@@ -43,7 +43,8 @@ FIRST = ("browser", "timing", "tests/integration/test_notebooks.py", "tests/inte
          "tests/integration/test_node_taps.py", "tests/integration/test_run_cli.py",
          "tests/unit/test_metrics_backends.py", "tests/integration/test_replay_taps.py",
          "tests/integration/test_prepare_from_trace.py", "tests/integration/test_safety_commit.py",
-         "tests/integration/test_safety_inputs.py", "tests/integration/test_prepare_cache.py")
+         "tests/integration/test_safety_inputs.py", "tests/integration/test_prepare_cache.py",
+         "tests/integration/test_cache_stale.py")
 
 
 def unit_of(nodeid: str) -> str:

@@ -116,7 +116,6 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
                                   save_report=save_report)
     say = _progress_fn(progress)
     t_start = time.perf_counter()
-    timings: dict[str, float] = {}
     if isinstance(debug_taps, str):
         debug_taps = [debug_taps]
     requested = [str(t) for t in debug_taps]
@@ -133,30 +132,56 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     _check_paths(model, onnx_out, npz_out, reference_out, record if save_report else None, given)
     say("loading the model", 0.0)
     src = given.source if given is not None else model_source(model)
+    # MODEL.py's folder stays importable while the model is built, run and exported, as under
+    # ``python MODEL.py`` (a module imported inside forward() is found)
+    with src.importable():
+        return _prepare_loaded(src, given, say, t_start, requested, wanted, expose_all, plugin_taps, op_taps,
+                               session_options, exporter, onnx_out, npz_out, reference_out, paths,
+                               record if save_report else None, force)
+
+
+def _prepare_loaded(src, given, say, t_start, requested, wanted, expose_all, plugin_taps, op_taps,
+                    session_options, exporter, onnx_out, npz_out, reference_out, paths, record, force):
+    from leapp_lab.taps.eager_capture import eager_runs
+
+    timings: dict[str, float] = {}
     net = src.make_model()
     tap_modules(net)  # duplicate Tap("x") modules: both construction sites
     samples = src.get_samples()
     timings["load"] = time.perf_counter() - t_start
 
+    cached = given is None and record is not None and session_options is None
+    profile = None
+    if cached:
+        from leapp_lab.taps.code_profile import ExecutedCode
+        profile = ExecutedCode()
+    # the eager runs are cheap beside the export and run every time: a reuse needs the references
+    # they give to be bit for bit those of the reused export
+    say(f"running torch eager on {len(samples)} sample(s)", 0.05)
+    t = time.perf_counter()
+    eager = eager_runs(net, samples, None if expose_all else frozenset(wanted), src, profile)
+    timings["eager"] = time.perf_counter() - t
+
     chk = None
-    if given is None and save_report and session_options is None:
+    if cached:
         from . import prepare_cache
         chk = prepare_cache.check(src, net, samples, {"taps": requested, "plugin": bool(plugin_taps),
                                                       "op": bool(op_taps)}, exporter,
-                                  paths, record.resolve(), force)
+                                  paths, record.resolve(), force, profile)
         timings["cache_check"] = chk.info.checked_s or 0.0
         if chk.info.hit:
-            reused = prepare_cache.reuse(chk, src, record, onnx_out, npz_out, reference_out, t_start)
+            reused = prepare_cache.reuse(chk, src, record, onnx_out, npz_out, reference_out, t_start,
+                                         eager, timings)
             if reused is not None:
                 prepare_cache.say_hit(say, chk.info)
                 return reused
-        elif chk.info.reason and chk.info.reason != "no previous run recorded":
-            say(f"exporting again: {chk.info.reason}", 0.02)
+        if chk.info.reason and chk.info.reason != "no previous run recorded":
+            say(f"exporting again: {chk.info.reason}", 0.06)
 
     from .prepare_export import export_and_write
     return export_and_write(src, net, samples, given, say, t_start, timings, requested, wanted, expose_all,
                             plugin_taps, op_taps, session_options, exporter, onnx_out, npz_out, reference_out,
-                            record if save_report else None, chk)
+                            record, chk, eager)
 
 
 def _is_trace(obj: Any) -> bool:

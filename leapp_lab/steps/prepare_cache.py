@@ -1,15 +1,19 @@
 """prepare's cache: the content key of a model, and reusing the previous export when it is unchanged.
 
-The key covers (docs/taps.md, "Re-running an unchanged model"): the MODEL.py bytes, the files of the
-user's own modules the model reaches (``taps.content_key``), every parameter and buffer, every
-sample, the tap options and the exporter, the three output paths, and the software (Python, torch,
-onnx, onnxscript, onnxruntime, leapp_lab's version and code). The record is ``cache.json`` in the
-prepare record folder (``<onnx dir>/<onnx stem>.prepare/``), beside report.json; a hit needs the
-same key and the three outputs still as they were written (size and sha256).
+The key covers (docs/taps.md, "Re-running an unchanged model"): the MODEL.py bytes; the code the
+eager run executed (every source file, found by profiling it: ``taps.code_profile``) and the files of
+the user's own modules the model reaches (``taps.content_key``); every parameter and buffer; every
+other value the model holds (``taps.state_key``); every sample, the tap options and the exporter,
+the three output paths, and the software (Python, torch, onnx, onnxscript, onnxruntime, numpy,
+leapp_lab's version and code). The record is ``cache.json`` in the prepare record folder
+(``<onnx dir>/<onnx stem>.prepare/``), beside report.json; a hit needs the same key, the three
+outputs still as they were written (size and sha256), and this run's eager references bit for bit
+those in the reference file.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import time
@@ -34,15 +38,23 @@ class Check:
 
 
 def check(src: Any, net: Any, samples: list[tuple], options: dict, exporter: str, outputs: list[Path],
-          record_dir: Path, force: bool) -> Check:
-    """The key of this prepare and whether the outputs in ``record_dir``'s record may be reused."""
+          record_dir: Path, force: bool, ran: Any) -> Check:
+    """The key of this prepare and whether the outputs in ``record_dir``'s record may be reused.
+    ``ran``: the code the eager runs executed (``code_profile.ExecutedCode``)."""
+    from leapp_lab.taps.code_profile import executed_digest
     from leapp_lab.taps.content_key import Unhashable, code_parts, samples_digest, weights_digest
+    from leapp_lab.taps.state_key import module_state_digest
 
     t = time.perf_counter()
     try:
+        excluded = _excluded()
+        ran_digest, _ = executed_digest(ran, excluded, src.base_dir)
+        reached = code_parts(src.namespace, net, src.base_dir)["user code"]
+        state, held_code = module_state_digest(net, excluded)
         parts = {"model source": src.sha256 or "none",
-                 **code_parts(src.namespace, net, src.base_dir),
+                 "user code": combine({"reached": reached, "executed": ran_digest, "held": held_code}),
                  "state_dict": weights_digest(net),
+                 "module state": state,
                  "samples": samples_digest(samples),
                  "tap options": digest_bytes(json.dumps(options, sort_keys=True).encode()),
                  "exporter": digest_bytes(exporter.encode()),
@@ -63,26 +75,71 @@ def check(src: Any, net: Any, samples: list[tuple], options: dict, exporter: str
     return Check(info, parts, rec)
 
 
-def reuse(chk: Check, src: Any, record_dir: Path, onnx_out, npz_out, reference_out, t_start: float):
-    """The previous prepare's report, marked as reused (and saved so: report.json says it)."""
+@functools.lru_cache(maxsize=1)
+def _excluded() -> tuple[str, ...]:
+    from leapp_lab.taps.state_key import excluded_roots
+    return excluded_roots(PACKAGES)
+
+
+def reuse(chk: Check, src: Any, record_dir: Path, onnx_out, npz_out, reference_out, t_start: float,
+          eager: Any, timings: dict[str, float]):
+    """The previous prepare's report, marked as reused (and saved so: report.json says it); None when
+    it cannot be reused, ``chk.info`` then says why (the references differ, the report is unreadable)."""
     from leapp_lab.model.base import load
     from leapp_lab.model.errors import UserError
 
     try:
         report = load(record_dir)
     except (UserError, OSError):
-        return None
+        report = None
     if getattr(report, "kind", None) != "prepare":
-        return None
+        return _miss(chk, f"{record_dir / 'report.json'} cannot be read as a prepare report")
+    manual = [r.name for r in report.rows if r.kind == "manual"]
+    differs = references_differ(eager, manual, Path(reference_out))
+    if differs:
+        return _miss(chk, f"changed: references ({differs})")
     # as this prepare was asked (a project moved or copied whole: its own paths)
     report.onnx, report.npz, report.reference = str(onnx_out), str(npz_out), str(reference_out)
     report.model, report.model_file = src.label, None if src.file is None else str(src.file)
     report.cache = chk.info
-    report.timings_s = {"cache_check": chk.info.checked_s or 0.0,
+    report.timings_s = {"load": round(timings.get("load", 0.0), 4), "eager": round(timings.get("eager", 0.0), 4),
+                        "cache_check": chk.info.checked_s or 0.0,
                         "total": round(time.perf_counter() - t_start, 4)}
     report.save(record_dir)
     report.path = record_dir
     return report
+
+
+def _miss(chk: Check, reason: str) -> None:
+    chk.info.hit, chk.info.reused_from, chk.info.reason = False, None, reason
+    return None
+
+
+def references_differ(eager: Any, manual: list[str], reference: Path) -> str | None:
+    """None when every output and manual tap this run computed eagerly is bit for bit (dtype, shape,
+    bytes) the one in ``reference``; else which one is not. The key covers what the model holds
+    and runs; this catches what it cannot see (an environment variable, a file read in forward())."""
+    import numpy as np
+
+    from leapp_lab.model.jsonio import load_npz
+
+    try:
+        cached = load_npz(reference)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is a miss, never an error
+        return f"{reference.name} cannot be read: {type(exc).__name__}"
+    fresh = {name: np.stack([s[j] for s in eager.outputs]) for j, name in enumerate(eager.output_names)}
+    for name in manual:
+        values = [s.get(name) for s in eager.taps]
+        if any(v is None for v in values):
+            return f"the tap {name!r} is no longer reached on every sample"
+        fresh[name] = np.stack([v.detach().cpu().contiguous().numpy() for v in values])
+    for name, a in fresh.items():
+        b = cached.get(name)
+        if b is None:
+            return f"{name!r} is not in {reference.name}"
+        if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != np.ascontiguousarray(b).tobytes():
+            return f"{name!r} is not bit for bit the one in {reference.name}"
+    return None
 
 
 def record(chk: Check | None, record_tmp: Path, record_dir: Path, written: list[tuple[Path, Path]]) -> None:

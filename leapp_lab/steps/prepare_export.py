@@ -1,5 +1,5 @@
-"""prepare's work once the model is loaded and the cache did not answer: the eager runs, the export,
-the taps and their references, and the files written together (steps/prepare.py has the flow).
+"""prepare's work once the model ran eagerly and the cache did not answer: the export, the taps and
+their references, and the files written together (steps/prepare.py has the flow).
 
 Here, not in steps/prepare.py, so that a prepare the cache answers imports no onnx.
 """
@@ -17,21 +17,18 @@ from ..model.jsonio import atomic_write_bytes, save_npz, write_json
 from ..model.prepare import PrepareReport, TensorInfo
 from ..model.safepaths import PREPARE_WRITTEN, prepare_written, staged
 from ..model.tap import TAP_DOMAIN, Manifest, TapEntry
-from leapp_lab.taps.eager_capture import eager_runs
+from leapp_lab.taps.eager_capture import EagerRuns
 from leapp_lab.taps.errors import PrepareError
 from leapp_lab.taps.tap_selection import check_dtypes, check_requested_reached
 
 def export_and_write(src, net, samples, given, say, t_start: float, timings: dict[str, float],
                      requested: list[str], wanted: list[str], expose_all: bool, plugin_taps: bool,
                      op_taps: bool, session_options: Any, exporter: str, onnx_out, npz_out, reference_out,
-                     record: Path | None, chk: Any) -> PrepareReport:
-    """Steps 2-7 of prepare (steps/prepare.py). ``record``: the prepare record folder to write (None:
-    no report saved); ``chk``: the cache check (prepare_cache.Check) whose record to write, or None."""
+                     record: Path | None, chk: Any, eager: EagerRuns) -> PrepareReport:
+    """Steps 3-7 of prepare (steps/prepare.py), after the eager runs (``eager``). ``record``: the
+    prepare record folder to write (None: no report saved); ``chk``: the cache check
+    (prepare_cache.Check) whose record to write, or None."""
     save_report = record is not None
-    say(f"running torch eager on {len(samples)} sample(s)", 0.05)
-    t = time.perf_counter()
-    eager = eager_runs(net, samples, None if expose_all else frozenset(wanted), src)
-    timings["eager"] = time.perf_counter() - t
     if given is not None:
         if len(given.output_names) != len(eager.output_names):
             raise PrepareError(f"{src.label}: returns {len(eager.output_names)} outputs, "

@@ -14,7 +14,8 @@ import importlib.util
 import os
 import sys
 import types
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,6 +41,25 @@ class ModelSource:
     namespace: dict | None = None       # MODEL.py's globals (or the given dict): where the key's code walk starts
     #: what to check when forward() raises on a sample (the default speaks of a MODEL.py)
     raised_hint: str = "check get_fwd_args()/get_samples() against forward()"
+    #: folders on sys.path while the model is built and run, as under ``python MODEL.py``: MODEL.py's
+    #: own folder (and the folder above its package), so a module imported inside forward() is found
+    import_dirs: list[str] = field(default_factory=list)
+
+    @contextmanager
+    def importable(self):
+        """``import_dirs`` first on sys.path for the block; taken off again after it (a notebook's
+        sys.path stays as it was)."""
+        added = [d for d in self.import_dirs if d not in sys.path]
+        for d in reversed(added):
+            sys.path.insert(0, d)
+        try:
+            yield
+        finally:
+            for d in added:
+                try:
+                    sys.path.remove(d)
+                except ValueError:
+                    pass
 
 
 def source_digest(source: bytes) -> str:
@@ -157,6 +177,8 @@ def model_source(obj: Any, source: bytes | None = None) -> ModelSource:
         module = load_module(path, data)
         src = _from_namespace(vars(module), str(Path(obj)), path.parent)
         src.file, src.sha256 = path, source_digest(data)
+        package = _package_of(path) if "." in module.__name__ else None
+        src.import_dirs = [str(path.parent)] + ([str(package[1])] if package else [])
         return src
     if isinstance(obj, types.ModuleType):
         f = getattr(obj, "__file__", None)
@@ -172,6 +194,8 @@ def model_source(obj: Any, source: bytes | None = None) -> ModelSource:
 
 def _with_file(src: ModelSource, f: str | None) -> ModelSource:
     """A module's source file and its digest as on disk now (what a later re-run would execute)."""
+    if f:
+        src.import_dirs = [str(Path(f).resolve().parent)]
     if f and Path(f).suffix == ".py" and Path(f).is_file():
         try:
             path, data = read_source(f)
