@@ -96,8 +96,8 @@ def prepare(model: Any, onnx_out: str | os.PathLike, npz_out: str | os.PathLike,
     ``given``: instead of ``model`` (None then), a model that comes with its own names and
     reference values (a traced LEAPP node: ``prepare --from-trace``).
     ``force``: export even when nothing changed since the last prepare of these outputs; without it,
-    an unchanged model (same content key, outputs as written) reuses them (``report.cache.hit``;
-    steps/prepare_cache.py).
+    an unchanged model (same content key, outputs as written, references bit for bit) reuses them
+    (``report.cache.hit``; steps/prepare_cache.py).
     A node of a traced LEAPP pipeline: ``model`` a trace report or session, or ``from_trace=`` (a
     run folder, a graph's LEAPP output folder), and ``node=`` (steps/prepare_node.py).
     Returns a PrepareReport, also saved to ``<onnx dir>/<onnx stem>.prepare/`` unless
