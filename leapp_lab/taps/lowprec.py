@@ -83,9 +83,22 @@ def lowprec_values(model_file: str | Path, dtype: str, rows: list[Any], *,
     every output and manual tap a local value (``LowPrecRuns.local``)."""
     from .errors import PrepareError, UserExit
 
-    tdtype = DTYPES[dtype]
     try:
         src = src if src is not None else model_source(str(model_file), source)
+    except UserExit:
+        raise
+    except PrepareError as exc:
+        raise ExpectedUnavailable(f"{model_file}: {first_line(exc)}") from None
+    # MODEL.py's folder importable while the model is built and run, as under prepare
+    with src.importable():
+        return _values(model_file, dtype, rows, inputs, reference, requested_taps, exporter, src, forced)
+
+
+def _values(model_file, dtype, rows, inputs, reference, requested_taps, exporter, src, forced) -> LowPrecRuns:
+    from .errors import PrepareError, UserExit
+
+    tdtype = DTYPES[dtype]
+    try:
         net = src.make_model()
         samples = src.get_samples()
     except UserExit:

@@ -212,14 +212,22 @@ def test_references_that_differ_from_the_cached_ones_are_not_reused(tmp_path, mo
 
 
 def test_model_folder_is_importable_inside_forward(tmp_path):
-    """A module beside MODEL.py imported inside forward() is found, as under ``python MODEL.py``, and
-    sys.path is as it was afterwards."""
+    """A module beside MODEL.py imported inside forward() is found, as under ``python MODEL.py``, by
+    prepare and by verify --expected's re-run, and sys.path is as it was afterwards."""
     (tmp_path / "beside_fwd_mod.py").write_text("def act(x):\n    return x + 1\n")
     (tmp_path / "model.py").write_text(_net("", "import beside_fwd_mod\nreturn beside_fwd_mod.act(self.fc(x))"))
+    from leapp_lab.model.jsonio import load_npz
+    from leapp_lab.taps.lowprec import lowprec_values
+
     before = list(sys.path)
     try:
         r, _ = _prepare(tmp_path)
+        assert sys.path == before
+        ref = load_npz(tmp_path / "out" / "m.ref.npz")
+        assert ref["output_0"].shape == (1, 2, 3) and r.rows
+        # verify --expected re-runs the model (in a process of its own): found there too
+        _forget(["beside_fwd_mod"])
+        runs = lowprec_values(tmp_path / "model.py", "bf16", r.rows, inputs=None, reference=ref)
+        assert runs.values["output_0"][0].shape == (2, 3) and sys.path == before
     finally:
         _forget(["beside_fwd_mod"])
-    assert sys.path == before
-    assert np.load(tmp_path / "out" / "m.ref.npz")["output_0"].shape == (1, 2, 3) and r.rows
