@@ -1,4 +1,4 @@
-"""prepare's cache is never stale (issue 30, Deliver 2): after each edit the probe found reused, a
+"""prepare's cache is never stale: after each edit a hostile probe found answered from the cache, a
 re-run exports again, says why in one line, and its references are those a fresh process computes.
 
 Each case is a tiny model in its own folder, prepared twice (the second run must reuse: the case is
