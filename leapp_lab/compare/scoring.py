@@ -266,7 +266,7 @@ _REFERENCE_SIDE_UNCHECKED = ("not-in-engine", "shape-mismatch", "dtype-unsupport
 def apply_gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool) -> None:
     """--max-mape never passes what it did not judge: a gated row that could not be compared (other
     shape, missing on a side, a dtype that cannot be compared) or whose values hold nothing finite
-    fails the gate; the row's note says why. An exactly matching empty (0-size) row passes."""
+    fails the gate, and so does any tap of another shape; the row's note says why. An exactly matching empty (0-size) row passes."""
     report.max_mape = None if max_mape is None else float(max_mape)
     report.max_mape_taps = bool(max_mape_taps)
     report.exceeded = []
@@ -279,8 +279,11 @@ def apply_gate(report: VerifyReport, max_mape: float | None, max_mape_taps: bool
             # (a reference of another model, an engine that lost an output). Names outside the
             # manifest count only when the reference has them; uncompared taps stay informational
             # unless --max-mape-taps gates taps and the tap's values were there but not comparable.
+            # A tap whose engine value has another shape is not the tap's value (a binding gone
+            # wrong): that is never a pass, whether taps are gated or not.
             if r.kind == "output" or (r.kind == "unknown" and r.status in _REFERENCE_SIDE_UNCHECKED) or (
-                    max_mape_taps and r.is_tap and r.status == "dtype-unsupported"):
+                    max_mape_taps and r.is_tap and r.status == "dtype-unsupported") or (
+                    r.is_tap and r.status == "shape-mismatch"):
                 r.judged = r.exceeded = True
                 report.exceeded.append(r.name)
             continue

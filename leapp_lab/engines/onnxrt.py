@@ -30,9 +30,25 @@ from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import Built, Engine, Runner
 from .ort_precision import convert_int8_qdq
-from .ort_session import OrtRunner, count_ops, custom_ops, optimize_offline, session_kernels
+from .ort_session import OrtRunner, count_ops, custom_ops, make_session, optimize_offline, session_kernels
+from .ort_tapcheck import chain_names, chain_values, refusals
 from .ort_taps import _fused_into, _quantized_form, bind_taps
 from .typed_onnx import describe, to_fp16
+
+
+def _refuse(tapped: onnx.ModelProto, bound: list, bad: dict[str, str]):
+    """Unbind the taps of ``bad`` (name -> reason): their outputs and exposure nodes leave the graph,
+    so no row is ever scored with a value that is not theirs."""
+    g = tapped.graph
+    keep_out = [o for o in g.output if o.name not in bad]
+    del g.output[:]
+    g.output.extend(keep_out)
+    drop = {TAP_NODE_PREFIX + k for k in bad}
+    keep_nodes = [n for n in g.node if n.name not in drop]
+    del g.node[:]
+    g.node.extend(keep_nodes)
+    return tapped, [t.bind("unbound", reason=f"binding refused: {bad[t.name]}") if t.name in bad else t
+                    for t in bound]
 
 
 class OrtEngine(Engine):
@@ -54,11 +70,28 @@ class OrtEngine(Engine):
         if lost:
             tapped, bound = self._unfuse(converted, engine_untapped, taps, lost, workdir, log) or (tapped, bound)
         art = workdir / "engine.onnx"
-        onnx.save(tapped, str(art))
-        # the sessions that count the kernels are the ones compile then runs (runner() below)
+        for attempt in range(3):
+            onnx.save(tapped, str(art))
+            # the sessions that count the kernels are the ones compile then runs (runner() below)
+            k_tapped, s_tapped = session_kernels(art, workdir, "tapped", optimize=False, keep=True)
+            if self.precision != "int8" or not calibration or attempt == 2:
+                break
+            bad = self._check_bindings(converted, s_tapped, bound, calibration[0])
+            if not bad:
+                break
+            log(f"{self.name}: {plural(len(bad), 'tap')} bound by a shared int8 scale to another tensor: "
+                + "; ".join(f"{k}: {v}" for k, v in bad.items()))
+            del s_tapped
+            redo = (self._unfuse(converted, engine_untapped, taps,
+                                 lost + [t for t in bound if t.name in bad
+                                         and all(t.name != u.name for u in lost)], workdir, log)
+                    if attempt == 0 else None)
+            if redo is not None:
+                tapped, bound = redo
+                continue
+            tapped, bound = _refuse(tapped, bound, bad)
         untapped_art = workdir / "engine.untapped.onnx"
         k_untapped, s_untapped = session_kernels(untapped_art, workdir, "untapped", optimize=False, keep=True)
-        k_tapped, s_tapped = session_kernels(art, workdir, "tapped", optimize=False, keep=True)
         self._sessions = {str(art): s_tapped, str(untapped_art): s_untapped}
         naive_k = None
         if naive is not None and taps:
@@ -73,6 +106,21 @@ class OrtEngine(Engine):
     def engine_graph(self, converted: onnx.ModelProto, out: Path) -> onnx.ModelProto:
         """The graph the engine runs, saved at ``out``: onnxruntime's offline optimisation."""
         return optimize_offline(converted, out)
+
+    def _check_bindings(self, converted, session, bound, feed) -> dict[str, str]:
+        """Each bound tap of ``bound`` whose engine value on ``feed`` is not its value in the QDQ
+        chain (ort_tapcheck), with the reason."""
+        chain = chain_names(converted, bound)
+        if not chain:
+            return {}
+        # an alias-like binding (the unfused engine's ``<tensor>__tap_dq``) is read under bound_to
+        outs = {o.name for o in session.get_outputs()}
+        where = {t.name: (t.name if t.name in outs else t.bound_to) for t in bound if t.name in chain}
+        where = {k: v for k, v in where.items() if v in outs}
+        got = session.run(list(where.values()), feed)
+        engine_vals = {k: got[i] for i, k in enumerate(where)}
+        chain_vals = chain_values(converted, list(chain.values()), feed, make_session)
+        return refusals(bound, engine_vals, chain, chain_vals)
 
     def runner(self, artifact: Path) -> Runner:
         made = getattr(self, "_sessions", {}).pop(str(artifact), None)

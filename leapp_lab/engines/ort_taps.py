@@ -71,7 +71,9 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
             want = scale_key(converted_inits, scale)
             cands = {}
             for n in g.node:
-                if n.op_type == "QuantizeLinear":  # its slot 0 is the float input
+                # a QuantizeLinear's slot 0 is the float input; an exposure node added for another
+                # tap reads a tensor that is already a candidate (or is the tap's own)
+                if n.op_type == "QuantizeLinear" or n.name.startswith(TAP_NODE_PREFIX):
                     continue
                 for s in _data_slots(n):
                     if len(n.input) > s + 1 and (n.input[s + 1] == scale or (

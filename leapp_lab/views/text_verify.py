@@ -86,6 +86,10 @@ def render_verify(report, verbose: bool | None = None) -> str:
                          f"{fmt(ex.floor, 'num')})): {report.worst_excess or 'none'}")
     if report.self_compare_note:
         lines.append(f"~ {report.self_compare_note}")
+    mism = [r.name for r in report.rows if r.status == "shape-mismatch"]
+    if mism:
+        lines.append(f"shape mismatches: {len(mism)} row{'' if len(mism) == 1 else 's'} not compared (the engine "
+                     f"value has another shape than the reference): {', '.join(mism)}")
     for r in report.table(verbose):
         if r.worst_element and r.verdict == "fail":
             lines.append(f"  {r.name}: {_worst_element(r)}")
@@ -106,13 +110,19 @@ def render_verify(report, verbose: bool | None = None) -> str:
             unjudged = [f"{n} ({_unjudged(row[n])})" for n in report.exceeded if n in row and n not in over
                         and (row[n].status in ("compared", "dtype-unsupported"))]
             unchecked = [f"{n} ({row[n].status})" for n in report.exceeded if n in row and n not in over
-                         and row[n].status not in ("compared", "dtype-unsupported")]
+                         and row[n].status not in ("compared", "dtype-unsupported") and not row[n].is_tap]
+            misbound = [n for n in report.exceeded if n in row and row[n].is_tap
+                        and row[n].status == "shape-mismatch"]
             if over:
                 lines.append(f"FAIL: mape above --max-mape {report.max_mape:g}% ({scope}): "
                              + ", ".join(over))
             if unchecked:
                 lines.append("FAIL: model outputs not compared, so not verified (is this the reference "
                              "of the model this build came from?): " + ", ".join(unchecked))
+            if misbound:
+                lines.append("FAIL: taps whose engine value has another shape than the reference (the "
+                             "build bound them to another tensor: compile again), so not verified: "
+                             + ", ".join(misbound))
             if unjudged:
                 lines.append("FAIL: values that cannot be judged (a dtype that cannot be compared, no "
                              "finite value, NaN/Inf on one side), so not verified: " + ", ".join(unjudged))
