@@ -87,6 +87,10 @@ class Engine:
     keep_fp32: frozenset[str] = frozenset()
     #: what writes the int8 Q/DQ (``ort`` or ``modelopt``; int8 engines only)
     quantizer: str | None = None
+    #: ``build`` takes a model whose weights are external data in ``weights_dir`` (the prepared
+    #: model's folder: compile never loads them, a session reads them by path); False: inline
+    weightless: ClassVar[bool] = False
+    weights_dir: Path | None = None
 
     def check_available(self) -> None:
         """Raise EngineUnavailable naming what is missing."""

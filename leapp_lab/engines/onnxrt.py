@@ -27,6 +27,7 @@ from onnx import helper
 
 from leapp_lab.model.finding import plural
 from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
+from leapp_lab.onnxio.weights import inline_weights
 
 from .base import Built, Engine, Runner
 from .ort_precision import convert_int8_qdq
@@ -34,6 +35,12 @@ from .ort_session import OrtRunner, count_ops, custom_ops, make_session, optimiz
 from .ort_tapcheck import chain_names, chain_values, refusals
 from .ort_taps import _fused_into, _quantized_form, bind_taps
 from .typed_onnx import describe, to_fp16
+
+
+#: where an onnxruntime build keeps its engine's weights (external data of engine.onnx and
+#: engine.untapped.onnx); an engine that had to be optimised again with taps kept has its own
+ENGINE_WEIGHTS = "engine.weights"
+TAPPED_WEIGHTS = "engine.tapped.weights"
 
 
 def _refuse(tapped: onnx.ModelProto, bound: list, bad: dict[str, str]):
@@ -54,6 +61,7 @@ def _refuse(tapped: onnx.ModelProto, bound: list, bad: dict[str, str]):
 class OrtEngine(Engine):
     name = "ort"
     precision = "fp32"
+    weightless = True
 
     def convert(self, model: onnx.ModelProto, calibration, workdir: Path, log, progress) -> onnx.ModelProto:
         return model
@@ -63,7 +71,9 @@ class OrtEngine(Engine):
         converted = self.convert(untapped, calibration, workdir, log, progress)
         log(f"{self.name}: converted in {time.perf_counter() - t0:.2f}s "
             f"({sum(count_ops(converted).values())} nodes)")
-        engine_untapped = self.engine_graph(converted, workdir / "engine.untapped.onnx")
+        # the engine's weights go to one file that the tapped and untapped graphs share: the
+        # graphs are edited and saved without ever holding a weight
+        engine_untapped = self.engine_graph(converted, workdir / "engine.untapped.onnx", ENGINE_WEIGHTS)
         log(f"{self.name}: onnxruntime optimised graph: {count_ops(engine_untapped)}")
         tapped, bound = bind_taps(engine_untapped, converted, taps)
         lost = [t for t in bound if t.binding == "unbound"]
@@ -97,15 +107,16 @@ class OrtEngine(Engine):
         if naive is not None and taps:
             # what tapping *before* conversion would have built (not run, kernels only)
             naive_conv = self.convert(naive, calibration, workdir, lambda s: None, None)
-            naive_k = session_kernels(naive_conv, workdir, "naive", optimize=True)
-        for p in workdir.glob(".kernels-*.onnx"):
+            naive_k = session_kernels(naive_conv, workdir, "naive", optimize=True, weights_dir=self.weights_dir)
+        for p in workdir.glob(".kernels-*"):
             p.unlink()
         return Built(art, untapped_art, bound, k_tapped, k_untapped, naive_k, custom_ops(untapped),
                      engine_onnx=art)
 
-    def engine_graph(self, converted: onnx.ModelProto, out: Path) -> onnx.ModelProto:
-        """The graph the engine runs, saved at ``out``: onnxruntime's offline optimisation."""
-        return optimize_offline(converted, out)
+    def engine_graph(self, converted: onnx.ModelProto, out: Path, data: str | None = None) -> onnx.ModelProto:
+        """The graph the engine runs, saved at ``out``: onnxruntime's offline optimisation, its
+        weights in ``data`` beside it (the graph returned references them there, unread)."""
+        return optimize_offline(converted, out, data=data, weights_dir=self.weights_dir)
 
     def _check_bindings(self, converted, session, bound, feed) -> dict[str, str]:
         """Each bound tap of ``bound`` whose engine value on ``feed`` is not its value in the QDQ
@@ -157,7 +168,7 @@ class OrtEngine(Engine):
         extra = [v for v in extra if not any(dq_of.get(t.name) and t.value == v for t in keep)]
         for v in extra:
             c2.graph.output.append(onnx.ValueInfoProto(name=v))
-        e2 = self.engine_graph(c2, workdir / ".engine.unfused.onnx")
+        e2 = self.engine_graph(c2, workdir / ".engine.unfused.onnx", TAPPED_WEIGHTS)
         (workdir / ".engine.unfused.onnx").unlink(missing_ok=True)
         outs = [o for o in e2.graph.output if o.name not in set(extra)]
         del e2.graph.output[:]
@@ -196,6 +207,7 @@ class OrtFp16Engine(OrtEngine):
     nodes), not after every node as a GPU's fp16 kernels round them (docs/verify.md)."""
     name = "ort-fp16"
     precision = "fp16"
+    weightless = False          # its conversion rounds the weights themselves
 
     def convert(self, model, calibration, workdir, log, progress):
         m, notes = to_fp16(model, self.keep_fp32)
@@ -207,7 +219,7 @@ class OrtFp16Engine(OrtEngine):
             log(f"fp16: {note} (a weight beyond float16's range)")
         return m
 
-    def engine_graph(self, converted, out):
+    def engine_graph(self, converted, out, data=None):
         onnx.save(converted, str(out))
         return converted
 
@@ -223,6 +235,9 @@ class OrtInt8Engine(OrtEngine):
             check_available()
 
     def convert(self, model, calibration, workdir, log, progress):
+        # the quantizers read the model through onnx: the weights go back in (int8's converted
+        # graph holds them anyway, at a quarter of the size)
+        model = inline_weights(model, self.weights_dir or workdir)
         if self.quantizer == "modelopt":
             from .ort_modelopt import convert_int8_modelopt
             return convert_int8_modelopt(model, calibration, workdir, log, progress, keep_fp32=self.keep_fp32)

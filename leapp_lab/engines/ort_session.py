@@ -13,6 +13,7 @@ from pathlib import Path
 import onnx
 
 from leapp_lab.egress import quiet_sessions
+from leapp_lab.onnxio.split import EXTERNAL_MIN_BYTES
 from leapp_lab.onnxio.manifest import IDENTITY_PREFIX as TAP_NODE_PREFIX
 
 from .base import CompileError, Runner
@@ -24,10 +25,12 @@ ENV_THREADS = "LEAPP_LAB_ORT_THREADS"
 
 
 def session_options(optimize: bool, optimized_path: Path | None = None, spin: bool = True,
-                    external_folder: Path | None = None):
+                    external_folder: Path | None = None, optimized_data: str | None = None):
     """``spin=False``: idle intra-op threads sleep instead of spinning (for a session that runs
     beside other work in this process: spinning threads took the CPU the scoring needed).
-    ``external_folder``: where the external data of a model given as bytes lies."""
+    ``external_folder``: where the external data of a model given as bytes lies.
+    ``optimized_data``: the file (beside ``optimized_path``) that takes the optimised graph's
+    weights, so that the graph is read back without them."""
     import onnxruntime as ort
 
     quiet_sessions(ort)   # before the process's first session (every session of leapp_lab's engines)
@@ -46,6 +49,14 @@ def session_options(optimize: bool, optimized_path: Path | None = None, spin: bo
     so.add_session_config_entry("session.qdqisint8allowed", "1")
     if optimized_path is not None:
         so.optimized_model_filepath = str(optimized_path)
+        if optimized_data is not None:
+            so.add_session_config_entry("session.optimized_model_external_initializers_file_name", optimized_data)
+            so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes",
+                                        str(EXTERNAL_MIN_BYTES))
+    # one-shot sessions: a build runs each a handful of times, so onnxruntime's arena (which
+    # keeps the largest activation set of any run) and memory-pattern planning buy nothing
+    # and hold memory; measured in docs/verify.md ("Memory")
+    so.enable_cpu_mem_arena = False
     threads = os.environ.get(ENV_THREADS, "").strip()
     if threads.isdigit() and int(threads) > 0:
         so.intra_op_num_threads = int(threads)
@@ -97,13 +108,14 @@ def custom_ops(model: onnx.ModelProto) -> dict[str, str]:
 
 def make_session(model: onnx.ModelProto | bytes | str | Path, *, optimize: bool,
                  optimized_path: Path | None = None, what: str = "model", spin: bool = True,
-                 external_folder: Path | None = None):
+                 external_folder: Path | None = None, optimized_data: str | None = None):
     import onnxruntime as ort
 
     src = model.SerializeToString() if isinstance(model, onnx.ModelProto) else (
         str(model) if isinstance(model, Path) else model)
     try:
-        return ort.InferenceSession(src, session_options(optimize, optimized_path, spin, external_folder),
+        return ort.InferenceSession(src, session_options(optimize, optimized_path, spin, external_folder,
+                                                         optimized_data),
                                     providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - rethrown with the op named
         msg = str(exc)
@@ -124,10 +136,14 @@ def make_session(model: onnx.ModelProto | bytes | str | Path, *, optimize: bool,
         raise CompileError(f"onnxruntime cannot load {what}: {msg.strip()[:600]}") from None
 
 
-def optimize_offline(model: onnx.ModelProto, out: Path) -> onnx.ModelProto:
-    """onnxruntime's own graph optimisation, saved (the engine graph)."""
-    make_session(model, optimize=True, optimized_path=out, what="the converted model")
-    return onnx.load(str(out))
+def optimize_offline(model: onnx.ModelProto, out: Path, data: str | None = None,
+                     weights_dir: Path | None = None) -> onnx.ModelProto:
+    """onnxruntime's own graph optimisation, saved (the engine graph). ``data``: the file beside
+    ``out`` that takes its weights; the graph returned then references them there, unread.
+    ``weights_dir``: where the external data of ``model`` itself lies."""
+    make_session(model, optimize=True, optimized_path=out, what="the converted model",
+                 external_folder=weights_dir, optimized_data=data)
+    return onnx.load(str(out), load_external_data=data is None)
 
 
 def count_ops(model: onnx.ModelProto) -> dict[str, int]:
@@ -137,12 +153,14 @@ def count_ops(model: onnx.ModelProto) -> dict[str, int]:
     return dict(sorted(c.items()))
 
 
-def session_kernels(model: onnx.ModelProto | Path, workdir: Path, tag: str, optimize: bool, keep: bool = False):
+def session_kernels(model: onnx.ModelProto | Path, workdir: Path, tag: str, optimize: bool, keep: bool = False,
+                    weights_dir: Path | None = None):
     """Op counts of the graph onnxruntime really runs for ``model`` (its optimized_model_filepath);
     ``keep``: ``(counts, the session)``, for a runner of the same artifact to run on (one session
     creation, not two)."""
     p = workdir / f".kernels-{tag}.onnx"
-    sess = make_session(model, optimize=optimize, optimized_path=p, what=f"the {tag} engine")
+    sess = make_session(model, optimize=optimize, optimized_path=p, what=f"the {tag} engine",
+                        external_folder=weights_dir, optimized_data=f".kernels-{tag}.data")
     counts = count_ops(onnx.load(str(p), load_external_data=False))
     return (counts, sess) if keep else counts
 

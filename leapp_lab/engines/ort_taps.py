@@ -118,6 +118,10 @@ def bind_taps(engine: onnx.ModelProto, converted: onnx.ModelProto, taps: list[Ta
 
 
 def _small(init: onnx.TensorProto) -> bool:
+    # a scale or zero point is a few bytes, always inline; an external tensor is a weight left
+    # unread where it lies
+    if init.data_location == onnx.TensorProto.EXTERNAL:
+        return False
     n = 1
     for d in init.dims:
         n *= d

@@ -28,10 +28,12 @@ from leapp_lab.model.finding import plural
 from leapp_lab.model.build import (BUILD_FILE, COMPILE_LOG, SAMPLE_OUTPUTS, BuildReport, KernelDiff,
                                    ObserverEffect)
 from leapp_lab.model.errors import UnusableInput
-from leapp_lab.model.jsonio import atomic_write_text, load_npz, save_npz
+from leapp_lab.model.jsonio import atomic_write_text, load_npz
+from leapp_lab.model.npzstream import SampleNpzWriter
 from leapp_lab.model.safepaths import (check_input_file, check_outputs, make_folders, no_room_error,
                                       remove_made, room_problem, writing)
 from leapp_lab.onnxio.manifest import read_manifest, strip_taps
+from leapp_lab.onnxio.weights import check_weights, load_weightless
 
 from leapp_lab.engines import get_engine
 from leapp_lab.engines.base import CompileError, ProgressFn
@@ -140,7 +142,7 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
             log(line)
 
     try:
-        model = onnx_mod.load(str(onnx_path))
+        model = load_weightless(onnx_path) if eng.weightless else onnx_mod.load(str(onnx_path))
     except Exception as exc:  # noqa: BLE001
         from .reference_check import is_zip
         hint = ("; an npz archive: compile takes the MODEL.onnx prepare wrote (the samples go to --npz)"
@@ -149,6 +151,9 @@ def compile(onnx, engine: str = "ort", npz=None, out=None, archive: bool = False
     if not model.graph.node or not model.graph.output:
         raise UnusableInput(f"{onnx_path}: not an ONNX model (no graph: the file is empty, truncated or "
                             f"of another format); run leapp-lab prepare again")
+    if eng.weightless:
+        check_weights(model, onnx_path)         # the sessions read the weights from its folder
+        eng.weights_dir = onnx_path.resolve().parent
     manifest = read_manifest(model, onnx_path)  # ManifestError (a ValueError) names the file
     check_feeds(model, manifest.inputs, npz_path)   # wrong name / rank / shape / dtype: exit 2
     keep = _check_keep_fp32(eng, model, keep_fp32, onnx_path)
@@ -288,37 +293,42 @@ def _build(eng, model, manifest, feeds, work: Path, onnx_path: Path, npz_path: P
 
     model_outputs = [o.name for o in manifest.outputs]
     t0 = time.perf_counter()
-    results: dict[str, list[np.ndarray]] = {}
-    with eng.runner(built.artifact) as r:
-        out_names = list(r.output_names)
-        in_names = list(r.input_names)
-        for i, feed in enumerate(feeds):
-            vals = r.run(feed)  # one engine call per sample yields every output and tap
-            for k, v in vals.items():
-                results.setdefault(k, []).append(np.asarray(v))
-            if progress:
-                progress("run", i + 1, len(feeds))
-    t_run = time.perf_counter() - t0
-    say(f"ran {len(feeds)} samples in {t_run:.2f}s")
-    stacked = {}
-    for k in out_names:
-        vs = results[k]
-        if len({v.shape for v in vs}) > 1:
-            raise CompileError(f"output {k!r} changes shape across samples ({[v.shape for v in vs]}); "
-                               f"samples must share shapes to be stacked along the sample axis")
-        stacked[k] = np.stack(vs)
-    keep = set(model_outputs) | {t.name for t in taps}
-    for t in taps:
-        # alias: the tap shows a model output's own value; an engine that names its outputs after
-        # the tensors (TensorRT) returns bound_to instead of the tap name
-        if t.binding != "unbound" and t.name not in stacked and t.bound_to in stacked:
-            stacked[t.name] = stacked[t.bound_to]
-            out_names.append(t.name)
-            if t.bound_to not in keep:
-                del stacked[t.bound_to]
-                out_names.remove(t.bound_to)
-    save_npz(work / SAMPLE_OUTPUTS, stacked)
-
+    # each sample's values go to disk as they come (model/npzstream.py): the taps of N samples
+    # are never all in memory; the model outputs are kept for the observer check
+    writer = SampleNpzWriter(len(feeds), work)
+    outputs: dict[str, list[np.ndarray]] = {k: [] for k in model_outputs}
+    try:
+        with eng.runner(built.artifact) as r:
+            out_names = list(r.output_names)
+            in_names = list(r.input_names)
+            for i, feed in enumerate(feeds):
+                vals = r.run(feed)  # one engine call per sample yields every output and tap
+                try:
+                    writer.add(i, vals)
+                except ValueError as exc:
+                    raise CompileError(str(exc)) from None
+                for k in model_outputs:
+                    if k in vals:
+                        outputs[k].append(np.asarray(vals[k]))
+                del vals
+                if progress:
+                    progress("run", i + 1, len(feeds))
+        t_run = time.perf_counter() - t0
+        say(f"ran {len(feeds)} samples in {t_run:.2f}s")
+        keep = set(model_outputs) | {t.name for t in taps}
+        for t in taps:
+            # alias: the tap shows a model output's own value; an engine that names its outputs after
+            # the tensors (TensorRT) returns bound_to instead of the tap name
+            if t.binding != "unbound" and t.name not in writer.names and t.bound_to in writer.names:
+                writer.alias(t.name, t.bound_to)
+                out_names.append(t.name)
+                if t.bound_to not in keep:
+                    writer.drop(t.bound_to)
+                    out_names.remove(t.bound_to)
+        writer.close(work / SAMPLE_OUTPUTS)
+    finally:
+        writer.discard()
+    stacked = {k: np.stack(v) for k, v in outputs.items() if v}
     observer = _observer(eng, built, feeds, model_outputs, stacked, say)
     versions = {"onnxruntime": onnxruntime.__version__, "onnx": onnx_mod.__version__}
     warnings = []

@@ -126,10 +126,19 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
         from_trace=origin, cache=chk.info if chk is not None else None)
     # all or nothing (docs/safety.md): the files go to temporary siblings and are renamed into
     # place together, so a failure (a full disk, Ctrl-C) leaves every earlier output as it was
-    with staged([onnx_out, npz_out, reference_out] + ([record] if save_report else [])) as tmps:
+    from leapp_lab.onnxio.weights import data_file_name, needs_external_data, write_external
+    external = needs_external_data(proto)
+    data_out = onnx_out.with_name(data_file_name(onnx_out.name))
+    if external:
+        say(f"the model is above protobuf's size bound: its weights go to {data_out.name}", 0.9)
+    with staged([onnx_out, npz_out, reference_out] + ([record] if save_report else [])
+                + ([data_out] if external else [])) as tmps:
         save_npz(tmps[1], inputs)
         save_npz(tmps[2], reference)
-        atomic_write_bytes(tmps[0], proto.SerializeToString())
+        if external:
+            write_external(proto, tmps[0], tmps[-1], data_out.name)
+        else:
+            atomic_write_bytes(tmps[0], proto.SerializeToString())
         timings["write"] = time.perf_counter() - t_write
         timings["total"] = time.perf_counter() - t_start
         report.timings_s = {k: round(v, 4) for k, v in timings.items()}
@@ -141,7 +150,8 @@ def export_and_write(src, net, samples, given, say, t_start: float, timings: dic
             if chk is not None or given is not None:
                 from .prepare_cache import from_trace, record as record_cache
                 record_cache(chk or from_trace(src.label), tmps[3], record,
-                             [(onnx_out, tmps[0]), (npz_out, tmps[1]), (reference_out, tmps[2])])
+                             [(onnx_out, tmps[0]), (npz_out, tmps[1]), (reference_out, tmps[2])]
+                             + ([(data_out, tmps[-1])] if external else []))
     if save_report:
         report.path = record
     say(f"done: {len(manifest.outputs)} output(s), {len(manifest.taps)} tap(s)", 1.0)

@@ -229,6 +229,8 @@ class TapBuilder:
         return Manifest(inputs=list(self.graph_inputs), outputs=outs, taps=list(self.taps))
 
     def reference_arrays(self) -> dict[str, np.ndarray]:
+        """The reference npz's arrays (leading sample axis). Each tap's per-sample values are
+        released as it is stacked, so the taps are held once, not twice; call it once."""
         out: dict[str, np.ndarray] = {}
         onnx_outputs = [o.name for o in self.proto.graph.output]
         for j, name in enumerate(self.eager.output_names):
@@ -240,9 +242,10 @@ class TapBuilder:
             out[name] = np.stack(arrs)
         for t in self.taps:
             if t.name in self.refs and t.reference_source is not None:
-                arrs = self.refs[t.name]
+                arrs = self.refs.pop(t.name)
                 _check_same_shape(arrs, f"tap {t.name!r}", self.src.label)
                 out[t.name] = np.stack(arrs)
+                del arrs
         return out
 
 

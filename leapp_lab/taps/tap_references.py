@@ -122,8 +122,18 @@ def ort_references(taps: TapBuilder, untapped: onnx.ModelProto, session_options:
     opts = session_options if session_options is not None else ort.SessionOptions()
     # onnxruntime's fusions would change the very values being used as the reference
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    import tempfile
+    from pathlib import Path
+
+    from leapp_lab.onnxio.weights import needs_external_data, write_external
+    tmp = None
     try:
-        sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        src = m.SerializeToString() if not needs_external_data(m) else None
+        if src is None:     # above protobuf's bound: onnxruntime reads it by path
+            tmp = tempfile.TemporaryDirectory(prefix="leapp-lab-ref-")
+            src = str(Path(tmp.name) / "m.onnx")
+            write_external(m, Path(src), Path(tmp.name) / "m.onnx.data", "m.onnx.data")
+        sess = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
     except Exception as exc:
         custom = sorted({f"{n.domain}::{n.op_type}" for n in m.graph.node
                          if n.domain not in DEFAULT_DOMAINS})
@@ -135,7 +145,11 @@ def ort_references(taps: TapBuilder, untapped: onnx.ModelProto, session_options:
         for t in pending:
             t.uncompared_reason = why
         taps.warnings.append(f"{len(pending)} tap(s) left uncompared: {why}")
+        if tmp is not None:
+            tmp.cleanup()
         return
+    if tmp is not None:     # onnxruntime has read the weights
+        tmp.cleanup()
     inputs = taps.input_arrays()
     wanted = sorted({t.tensor for t in pending})
     results: list[dict[str, np.ndarray]] = []
