@@ -112,8 +112,21 @@ def ort_references(taps: TapBuilder, untapped: onnx.ModelProto, session_options:
     pending = taps.pending()
     if not pending:
         return
-    m = onnx.ModelProto()
-    m.CopyFrom(untapped)
+    import tempfile
+    from pathlib import Path
+
+    from leapp_lab.onnxio.weights import needs_external_data, write_external
+    big = needs_external_data(untapped)
+    # the outputs are added to the graph for the session and removed again: a copy of the model
+    # would hold its weights once more; above the size bound a copy is made, and its weights move
+    # to a temporary file as they are written (onnxruntime then reads them by path)
+    if big:
+        m = onnx.ModelProto()
+        m.CopyFrom(untapped)
+    else:
+        m = untapped
+    n_out = len(m.graph.output)
+    n_node = len(m.graph.node)
     have = {o.name for o in m.graph.output}
     for t in pending:
         if t.tensor not in have:
@@ -122,18 +135,20 @@ def ort_references(taps: TapBuilder, untapped: onnx.ModelProto, session_options:
     opts = session_options if session_options is not None else ort.SessionOptions()
     # onnxruntime's fusions would change the very values being used as the reference
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    import tempfile
-    from pathlib import Path
-
-    from leapp_lab.onnxio.weights import needs_external_data, write_external
     tmp = None
     try:
-        src = m.SerializeToString() if not needs_external_data(m) else None
-        if src is None:     # above protobuf's bound: onnxruntime reads it by path
+        if big:
             tmp = tempfile.TemporaryDirectory(prefix="leapp-lab-ref-")
             src = str(Path(tmp.name) / "m.onnx")
             write_external(m, Path(src), Path(tmp.name) / "m.onnx.data", "m.onnx.data")
+        else:
+            try:
+                src = m.SerializeToString()
+            finally:
+                del m.graph.output[n_out:]
+                del m.graph.node[n_node:]
         sess = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+        del src
     except Exception as exc:
         custom = sorted({f"{n.domain}::{n.op_type}" for n in m.graph.node
                          if n.domain not in DEFAULT_DOMAINS})
