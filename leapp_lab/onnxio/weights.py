@@ -97,7 +97,10 @@ def needs_external_data(proto: onnx.ModelProto) -> bool:
     from leapp_lab.model.limits import mib_limit
     bound = mib_limit(EXTERNAL_DATA_ENV, EXTERNAL_DATA_DEFAULT, "the model size above which prepare "
                                                                "writes the weights as external data")
-    return proto.ByteSize() > bound
+    try:
+        return proto.ByteSize() > bound
+    except Exception:  # noqa: BLE001 - protobuf cannot even size a message of 2 GiB or more
+        return True
 
 
 def write_external(proto: onnx.ModelProto, onnx_path: Path, data_path: Path, location: str) -> None:
