@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import mmap
 import os
+from contextlib import contextmanager
+from typing import Iterator
 from dataclasses import dataclass, field
 
 # ModelProto.graph; GraphProto.node / initializer / input / output; NodeProto.input / output /
@@ -62,34 +64,36 @@ class Graph:
     initializer: list = field(default_factory=list)
 
 
+@contextmanager
+def _mapped(path: str | os.PathLike) -> Iterator[bytes | mmap.mmap]:
+    """The bytes of the file at ``path``, memory-mapped where the file system allows (the weights'
+    pages are never touched), opened through the checked open (a FIFO or a device is refused)."""
+    from leapp_lab.model.safepaths import open_input
+    with open_input(path, "an ONNX model") as fh:
+        try:
+            data: bytes | mmap.mmap = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):      # an empty file, or a file system without mmap
+            data = fh.read()
+    try:
+        yield data
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
 def read_graph(path: str | os.PathLike) -> Graph:
     """The top-level graph of the ONNX file at ``path``. Raises OSError, or ValueError for bytes
     that are not a protobuf message (a truncated or foreign file). The file is memory-mapped: the
     weights' pages are never touched."""
-    from leapp_lab.model.safepaths import open_input
-    with open_input(path, "an ONNX model") as fh:
-        try:
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):      # an empty file, or a file system without mmap
-            data = fh.read()
-    try:
+    with _mapped(path) as data:
         return parse_graph(data)
-    finally:
-        if isinstance(data, mmap.mmap):
-            data.close()
 
 
 def external_data_files(path: str | os.PathLike) -> list[str]:
     """The ``location`` of every initializer of the top-level graph whose data lies in another file
     (``TensorProto.external_data``), in file order, each once. Read from the wire format: no weight
     and no external file is touched. Raises OSError, or ValueError for a file that is not protobuf."""
-    from leapp_lab.model.safepaths import open_input
-    with open_input(path, "an ONNX model") as fh:
-        try:
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):      # an empty file, or a file system without mmap
-            data = fh.read()
-    try:
+    with _mapped(path) as data:
         out: dict[str, None] = {}
         for num, wt, _, vs, end in fields(data, 0, len(data)):
             if num != _MODEL_GRAPH or wt != _LEN:
@@ -101,9 +105,6 @@ def external_data_files(path: str | os.PathLike) -> list[str]:
                     if tnum == _T_EXTERNAL_DATA and twt == _LEN and _last_string(data, es, ee, _E_KEY) == "location":
                         out[_last_string(data, es, ee, _E_VALUE)] = None
         return list(out)
-    finally:
-        if isinstance(data, mmap.mmap):
-            data.close()
 
 
 def check_external_data(path: str | os.PathLike) -> None:
