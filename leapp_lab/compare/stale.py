@@ -34,7 +34,7 @@ def stale_build(build_folder: Path, build_path: Path, onnx: str | None, engine: 
     """A warning (starting with ``STALE_PREFIX``) when the build at ``build_folder`` (as the user
     named it: ``build_path``) was compiled from another ONNX or npz than the ones prepare wrote with
     ``ref_path``; else None (also when either record is missing: nothing can be told)."""
-    built = read_record(build_folder / CACHE_FILE)
+    built = read_record(build_folder / CACHE_FILE, any_version=True)
     parts = built.get("parts") if built else None
     if not isinstance(parts, dict):
         return None
@@ -47,7 +47,7 @@ def stale_build(build_folder: Path, build_path: Path, onnx: str | None, engine: 
     # Only a build whose ONNX is gone from where it was (a tree moved) is matched by file name.
     exact = os.path.realpath(onnx) if onnx and Path(onnx).is_file() else None
     for rec_path in _candidates(onnx, build_path, ref_path):
-        rec = read_record(rec_path)
+        rec = read_record(rec_path, any_version=True)
         if rec is None:
             continue
         files = {os.path.realpath(rec_path.parent / rel): (rel, e) for rel, e in rec["files"].items()

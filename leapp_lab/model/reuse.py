@@ -86,9 +86,10 @@ def write_record(path: str | os.PathLike, body: dict) -> None:
     write_json(path, body)
 
 
-def read_record(path: str | os.PathLike) -> dict | None:
+def read_record(path: str | os.PathLike, any_version: bool = False) -> dict | None:
     """The record at ``path``, or None when there is none or it is not one (never an error: a bad
-    record is a miss)."""
+    record is a miss). ``any_version``: a record of an earlier key version too (its file digests
+    still say what a build was made from, though its key no longer answers a cache look-up)."""
     p = Path(path)
     try:
         if not p.is_file() or p.stat().st_size > 16 << 20:
@@ -97,7 +98,9 @@ def read_record(path: str | os.PathLike) -> dict | None:
             d = json.load(fh)
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(d, dict) or d.get("kind") != CACHE_KIND or d.get("key_version") != KEY_VERSION:
+    if not isinstance(d, dict) or d.get("kind") != CACHE_KIND:
+        return None
+    if d.get("key_version") != KEY_VERSION and not any_version:
         return None
     if not isinstance(d.get("key"), str) or not isinstance(d.get("files"), dict) or not d["files"]:
         return None
