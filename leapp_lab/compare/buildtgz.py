@@ -91,8 +91,11 @@ def _rules(tgz: Path, body: bytes) -> _Rules:
             raise NpzInputError(f"{tgz}:{BUILD_FILE}: field 'files' lists {bad[0]!r}, which is not a "
                                 f"file name with its size in bytes; compile the build again")
         return _Rules(dict(files), True)
-    names = {SAMPLE_OUTPUTS, COMPILE_LOG, "engine.onnx", "engine.untapped.onnx"}
-    names |= {v for v in (d.get("artifact"), d.get("untapped_artifact")) if isinstance(v, str) and is_file_name(v)}
+    # the engine graphs and the weights an onnxruntime build keeps beside them (engines/onnxrt.py)
+    names = {SAMPLE_OUTPUTS, COMPILE_LOG, "engine.onnx", "engine.untapped.onnx", "engine.weights",
+             "engine.tapped.weights"}
+    names |= {v for v in (d.get("artifact"), d.get("untapped_artifact"), d.get("engine_onnx"))
+              if isinstance(v, str) and is_file_name(v)}
     return _Rules({n: None for n in names}, False)
 
 
