@@ -89,24 +89,6 @@ def read_graph(path: str | os.PathLike) -> Graph:
         return parse_graph(data)
 
 
-def external_data_files(path: str | os.PathLike) -> list[str]:
-    """The ``location`` of every initializer of the top-level graph whose data lies in another file
-    (``TensorProto.external_data``), in file order, each once. Read from the wire format: no weight
-    and no external file is touched. Raises OSError, or ValueError for a file that is not protobuf."""
-    with _mapped(path) as data:
-        out: dict[str, None] = {}
-        for num, wt, _, vs, end in fields(data, 0, len(data)):
-            if num != _MODEL_GRAPH or wt != _LEN:
-                continue
-            for gnum, gwt, _, ts, te in fields(data, vs, end):
-                if gnum != _G_INITIALIZER or gwt != _LEN:
-                    continue
-                for tnum, twt, _, es, ee in fields(data, ts, te):
-                    if tnum == _T_EXTERNAL_DATA and twt == _LEN and _last_string(data, es, ee, _E_KEY) == "location":
-                        out[_last_string(data, es, ee, _E_VALUE)] = None
-        return list(out)
-
-
 def check_external_data(path: str | os.PathLike) -> None:
     """Every external-data file the ONNX model at ``path`` names is checked before onnx or
     onnxruntime opens it (``safepaths.check_input_file``): a FIFO, a device or a dangling link
@@ -115,7 +97,7 @@ def check_external_data(path: str | os.PathLike) -> None:
 
     from leapp_lab.model.safepaths import check_input_file
     try:
-        names = external_data_files(path)
+        names = external_data_locations(path)
     except (ValueError, IndexError):
         return
     for name in names:
@@ -243,19 +225,14 @@ _MODEL_FUNCTIONS, _MODEL_TRAINING = 25, 20
 _F_NODE, _TI_GRAPHS = 7, (1, 2)
 _G_SPARSE, _N_ATTRIBUTE = 15, 5
 _A_TENSORS, _A_GRAPHS, _A_SPARSE = (5, 10), (6, 11), (22, 23)
-_S_TENSORS, _T_EXTERNAL = (1, 2), 13
+_S_TENSORS = (1, 2)
 
 
 def external_data_locations(path: str | os.PathLike) -> list[str]:
     """The ``location`` of every tensor of the ONNX file at ``path`` whose data lies in another file
     (initializers, sparse initializers, node attributes, subgraphs and functions at any depth),
     sorted, each once. Raises OSError, or ValueError for bytes that are not a protobuf message."""
-    with open(path, "rb") as fh:
-        try:
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):
-            data = fh.read()
-    try:
+    with _mapped(path) as data:
         found: set[str] = set()
         for num, wt, _, vs, ve in fields(data, 0, len(data)):
             if wt != _LEN:
@@ -269,9 +246,6 @@ def external_data_locations(path: str | os.PathLike) -> list[str]:
                     if n2 in _TI_GRAPHS and w2 == _LEN:
                         _graph_external(data, s2, e2, found)
         return sorted(found)
-    finally:
-        if isinstance(data, mmap.mmap):
-            data.close()
 
 
 def _graph_external(b, start: int, end: int, found: set[str]) -> None:
@@ -311,5 +285,5 @@ def _sparse_external(b, start: int, end: int, found: set[str]) -> None:
 
 def _tensor_external(b, start: int, end: int, found: set[str]) -> None:
     for num, wt, _, vs, ve in fields(b, start, end):
-        if num == _T_EXTERNAL and wt == _LEN and _last_string(b, vs, ve, _E_KEY) == "location":
+        if num == _T_EXTERNAL_DATA and wt == _LEN and _last_string(b, vs, ve, _E_KEY) == "location":
             found.add(_last_string(b, vs, ve, _E_VALUE))
